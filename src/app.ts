@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { decode as authjsDecode, type JWTOptions } from '@auth/core/jwt';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { sql, type Kysely } from 'kysely';
+import { createAuthConfig, sessionCookieName } from './auth/auth-config.js';
+import { createAuthorize } from './auth/authorize.js';
+import { authRoutes, registerAuthRoutes } from './auth/routes.js';
+import { createSessionClaims } from './auth/session-claims.js';
+import type { SessionStore } from './auth/session-store.js';
+import type { Throttle } from './auth/throttle.js';
+import type { Config } from './config.js';
+import type { Database } from './db/schema.js';
+import { healthRoutes, registerHealthRoutes } from './health/routes.js';
+import { installErrorHandlers } from './http/error-handler.js';
+import { installSecurityHeaders } from './http/security-headers.js';
+import type { PasswordHasher } from './users/hasher.js';
+import type { UserStore } from './users/store.js';
+
+export type AppConfig = Pick<
+  Config,
+  | 'authSecrets'
+  | 'authUrl'
+  | 'trustProxy'
+  | 'session'
+  | 'bodyLimitBytes'
+  | 'requestTimeoutMs'
+  | 'fastPaths'
+>;
+
+export interface AppDeps {
+  config: AppConfig;
+  db: Kysely<Database>;
+  users: UserStore;
+  sessions: SessionStore;
+  throttle: Throttle;
+  hasher: PasswordHasher;
+  /** Gatehouse's synchronous JWE codec; used only while fast paths are on. */
+  codec?: Pick<JWTOptions, 'encode' | 'decode'>;
+  version: string;
+  logger: FastifyServerOptions['logger'];
+  now?: () => number;
+  isDraining?: () => boolean;
+}
+
+const allRoutes: Record<string, readonly string[]> = {
+  ...healthRoutes,
+  ...Object.fromEntries(
+    Object.entries(authRoutes).map(([action, methods]) => [
+      `/api/auth/${action}`,
+      methods.includes('GET') ? [...methods, 'HEAD'] : methods,
+    ]),
+  ),
+};
+
+/** Builds the whole service from its dependencies; never reads the environment, never listens. */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const { config } = deps;
+  const now = deps.now ?? Date.now;
+  const app = Fastify({
+    logger: deps.logger,
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs * 2,
+    bodyLimit: config.bodyLimitBytes,
+    return503OnClosing: true,
+    // Slow clients: headers must arrive within the request timeout, checked every second.
+    http: { headersTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
+  } as FastifyServerOptions);
+
+  installSecurityHeaders(app, config.authUrl?.startsWith('https:') === true);
+  const isDraining = deps.isDraining ?? (() => false);
+  // While draining, every answer closes its connection, so kept-alive sockets do not hold
+  // the process open until their idle timeout.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (isDraining()) reply.header('connection', 'close');
+    done(null, payload);
+  });
+  installErrorHandlers(app, (path) => allRoutes[path]);
+
+  registerHealthRoutes(app, {
+    version: deps.version,
+    now,
+    isDraining,
+    pingDatabase: async () => {
+      await sql`select 1`.execute(deps.db);
+    },
+  });
+
+  const codec = config.fastPaths ? deps.codec : undefined;
+  const decode = codec?.decode ?? authjsDecode;
+  const dummyHash = deps.hasher.hash(randomBytes(32).toString('base64'));
+  // A rejection is observed when a sign-in awaits it; until then it must not crash the process.
+  dummyHash.catch(() => undefined);
+  const authorize = createAuthorize({
+    users: deps.users,
+    hasher: deps.hasher,
+    throttle: deps.throttle,
+    dummyHash,
+    now,
+    log: app.log,
+  });
+  const claimsFor = (secure: boolean) =>
+    createSessionClaims({
+      sessions: deps.sessions,
+      absoluteMaxAgeSeconds: config.session.absoluteMaxAgeSeconds,
+      now,
+      decodeSessionToken: async (token) => {
+        try {
+          const salt = sessionCookieName(secure);
+          return await decode({ token, salt, secret: [...config.authSecrets] });
+        } catch {
+          // An unreadable held token names no session to end.
+          return null;
+        }
+      },
+    });
+  const configFor = (secure: boolean) =>
+    createAuthConfig(
+      {
+        secrets: config.authSecrets,
+        session: config.session,
+        authorize,
+        claims: claimsFor(secure),
+        log: app.log,
+        codec,
+      },
+      secure,
+    );
+
+  void app.register((scope, _options, done) => {
+    registerAuthRoutes(scope, {
+      configs: { http: configFor(false), https: configFor(true) },
+      publicOrigin: config.authUrl,
+      bodyLimitBytes: config.bodyLimitBytes,
+    });
+    done();
+  });
+
+  return app;
+}

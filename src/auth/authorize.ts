@@ -1,0 +1,102 @@
+import { CredentialsSignin } from '@auth/core/errors';
+import { emailMaxLength, isPlausibleEmail, normaliseEmail } from '../users/email.js';
+import type { PasswordHasher } from '../users/hasher.js';
+import { codePointLength, normalisePassword, passwordMaxLength } from '../users/password.js';
+import type { UserStore } from '../users/store.js';
+import { GateFullError } from '../users/work-gate.js';
+import { authContext, fromStore, interrupt } from './request-context.js';
+import type { Throttle } from './throttle.js';
+
+/** Auth.js turns this into `?error=CredentialsSignin&code=rate_limited`. */
+export class RateLimited extends CredentialsSignin {
+  override code = 'rate_limited';
+}
+
+export interface SignedInUser {
+  id: string;
+  email: string;
+  name: string;
+}
+
+export interface AuthorizeDeps {
+  users: UserStore;
+  hasher: PasswordHasher;
+  throttle: Throttle;
+  /** A hash of a random password: unknown emails cost one verification too. */
+  dummyHash: Promise<string>;
+  now: () => number;
+  log: {
+    info(fields: object, message: string): void;
+    error(fields: object, message: string): void;
+  };
+}
+
+function field(credentials: Partial<Record<string, unknown>>, name: string): string | null {
+  const value = credentials[name];
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * The Credentials provider's check. Every refusal is the same `null` (Auth.js answers
+ * `code=credentials`) and costs exactly one argon2 verification, so neither the answer nor its
+ * timing says whether the account exists or is disabled.
+ */
+export function createAuthorize(deps: AuthorizeDeps) {
+  return async function authorize(
+    credentials: Partial<Record<string, unknown>>,
+  ): Promise<SignedInUser | null> {
+    const context = authContext.getStore();
+    const clientIp = context?.clientIp ?? 'unknown';
+    const rawEmail = field(credentials, 'email');
+    const rawPassword = field(credentials, 'password');
+    // Over-long or non-string input is refused before any database or hashing work.
+    if (
+      rawEmail === null ||
+      rawPassword === null ||
+      rawEmail.length > emailMaxLength * 4 ||
+      rawPassword.length > passwordMaxLength * 4
+    ) {
+      deps.log.info({ reason: 'malformed', clientIp }, 'sign-in refused');
+      return null;
+    }
+    const email = normaliseEmail(rawEmail);
+    const password = normalisePassword(rawPassword);
+    if (
+      !isPlausibleEmail(email) ||
+      codePointLength(password) > passwordMaxLength ||
+      email.length > emailMaxLength
+    ) {
+      deps.log.info({ reason: 'malformed', clientIp }, 'sign-in refused');
+      return null;
+    }
+
+    const admission = await fromStore(() => deps.throttle.admit(email, clientIp, deps.now()));
+    if (!admission.admitted) {
+      interrupt({ kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
+      deps.log.info({ reason: 'throttled', clientIp }, 'sign-in refused');
+      throw new RateLimited();
+    }
+
+    try {
+      const user = await fromStore(() => deps.users.findByEmail(email));
+      const hash = user?.passwordHash ?? (await deps.dummyHash);
+      const matches = await deps.hasher.verify(hash, password);
+      if (user === null || !matches || user.disabled) {
+        const reason = user === null ? 'unknown_email' : matches ? 'disabled' : 'wrong_password';
+        deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
+        return null;
+      }
+      await fromStore(() => deps.throttle.succeeded(admission.keys));
+      if (deps.hasher.needsRehash(user.passwordHash)) {
+        const upgraded = await deps.hasher.hash(password);
+        await fromStore(() => deps.users.upgradePasswordHash(user.id, user.passwordHash, upgraded));
+      }
+      deps.log.info({ userId: user.id, clientIp }, 'signed in');
+      return { id: user.id, email: user.email, name: user.name };
+    } catch (error) {
+      if (error instanceof GateFullError) interrupt({ kind: 'overloaded' });
+      else interrupt({ kind: 'internal', error });
+      throw error;
+    }
+  };
+}

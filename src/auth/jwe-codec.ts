@@ -1,0 +1,199 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  randomUUID,
+  timingSafeEqual,
+} from 'node:crypto';
+import type { JWTDecodeParams, JWTEncodeParams } from '@auth/core/jwt';
+
+/** Options for {@link createJweCodec}. */
+export interface JweCodecOptions {
+  /** Milliseconds since the epoch; injectable for tests. Defaults to `Date.now`. */
+  now?: () => number;
+}
+
+type Enc = 'A256CBC-HS512' | 'A256GCM';
+type Claims = Record<string, unknown>;
+interface DerivedKey {
+  key: Buffer;
+  kid: string;
+  header: string; // the protected header encode writes; only used for A256CBC-HS512
+}
+
+const DEFAULT_MAX_AGE = 30 * 24 * 60 * 60;
+const CLOCK_TOLERANCE = 15;
+const MAX_CACHED_KEYS = 64;
+// Byte lengths per content encryption; Auth.js derives a key of the length `enc` needs.
+const SIZES: Record<Enc, { key: number; iv: number; tag: number }> = {
+  'A256CBC-HS512': { key: 64, iv: 16, tag: 32 },
+  A256GCM: { key: 32, iv: 12, tag: 16 },
+};
+// jose rejects invalid UTF-8 in the header and claims instead of substituting U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+// Strict base64url: Auth.js never pads, and Buffer.from would silently skip stray characters.
+function b64u(segment: string): Buffer | null {
+  return /^[\w-]*$/.test(segment) && segment.length % 4 !== 1
+    ? Buffer.from(segment, 'base64url')
+    : null;
+}
+
+// jose decodes strictly and wants a top-level object, for the header and the claims alike.
+function jsonObject(bytes: Buffer): Claims | null {
+  try {
+    const value: unknown = JSON.parse(utf8.decode(bytes));
+    return typeof value === 'object' && value !== null ? (value as Claims) : null;
+  } catch {
+    return null;
+  }
+}
+
+function secretList(secret: string | string[]): string[] {
+  const secrets = Array.isArray(secret) ? secret : [secret];
+  // A missing secret is a configuration error, not a bad cookie, so it throws like Auth.js's hkdf.
+  if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === '')) {
+    throw new TypeError('JWE codec needs at least one non-empty secret');
+  }
+  return secrets;
+}
+
+function cbcTag(key: Buffer, aad: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
+  const al = Buffer.alloc(8);
+  al.writeBigUInt64BE(BigInt(aad.length * 8));
+  const mac = createHmac('sha512', key.subarray(0, 32));
+  return mac.update(aad).update(iv).update(ciphertext).update(al).digest().subarray(0, 32);
+}
+
+function parse(token: string) {
+  const parts = token.split('.');
+  if (parts.length !== 5) return null;
+  const [h, encryptedKey, ivPart, ctPart, tagPart] = parts;
+  // `dir` carries no encrypted key; jose rejects one ("Encountered unexpected JWE Encrypted Key").
+  if (encryptedKey !== '') return null;
+  const headerBytes = b64u(h);
+  const iv = b64u(ivPart);
+  const ciphertext = b64u(ctPart);
+  const tag = b64u(tagPart);
+  if (!headerBytes || !iv || !ciphertext || !tag) return null;
+  const header = jsonObject(headerBytes);
+  if (!header || header.alg !== 'dir') return null;
+  // We recognise no `crit` extension and Auth.js never compresses; jose would inflate a valid DEF
+  // token, but only a key holder could mint one, so refusing it costs nothing.
+  if (header.crit !== undefined || header.zip !== undefined) return null;
+  const enc = header.enc;
+  if (enc !== 'A256CBC-HS512' && enc !== 'A256GCM') return null;
+  if (iv.length !== SIZES[enc].iv || tag.length !== SIZES[enc].tag) return null;
+  return { enc: enc as Enc, kid: header.kid, header, aad: Buffer.from(h), iv, ciphertext, tag };
+}
+
+type Parsed = NonNullable<ReturnType<typeof parse>>;
+
+function decrypt(p: Parsed, key: Buffer): Buffer | null {
+  try {
+    if (p.enc === 'A256GCM') {
+      const gcm = createDecipheriv('aes-256-gcm', key, p.iv, { authTagLength: 16 });
+      gcm.setAAD(p.aad).setAuthTag(p.tag);
+      return Buffer.concat([gcm.update(p.ciphertext), gcm.final()]);
+    }
+    if (!timingSafeEqual(cbcTag(key, p.aad, p.iv, p.ciphertext), p.tag)) return null;
+    const cbc = createDecipheriv('aes-256-cbc', key.subarray(32), p.iv);
+    return Buffer.concat([cbc.update(p.ciphertext), cbc.final()]);
+  } catch {
+    // GCM tag mismatch or CBC padding error: jose's JWEDecryptionFailed.
+    return null;
+  }
+}
+
+// Mirrors jose's validateClaimsSet under Auth.js's options, where only clockTolerance is set.
+function checkClaims(plaintext: Buffer, header: Claims, nowSeconds: number): Claims | null {
+  const claims = jsonObject(plaintext);
+  if (!claims) return null;
+  for (const name of ['iat', 'nbf', 'exp']) {
+    if (claims[name] !== undefined && typeof claims[name] !== 'number') return null;
+  }
+  const { nbf, exp } = claims as { nbf?: number; exp?: number };
+  if (nbf !== undefined && nbf > nowSeconds + CLOCK_TOLERANCE) return null;
+  if (exp !== undefined && exp <= nowSeconds - CLOCK_TOLERANCE) return null;
+  // jwtDecrypt insists that claims replicated into the header agree with the payload.
+  const replicated = ['iss', 'sub', 'aud'].filter((name) => header[name] !== undefined);
+  if (replicated.some((n) => JSON.stringify(header[n]) !== JSON.stringify(claims[n]))) return null;
+  return claims;
+}
+
+/** The pair Auth.js accepts as its `jwt: { encode, decode }` option. */
+export interface JweCodec {
+  encode(params: JWTEncodeParams<Record<string, unknown>>): string;
+  decode(params: JWTDecodeParams): Record<string, unknown> | null;
+}
+
+/**
+ * Synchronous, wire-compatible replacement for Auth.js's `jwt.encode`/`jwt.decode` (`dir` +
+ * A256CBC-HS512 JWE, HKDF-SHA256 key per secret and salt, JWK-thumbprint `kid`). Derived keys are
+ * cached per codec, so a token costs a few microseconds instead of a WebCrypto round trip.
+ *
+ * `decode` returns null for every token-driven failure where Auth.js would throw (malformed, wrong
+ * or unknown key, tampered, expired): all Auth.js callers treat both as "no session", and
+ * `getLoggedInUser` (WebAuthn options) does not catch, so null is the safer of the two. It tries
+ * every secret for a token without `kid`, where Auth.js tries only the first. It throws only for
+ * a configuration error (no usable secret).
+ */
+export function createJweCodec(options: JweCodecOptions = {}): JweCodec {
+  const clock = options.now ?? Date.now;
+  const cache = new Map<string, DerivedKey>();
+
+  function derive(enc: Enc, secret: string, salt: string): DerivedKey {
+    // Length-prefixing the salt keeps the cache key unambiguous whatever the strings contain.
+    const id = `${enc}|${salt.length}|${salt}|${secret}`;
+    let derived = cache.get(id);
+    if (derived) return derived;
+    const info = `Auth.js Generated Encryption Key (${salt})`;
+    const key = Buffer.from(hkdfSync('sha256', secret, salt, info, SIZES[enc].key));
+    const jwk = JSON.stringify({ k: key.toString('base64url'), kty: 'oct' });
+    const kid = createHash(`sha${key.length * 8}`)
+      .update(jwk)
+      .digest('base64url');
+    const header = Buffer.from(JSON.stringify({ alg: 'dir', enc, kid })).toString('base64url');
+    derived = { key, kid, header };
+    // Secrets and cookie names come from configuration, so this only guards against misuse.
+    if (cache.size >= MAX_CACHED_KEYS) cache.clear();
+    cache.set(id, derived);
+    return derived;
+  }
+
+  function encode(params: JWTEncodeParams<Claims>): string {
+    const { token = {}, secret, salt, maxAge = DEFAULT_MAX_AGE } = params;
+    const { key, header } = derive('A256CBC-HS512', secretList(secret)[0], salt);
+    const iat = Math.floor(clock() / 1000);
+    const exp = iat + maxAge;
+    if (!Number.isFinite(exp)) throw new TypeError('Invalid maxAge');
+    const plaintext = Buffer.from(JSON.stringify({ ...token, iat, exp, jti: randomUUID() }));
+    const iv = randomBytes(16);
+    const cipher = createCipheriv('aes-256-cbc', key.subarray(32), iv);
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    const tag = cbcTag(key, Buffer.from(header, 'ascii'), iv, ciphertext);
+    return `${header}..${[iv, ciphertext, tag].map((b) => b.toString('base64url')).join('.')}`;
+  }
+
+  function decode(params: JWTDecodeParams): Claims | null {
+    const { token, secret, salt } = params;
+    if (!token || typeof token !== 'string') return null;
+    const secrets = secretList(secret);
+    const parsed = parse(token);
+    if (!parsed) return null;
+    for (const candidate of secrets) {
+      const { key, kid } = derive(parsed.enc, candidate, salt);
+      // A kid names the one secret to try, as in Auth.js; without one, each secret gets a turn.
+      if (parsed.kid !== undefined && parsed.kid !== kid) continue;
+      const plaintext = decrypt(parsed, key);
+      // Once a key authenticates the token, a failed claim check is final.
+      if (plaintext) return checkClaims(plaintext, parsed.header, Math.floor(clock() / 1000));
+    }
+    return null;
+  }
+
+  return { encode, decode };
+}

@@ -1,0 +1,30 @@
+import type { CliContext } from '../context.js';
+import { requireEmail } from '../context.js';
+import { readAcceptablePassword } from '../new-password.js';
+import { CliError } from '../prompt.js';
+
+export const help = `Usage: gatehouse users add --email <email> [--name <name>] [--password-stdin]
+
+Creates a user. The password is asked for twice at a hidden prompt, or read from
+standard input with --password-stdin. It must be at least PASSWORD_MIN_LENGTH (12)
+characters and not a commonly used password.`;
+
+export async function run(
+  context: CliContext,
+  values: { email?: string; name?: string; 'password-stdin'?: boolean },
+) {
+  const email = requireEmail(values.email);
+  const name = (values.name ?? email.split('@')[0] ?? '').trim();
+  if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
+  if ((await context.services.users.findByEmail(email)) !== null) {
+    throw new CliError(`a user with email ${email} already exists`);
+  }
+  const password = await readAcceptablePassword(
+    values['password-stdin'] === true,
+    context.config.passwordMinLength,
+  );
+  const passwordHash = await context.services.hasher.hash(password);
+  const user = await context.services.users.create({ email, name, passwordHash });
+  if (user === null) throw new CliError(`a user with email ${email} already exists`);
+  context.out(`added ${user.email} (id ${user.id})`);
+}

@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import { parseConfig, type Config } from '../config.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { openDatabase } from '../db/open.js';
+import type { Database } from '../db/schema.js';
+import { createServices } from '../services.js';
+import { isPlausibleEmail, normaliseEmail } from '../users/email.js';
+import type { User } from '../users/store.js';
+import { CliError } from './prompt.js';
+
+export interface CliContext {
+  config: Config;
+  db: Kysely<Database>;
+  services: ReturnType<typeof createServices>;
+  out: (line: string) => void;
+}
+
+/** Opens the same database the service uses (DATABASE_URL / DATA_DIR), migrated. */
+export async function openCliContext(): Promise<CliContext> {
+  const result = parseConfig(process.env, { requireSecret: false });
+  if (!result.ok)
+    throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
+  const config = result.config;
+  const { db } = openDatabase(config.databaseUrl);
+  await migrateToLatest(db);
+  // One hash at a time is plenty for an admin command.
+  const services = createServices(db, { ...config, hashConcurrency: 1, hashQueueMax: 1 });
+  return { config, db, services, out: (line) => process.stdout.write(`${line}\n`) };
+}
+
+export function requireEmail(raw: string | undefined): string {
+  if (raw === undefined) throw new CliError('--email is required', 2);
+  const email = normaliseEmail(raw);
+  if (!isPlausibleEmail(email)) throw new CliError(`not an email address: ${raw}`, 2);
+  return email;
+}
+
+export async function findUserOrThrow(context: CliContext, email: string): Promise<User> {
+  const user = await context.services.users.findByEmail(email);
+  if (user === null) throw new CliError(`no user with email ${email}`);
+  return user;
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import * as add from './commands/add.js';
+import * as list from './commands/list.js';
+import * as setPassword from './commands/set-password.js';
+import * as state from './commands/state.js';
+import { openCliContext, type CliContext } from './context.js';
+import { CliError } from './prompt.js';
+
+type Values = Record<string, string | boolean | undefined>;
+
+interface Command {
+  help: string;
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(context: CliContext, values: Values): Promise<void>;
+}
+
+const email = { email: { type: 'string' } } as const;
+const commands: Record<string, Command> = {
+  add: {
+    help: add.help,
+    options: { ...email, name: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+    run: add.run,
+  },
+  list: { help: list.help, options: { json: { type: 'boolean' } }, run: list.run },
+  'set-password': {
+    help: setPassword.help,
+    options: { ...email, 'password-stdin': { type: 'boolean' } },
+    run: setPassword.run,
+  },
+  disable: { help: state.disableHelp, options: email, run: state.disable },
+  enable: { help: state.enableHelp, options: email, run: state.enable },
+  remove: { help: state.removeHelp, options: email, run: state.remove },
+  'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
+};
+
+const usage = `Usage: gatehouse users <command> [options]
+
+Commands:
+  add               create a user (password from a hidden prompt or --password-stdin)
+  list              list users
+  set-password      set a user's password and end their sessions
+  disable           refuse sign-in and end the user's sessions
+  enable            allow sign-in again
+  remove            delete a user and their sessions
+  revoke-sessions   end every session of a user
+
+Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).`;
+
+async function main(argv: string[]): Promise<number> {
+  const [group, name, ...rest] = argv;
+  if (
+    group === undefined ||
+    group === '--help' ||
+    group === '-h' ||
+    (group === 'users' && (name === undefined || name === '--help' || name === '-h'))
+  ) {
+    process.stdout.write(`${usage}\n`);
+    return group === undefined || (group === 'users' && name === undefined) ? 2 : 0;
+  }
+  if (group !== 'users') throw new CliError(`unknown command group: ${group}\n\n${usage}`, 2);
+  const command = name === undefined ? undefined : commands[name];
+  if (command === undefined) throw new CliError(`unknown command: ${name ?? ''}\n\n${usage}`, 2);
+  let values: Values;
+  try {
+    ({ values } = parseArgs({
+      args: rest,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    // A password given as an argument would already be in shell history: say so plainly.
+    const hint = rest.some((arg) => arg.startsWith('--password') && arg !== '--password-stdin')
+      ? '\npasswords are never taken from arguments: use the prompt or --password-stdin'
+      : '';
+    throw new CliError(`${(error as Error).message}${hint}\n\n${command.help}`, 2);
+  }
+  if (values.help === true) {
+    process.stdout.write(`${command.help}\n`);
+    return 0;
+  }
+  const context = await openCliContext();
+  try {
+    await command.run(context, values);
+  } finally {
+    await context.db.destroy();
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof CliError) {
+      process.stderr.write(`gatehouse: ${error.message}\n`);
+      process.exit(error.exitCode);
+    }
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    process.stderr.write(
+      `gatehouse: ${error instanceof Error ? error.message : String(error)}${cause}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,23 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import * as initial from './migrations/001-initial.js';
+import type { Database } from './schema.js';
+
+// Migrations are imported statically so the compiled service needs no file-system scan.
+const migrations: Record<string, Migration> = {
+  '001-initial': initial,
+};
+
+const provider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};
+
+/** Brings the schema to the latest version; throws with the failing migration's name. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error !== undefined) {
+    const name = failed?.migrationName ?? 'unknown';
+    throw new Error(`database migration ${name} failed`, { cause: error });
+  }
+}

@@ -1,0 +1,20 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from './schema.js';
+
+// bigint columns hold millisecond timestamps, well inside Number's exact range.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/** A pooled PostgreSQL connection; queries time out so a stuck server cannot hold requests. */
+export function openPostgres(connectionString: string): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString,
+    max: 10,
+    connectionTimeoutMillis: 3000,
+    statement_timeout: 5000,
+    query_timeout: 6000,
+  });
+  // An idle client's error (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

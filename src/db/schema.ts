@@ -1,0 +1,32 @@
+import type { Generated } from 'kysely';
+
+/** Times are milliseconds since the epoch in every table, so both backends compare them alike. */
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  disabled: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SigninThrottleTable {
+  key: string;
+  failures: number;
+  window_started_at: number;
+  locked_until: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  signin_throttle: SigninThrottleTable;
+}

@@ -1,0 +1,18 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+
+export const sqliteBusyTimeoutMs = 2000;
+
+/** Opens (creating its folder) the SQLite file; WAL so readers never wait on the writer. */
+export function openSqlite(filePath: string): Kysely<Database> {
+  if (filePath !== ':memory:')
+    fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true });
+  const sqlite = new SQLite(filePath, { timeout: sqliteBusyTimeoutMs });
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { sendError } from '../http/error-handler.js';
+import { HttpError } from '../http/errors.js';
+
+export interface HealthDeps {
+  version: string;
+  /** Resolves when the database answers; the route gives it `readyTimeoutMs`. */
+  pingDatabase(): Promise<void>;
+  isDraining(): boolean;
+  now: () => number;
+}
+
+export const readyTimeoutMs = 1000;
+
+export const healthRoutes: Record<string, readonly string[]> = {
+  '/api/health': ['GET', 'HEAD'],
+  '/api/health/ready': ['GET', 'HEAD'],
+};
+
+function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Liveness never touches the database; readiness does, with a deadline. */
+export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): void {
+  app.get('/api/health', (_request, reply) => {
+    return reply.send({
+      status: 'ok',
+      timestamp: new Date(deps.now()).toISOString(),
+      version: deps.version,
+    });
+  });
+
+  app.get('/api/health/ready', async (request, reply) => {
+    if (deps.isDraining()) {
+      return sendError(
+        reply,
+        new HttpError('unavailable', { 'retry-after': '5' }, 'The service is shutting down.'),
+      );
+    }
+    try {
+      await withTimeout(deps.pingDatabase(), readyTimeoutMs);
+      return reply.send({ status: 'ready' });
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed');
+      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+    }
+  });
+}

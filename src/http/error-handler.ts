@@ -1,0 +1,50 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { errorBody, HttpError, type ErrorCode } from './errors.js';
+
+/** Fastify's own client errors, mapped onto the catalogue; anything else is ours and a 500. */
+const fastifyCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'bad_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'bad_request',
+  FST_ERR_BAD_URL: 'bad_request',
+  FST_ERR_ASYNC_CONSTRAINT: 'bad_request',
+};
+
+export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
+  const body = errorBody(error.code, undefined, error.detail);
+  return reply.code(error.status).headers(error.headers).send(body);
+}
+
+/** Where a route group is known but the method is not, the answer is 405 with `Allow`. */
+export function installErrorHandlers(
+  app: FastifyInstance,
+  allowedMethods: (path: string) => readonly string[] | undefined,
+): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpError) return sendError(reply, error);
+    const code = error.code === undefined ? undefined : fastifyCodes[error.code];
+    if (code !== undefined) {
+      request.log.info({ code: error.code }, 'client error');
+      // An oversized body is not read further: close the connection instead of draining it.
+      if (code === 'payload_too_large') reply.header('connection', 'close');
+      return sendError(reply, new HttpError(code));
+    }
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      request.log.info({ code: error.code }, 'client error');
+      return sendError(reply, new HttpError('bad_request'));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(errorBody('internal_error', request.id));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const methods = allowedMethods(path);
+    if (methods !== undefined) {
+      return sendError(reply, new HttpError('method_not_allowed', { allow: methods.join(', ') }));
+    }
+    return sendError(reply, new HttpError('not_found'));
+  });
+}

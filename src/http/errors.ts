@@ -1,0 +1,46 @@
+/** The one catalogue of errors Gatehouse answers itself (Auth.js's own answers stay Auth.js's). */
+export const errorCatalogue = {
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  not_found: { status: 404, message: 'No such route.' },
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this route.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'Send application/x-www-form-urlencoded or application/json.',
+  },
+  rate_limited: { status: 429, message: 'Too many attempts; retry later.' },
+  internal_error: { status: 500, message: 'Something went wrong on our side.' },
+  overloaded: { status: 503, message: 'The service is busy; retry shortly.' },
+  unavailable: { status: 503, message: 'The service cannot reach its database; retry shortly.' },
+  request_timeout: { status: 408, message: 'The request took too long to arrive.' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; requestId?: string };
+}
+
+/** An expected failure that renders itself through the final error handler. */
+export class HttpError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly headers: Record<string, string> = {},
+    readonly detail?: string,
+  ) {
+    super(detail ?? errorCatalogue[code].message);
+    this.name = 'HttpError';
+    this.status = errorCatalogue[code].status;
+  }
+}
+
+export function errorBody(code: ErrorCode, requestId?: string, detail?: string): ErrorBody {
+  return {
+    error: {
+      code,
+      message: detail ?? errorCatalogue[code].message,
+      ...(requestId !== undefined && { requestId }),
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import cluster from 'node:cluster';
+import { buildApp } from './app.js';
+import { loadOrCreateDevSecret } from './auth/dev-secret.js';
+import { parseConfig, type Config } from './config.js';
+import { migrateToLatest } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
+import { readPackageVersion } from './health/version.js';
+import { loggerOptions } from './log.js';
+import { createServices } from './services.js';
+
+const pruneIntervalMs = 10 * 60 * 1000;
+
+function loadConfig(): Config {
+  const result = parseConfig(process.env);
+  if (!result.ok) {
+    process.stderr.write(
+      `gatehouse: invalid configuration\n${result.problems.map((p) => `  - ${p}`).join('\n')}\n`,
+    );
+    process.exit(1);
+  }
+  return result.config;
+}
+
+/** Config → database → migrations → app → listen; drains on SIGTERM/SIGINT and exits 0. */
+async function serve(config: Config, secrets: readonly string[], migrate: boolean): Promise<void> {
+  const { db } = openDatabase(config.databaseUrl);
+  if (migrate) await migrateToLatest(db);
+  const services = createServices(db, config);
+  let draining = false;
+  const app = buildApp({
+    config: { ...config, authSecrets: secrets },
+    db,
+    ...services,
+    version: readPackageVersion(new URL('../package.json', import.meta.url)),
+    logger: loggerOptions(config.logLevel),
+    isDraining: () => draining,
+  });
+
+  await app.listen({ host: config.host, port: config.port });
+  if ((await services.users.count()) === 0) {
+    app.log.warn('no users yet: add one with `npx gatehouse users add --email you@example.com`');
+  }
+
+  const prune = setInterval(() => {
+    const now = Date.now();
+    Promise.all([
+      services.throttle.prune(now),
+      services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
+    ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
+  }, pruneIntervalMs);
+  prune.unref();
+
+  const shutdown = (signal: string) => {
+    if (draining) return;
+    draining = true;
+    app.log.info({ signal }, 'draining: finishing in-flight requests');
+    clearInterval(prune);
+    app
+      .close()
+      .then(() => db.destroy())
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function primary(config: Config): Promise<void> {
+  let secrets = config.authSecrets;
+  if (secrets.length === 0) {
+    const dev = loadOrCreateDevSecret(config.dataDir);
+    secrets = [dev.secret];
+    process.stderr.write(
+      `gatehouse: warning: AUTH_SECRET is not set; using ${dev.created ? 'a new' : 'the'} development secret kept in ${config.dataDir}/auth-secret (set AUTH_SECRET in production)\n`,
+    );
+  }
+  if (config.workers <= 1) return serve(config, secrets, true);
+
+  const { db } = openDatabase(config.databaseUrl);
+  await migrateToLatest(db);
+  await db.destroy();
+  for (let i = 0; i < config.workers; i += 1) cluster.fork({ AUTH_SECRET: secrets.join(',') });
+  let running = config.workers;
+  let stopping = false;
+  cluster.on('exit', (worker, code) => {
+    running -= 1;
+    if (!stopping && code !== 0) {
+      process.stderr.write(
+        `gatehouse: worker ${worker.process.pid} exited with ${code}; restarting\n`,
+      );
+      running += 1;
+      cluster.fork({ AUTH_SECRET: secrets.join(',') });
+    }
+    if (running === 0) process.exit(0);
+  });
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+const config = loadConfig();
+const start = cluster.isPrimary ? primary(config) : serve(config, config.authSecrets, false);
+start.catch((error: unknown) => {
+  const cause =
+    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`gatehouse: failed to start: ${message}${cause}\n`);
+  process.exit(1);
+});

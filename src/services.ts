@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import { createKyselySessionStore } from './auth/session-store.js';
+import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
+import { createKyselyThrottleStore } from './auth/throttle-store.js';
+import type { Database } from './db/schema.js';
+import { createArgon2Hasher } from './users/hasher.js';
+import { createKyselyUserStore } from './users/kysely-store.js';
+
+export interface ServiceSettings {
+  throttle: ThrottleSettings;
+  hashConcurrency: number;
+  hashQueueMax: number;
+}
+
+/** The stores and workers the app and the CLI share, over one open database. */
+export function createServices(db: Kysely<Database>, settings: ServiceSettings, now = Date.now) {
+  return {
+    users: createKyselyUserStore(db, now),
+    sessions: createKyselySessionStore(db),
+    throttle: createThrottle(createKyselyThrottleStore(db), settings.throttle),
+    hasher: createArgon2Hasher({
+      concurrency: settings.hashConcurrency,
+      queueMax: settings.hashQueueMax,
+    }),
+  };
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, UsersTable } from '../db/schema.js';
+import type { NewUser, User, UserStore } from './store.js';
+
+function toUser(row: Selectable<UsersTable>): User {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    passwordHash: row.password_hash,
+    disabled: Number(row.disabled) === 1,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+/**
+ * The user store on Kysely, for SQLite and PostgreSQL alike. Changing a password, disabling
+ * and removing a user end that user's sessions in the same transaction.
+ */
+export function createKyselyUserStore(
+  db: Kysely<Database>,
+  now: () => number = Date.now,
+): UserStore {
+  const revokeSessions = (trx: Kysely<Database>, userId: string, at: number) =>
+    trx
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .execute();
+
+  return {
+    async findByEmail(normalisedEmail) {
+      const row = await db
+        .selectFrom('users')
+        .selectAll()
+        .where('email', '=', normalisedEmail)
+        .executeTakeFirst();
+      return row ? toUser(row) : null;
+    },
+
+    async findById(id) {
+      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toUser(row) : null;
+    },
+
+    async create(user: NewUser) {
+      const at = now();
+      const row = await db
+        .insertInto('users')
+        .values({
+          id: randomUUID(),
+          email: user.email,
+          name: user.name,
+          password_hash: user.passwordHash,
+          disabled: 0,
+          created_at: at,
+          updated_at: at,
+        })
+        .onConflict((conflict) => conflict.column('email').doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toUser(row) : null;
+    },
+
+    async list() {
+      const rows = await db.selectFrom('users').selectAll().orderBy('email').execute();
+      return rows.map(toUser);
+    },
+
+    async count() {
+      const row = await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    async setPasswordHash(id, passwordHash) {
+      return db.transaction().execute(async (trx) => {
+        const at = now();
+        const result = await trx
+          .updateTable('users')
+          .set({ password_hash: passwordHash, updated_at: at })
+          .where('id', '=', id)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return false;
+        await revokeSessions(trx, id, at);
+        return true;
+      });
+    },
+
+    async upgradePasswordHash(id, oldHash, newHash) {
+      await db
+        .updateTable('users')
+        .set({ password_hash: newHash })
+        .where('id', '=', id)
+        .where('password_hash', '=', oldHash)
+        .execute();
+    },
+
+    async setDisabled(id, disabled) {
+      return db.transaction().execute(async (trx) => {
+        const at = now();
+        const result = await trx
+          .updateTable('users')
+          .set({ disabled: disabled ? 1 : 0, updated_at: at })
+          .where('id', '=', id)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return false;
+        if (disabled) await revokeSessions(trx, id, at);
+        return true;
+      });
+    },
+
+    async remove(id) {
+      return db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('sessions').where('user_id', '=', id).execute();
+        const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      });
+    },
+  };
+}

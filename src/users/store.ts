@@ -1,0 +1,32 @@
+/** A user as sign-in and the CLI see it. */
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+  disabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  passwordHash: string;
+}
+
+/** What sign-in and the users CLI need of a user store; "not found" is `null`. */
+export interface UserStore {
+  findByEmail(normalisedEmail: string): Promise<User | null>;
+  findById(id: string): Promise<User | null>;
+  /** `null` when the email is taken (the unique constraint decides, so races create one). */
+  create(user: NewUser): Promise<User | null>;
+  list(): Promise<User[]>;
+  count(): Promise<number>;
+  /** Each returns false when no such user exists; the first three also end the user's sessions. */
+  setPasswordHash(id: string, passwordHash: string): Promise<boolean>;
+  /** Replaces a hash made with old parameters; sessions stay, and a concurrent change wins. */
+  upgradePasswordHash(id: string, oldHash: string, newHash: string): Promise<void>;
+  setDisabled(id: string, disabled: boolean): Promise<boolean>;
+  remove(id: string): Promise<boolean>;
+}

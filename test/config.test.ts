@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
+
+const secret = 'a'.repeat(32);
+
+describe('configuration', () => {
+  it('defaults are safe and complete in development', () => {
+    const result = parseConfig({});
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.host).toBe('127.0.0.1');
+    expect(result.config.port).toBe(3000);
+    expect(result.config.databaseUrl).toBe('file:./data/gatehouse.db');
+    expect(result.config.authSecrets).toEqual([]);
+    expect(result.config.session.maxAgeSeconds).toBe(30 * 86400);
+    expect(result.config.session.absoluteMaxAgeSeconds).toBe(90 * 86400);
+    expect(result.config.throttle).toEqual({
+      emailMaxFailures: 10,
+      ipMaxFailures: 100,
+      windowSeconds: 900,
+      lockSeconds: 900,
+    });
+    expect(result.config.bodyLimitBytes).toBe(16384);
+    expect(Object.isFrozen(result.config)).toBe(true);
+  });
+
+  it('several comma-separated secrets are kept in order for rotation', () => {
+    const result = parseConfig({ AUTH_SECRET: `${secret}, ${'b'.repeat(40)}` });
+    expect(result.ok && result.config.authSecrets).toEqual([secret, 'b'.repeat(40)]);
+  });
+
+  it.each([
+    [{ NODE_ENV: 'production' }, 'AUTH_SECRET: is required in production'],
+    [{ NODE_ENV: 'production', AUTH_SECRET: '' }, 'AUTH_SECRET: is required in production'],
+    [
+      { AUTH_SECRET: 'short' },
+      'AUTH_SECRET: each comma-separated secret must be at least 32 bytes',
+    ],
+    [{ PORT: 'eighty' }, 'PORT:'],
+    [{ PORT: '70000' }, 'PORT:'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: must start with file: or postgres://'],
+    [{ AUTH_URL: 'not a url' }, 'AUTH_URL:'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV:'],
+    [{ FAST_PATHS: 'maybe' }, 'FAST_PATHS:'],
+    [
+      { SESSION_MAX_AGE: '100', SESSION_ABSOLUTE_MAX_AGE: '60' },
+      'SESSION_ABSOLUTE_MAX_AGE: must be at least SESSION_MAX_AGE',
+    ],
+  ])('%j is refused with a message naming the variable', (env, message) => {
+    const result = parseConfig(env);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems.some((p) => p.startsWith(message))).toBe(true);
+  });
+
+  it('reports every problem at once', () => {
+    const result = parseConfig({ PORT: 'x', LOG_LEVEL: 'loud', AUTH_SECRET: 'short' });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const names = result.problems.map((p) => p.split(':')[0]).sort();
+    expect(names).toEqual(['AUTH_SECRET', 'LOG_LEVEL', 'PORT']);
+  });
+
+  it('AUTH_URL keeps only its origin; production listens on all interfaces', () => {
+    const result = parseConfig({
+      NODE_ENV: 'production',
+      AUTH_SECRET: secret,
+      AUTH_URL: 'https://a.example/x/',
+    });
+    expect(result.ok && result.config.authUrl).toBe('https://a.example');
+    expect(result.ok && result.config.host).toBe('0.0.0.0');
+  });
+
+  it('the CLI does not need AUTH_SECRET even in production', () => {
+    expect(parseConfig({ NODE_ENV: 'production' }, { requireSecret: false }).ok).toBe(true);
+  });
+});

@@ -1,0 +1,89 @@
+/** A browser-like client: one cookie jar, no automatic redirects, real HTTP. */
+export class Client {
+  readonly cookies = new Map<string, string>();
+
+  constructor(
+    readonly baseUrl: string,
+    readonly defaultHeaders: Record<string, string> = {},
+  ) {}
+
+  cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a));
+      if (expired || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    for (const [name, value] of Object.entries(this.defaultHeaders)) {
+      if (!headers.has(name)) headers.set(name, value);
+    }
+    if (this.cookies.size > 0 && !headers.has('cookie')) headers.set('cookie', this.cookieHeader());
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      ...init,
+      headers,
+      redirect: 'manual',
+    });
+    this.store(response);
+    return response;
+  }
+
+  get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.request(path, { headers });
+  }
+
+  postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+
+  async csrfToken(): Promise<string> {
+    const response = await this.get('/api/auth/csrf');
+    const body = (await response.json()) as { csrfToken: string };
+    return body.csrfToken;
+  }
+
+  /** Sign-in as Auth.js clients do it, JSON variant (`X-Auth-Return-Redirect: 1`). */
+  async signIn(
+    email: string,
+    password: string,
+    path = '/api/auth/callback/credentials',
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
+    const csrfToken = await this.csrfToken();
+    return this.postForm(
+      path,
+      { csrfToken, email, password, ...extra },
+      { 'x-auth-return-redirect': '1' },
+    );
+  }
+
+  async session(): Promise<unknown> {
+    const response = await this.get('/api/auth/session');
+    return response.json();
+  }
+
+  async signOut(): Promise<Response> {
+    const csrfToken = await this.csrfToken();
+    return this.postForm('/api/auth/signout', { csrfToken }, { 'x-auth-return-redirect': '1' });
+  }
+
+  sessionCookie(): string | undefined {
+    return (
+      this.cookies.get('authjs.session-token') ?? this.cookies.get('__Host-authjs.session-token')
+    );
+  }
+}

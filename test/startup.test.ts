@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distDir, runNode } from './helpers/spawn.js';
+
+interface Running {
+  url: string;
+  stderr: () => string;
+  stdout: () => string;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Starts the built service on a free port and waits for its first 200 from /api/health. */
+async function startService(env: Record<string, string>): Promise<Running> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(process.execPath, [path.join(distDir, 'main.js')], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i += 1) {
+    try {
+      if ((await fetch(`${url}/api/health`)).status === 200) break;
+    } catch {
+      // Not listening yet: poll again.
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { url, stderr: () => stderr, stdout: () => stdout, exited, kill: (s) => child.kill(s) };
+}
+
+describe('the service process', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    [{ NODE_ENV: 'production' }, 'AUTH_SECRET: is required in production'],
+    [
+      { NODE_ENV: 'production', AUTH_SECRET: 'too-short' },
+      'AUTH_SECRET: each comma-separated secret must be at least 32 bytes',
+    ],
+    [{ PORT: 'http' }, 'PORT:'],
+  ])('refuses to start with %j and names the variable', async (env, message) => {
+    const result = await runNode('main.js', [], { DATA_DIR: dir, ...env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('gatehouse: invalid configuration');
+    expect(result.stderr).toContain(message);
+  });
+
+  it('in development makes a secret once, keeps it in the data folder, and says how to add a user', async () => {
+    const dataDir = path.join(dir, 'dev');
+    const service = await startService({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    expect((await fetch(`${service.url}/api/health`)).status).toBe(200);
+    expect(service.stderr()).toContain('AUTH_SECRET is not set; using a new development secret');
+    const secretFile = path.join(dataDir, 'auth-secret');
+    expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600);
+    expect(fs.existsSync(path.join(dataDir, 'gatehouse.db'))).toBe(true);
+    expect(service.stdout()).toContain('no users yet');
+    const secret = fs.readFileSync(secretFile, 'utf8');
+    service.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+
+    const again = await startService({ DATA_DIR: dataDir });
+    expect(again.stderr()).toContain('using the development secret');
+    expect(fs.readFileSync(secretFile, 'utf8')).toBe(secret);
+    again.kill('SIGINT');
+    expect(await again.exited).toBe(0);
+  });
+
+  it('on SIGTERM finishes in-flight requests, refuses new work, and exits 0', async () => {
+    const dataDir = path.join(dir, 'drain');
+    const add = await runNode(
+      'cli/main.js',
+      ['users', 'add', '--email', 'd@example.com', '--password-stdin'],
+      { DATA_DIR: dataDir },
+      'a long and fine password',
+    );
+    expect(add.code).toBe(0);
+    const service = await startService({
+      DATA_DIR: dataDir,
+      AUTH_SECRET: 'x'.repeat(40),
+      LOG_LEVEL: 'info',
+    });
+    // Sign-ins in flight (argon2 keeps each busy) when the signal arrives.
+    const csrf = await fetch(`${service.url}/api/auth/csrf`);
+    const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+    const cookie = csrf.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const inflight = Array.from({ length: 8 }, () =>
+      fetch(`${service.url}/api/auth/callback/credentials`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie,
+          'x-auth-return-redirect': '1',
+        },
+        body: new URLSearchParams({
+          csrfToken,
+          email: 'd@example.com',
+          password: 'a long and fine password',
+        }).toString(),
+      }),
+    );
+    // Signal only once all eight are inside the service (the log says so), so they are in flight.
+    const received = () => service.stdout().split('callback/credentials').length - 1;
+    for (let i = 0; i < 400 && received() < 8; i += 1) await new Promise((r) => setTimeout(r, 5));
+    expect(received()).toBe(8);
+    service.kill('SIGTERM');
+    const responses = await Promise.all(inflight);
+    expect(responses.map((r) => r.status)).toEqual(Array(8).fill(200));
+    // New work after the signal is refused (a new connection) or answered 503 (a kept-alive one).
+    const late = await fetch(`${service.url}/api/health`).then(
+      (r) => r.status,
+      () => 'refused',
+    );
+    expect([503, 'refused']).toContain(late);
+    expect(await service.exited).toBe(0);
+  });
+});
