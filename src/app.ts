@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { decode as authjsDecode, type JWTOptions } from '@auth/core/jwt';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Dialect } from './db/open.js';
+import { pingDatabase } from './db/ping.js';
 import { createAuthConfig, sessionCookieName } from './auth/auth-config.js';
 import { createAuthorize } from './auth/authorize.js';
 import { authRoutes, registerAuthRoutes } from './auth/routes.js';
@@ -30,6 +32,7 @@ export type AppConfig = Pick<
 export interface AppDeps {
   config: AppConfig;
   db: Kysely<Database>;
+  dialect?: Dialect;
   users: UserStore;
   sessions: SessionStore;
   throttle: Throttle;
@@ -81,9 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     version: deps.version,
     now,
     isDraining,
-    pingDatabase: async () => {
-      await sql`select 1`.execute(deps.db);
-    },
+    pingDatabase: () => pingDatabase(deps.db, deps.dialect ?? 'sqlite'),
   });
 
   const codec = config.fastPaths ? deps.codec : undefined;

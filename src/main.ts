@@ -23,13 +23,14 @@ function loadConfig(): Config {
 
 /** Config → database → migrations → app → listen; drains on SIGTERM/SIGINT and exits 0. */
 async function serve(config: Config, secrets: readonly string[], migrate: boolean): Promise<void> {
-  const { db } = openDatabase(config.databaseUrl);
+  const { db, dialect } = openDatabase(config.databaseUrl);
   if (migrate) await migrateToLatest(db);
   const services = createServices(db, config);
   let draining = false;
   const app = buildApp({
     config: { ...config, authSecrets: secrets },
     db,
+    dialect,
     ...services,
     version: readPackageVersion(new URL('../package.json', import.meta.url)),
     logger: loggerOptions(config.logLevel),

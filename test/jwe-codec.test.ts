@@ -68,12 +68,18 @@ function testKey(secret: string, enc: 'A256CBC-HS512' | 'A256GCM' = CBC, salt = 
   return { key, kid };
 }
 
-function seal(header: Claims, plaintext: Buffer, key: Buffer, mode: 'cbc' | 'gcm' = 'cbc') {
+function seal(
+  header: Claims,
+  plaintext: Buffer,
+  key: Buffer,
+  mode: 'cbc' | 'gcm' = 'cbc',
+  gcmIv = 12,
+) {
   const h = Buffer.from(JSON.stringify(header)).toString('base64url');
   const aad = Buffer.from(h, 'ascii');
   let iv: Buffer, ciphertext: Buffer, tag: Buffer;
   if (mode === 'gcm') {
-    iv = randomBytes(12);
+    iv = randomBytes(gcmIv);
     const gcm = createCipheriv('aes-256-gcm', key, iv) as CipherGCM;
     gcm.setAAD(aad);
     ciphertext = Buffer.concat([gcm.update(plaintext), gcm.final()]);
@@ -237,7 +243,14 @@ describe('rejects bad tokens with null, never a throw', () => {
     },
     { name: 'sealed non-object claims', token: sealed({}, json([1, 2])) },
     { name: 'sealed non-JSON claims', token: sealed({}, Buffer.from('{')) },
-    { name: 'sealed invalid UTF-8 claims', token: sealed({}, Buffer.from([0x7b, 0xff, 0x7d])) },
+    {
+      name: 'sealed invalid UTF-8 claims',
+      token: sealed({}, Buffer.from([...json({ sub: '' }).subarray(0, -2), 0xff, 0x22, 0x7d])),
+    },
+    {
+      name: 'sealed A256GCM with a 16-byte iv',
+      token: seal({ alg: 'dir', enc: GCM }, body, testKey(NEW, GCM).key, 'gcm', 16),
+    },
     { name: 'sealed string exp', token: sealed({}, json({ exp: 'never' })) },
     { name: 'sealed header sub mismatch', token: sealed({ sub: 'admin' }) },
   ];

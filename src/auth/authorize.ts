@@ -77,10 +77,12 @@ export function createAuthorize(deps: AuthorizeDeps) {
       throw new RateLimited();
     }
 
+    let checked = false;
     try {
       const user = await fromStore(() => deps.users.findByEmail(email));
       const hash = user?.passwordHash ?? (await deps.dummyHash);
       const matches = await deps.hasher.verify(hash, password);
+      checked = true;
       if (user === null || !matches || user.disabled) {
         const reason = user === null ? 'unknown_email' : matches ? 'disabled' : 'wrong_password';
         deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
@@ -96,6 +98,11 @@ export function createAuthorize(deps: AuthorizeDeps) {
     } catch (error) {
       if (error instanceof GateFullError) interrupt({ kind: 'overloaded' });
       else interrupt({ kind: 'internal', error });
+      if (!checked) {
+        await deps.throttle.notChecked(admission.keys).catch((refundError: unknown) => {
+          deps.log.error({ err: refundError }, 'could not take back a throttle charge');
+        });
+      }
       throw error;
     }
   };

@@ -46,7 +46,9 @@ function b64u(segment: string): Buffer | null {
 function jsonObject(bytes: Buffer): Claims | null {
   try {
     const value: unknown = JSON.parse(utf8.decode(bytes));
-    return typeof value === 'object' && value !== null ? (value as Claims) : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Claims)
+      : null;
   } catch {
     return null;
   }

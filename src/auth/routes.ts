@@ -89,6 +89,9 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     const config = secure ? deps.configs.https : deps.configs.http;
     let body: Buffer | undefined;
     if (request.method === 'POST') {
+      // Login CSRF: a cross-site page could post its own valid token pair and sign the
+      // victim into the attacker's account. Browsers say where a request comes from.
+      if (request.headers['sec-fetch-site'] === 'cross-site') throw new HttpError('cross_site');
       const mediaType = (request.headers['content-type'] ?? '')
         .split(';', 1)[0]
         ?.trim()

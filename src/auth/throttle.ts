@@ -50,6 +50,12 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
       await store.refund(keys.ip, ipLimit);
     },
 
+    /** The password was never checked (load shed, database error): the attempt does not count. */
+    async notChecked(keys: { email: string; ip: string }): Promise<void> {
+      await store.refund(keys.email, emailLimit);
+      await store.refund(keys.ip, ipLimit);
+    },
+
     prune: (now: number) => store.prune(now, Math.max(windowMs, lockMs)),
   };
 }

@@ -4,7 +4,9 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 
-export const sqliteBusyTimeoutMs = 2000;
+// better-sqlite3 waits for a lock synchronously, stalling the event loop: keep the wait short.
+// Our own process serialises on one connection; only another process (the CLI) competes.
+export const sqliteBusyTimeoutMs = 250;
 
 /** Opens (creating its folder) the SQLite file; WAL so readers never wait on the writer. */
 export function openSqlite(filePath: string): Kysely<Database> {

@@ -1,6 +1,10 @@
 /** The one catalogue of errors Gatehouse answers itself (Auth.js's own answers stay Auth.js's). */
 export const errorCatalogue = {
   bad_request: { status: 400, message: 'The request is malformed.' },
+  cross_site: {
+    status: 403,
+    message: 'Cross-site requests cannot sign in or out.',
+  },
   not_found: { status: 404, message: 'No such route.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this route.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },

@@ -53,7 +53,7 @@ function defaultThrottle() {
 /** The real app on a real SQLite file in a temp folder, listening on 127.0.0.1:0. */
 export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
-  const { db } = openDatabase(options.databaseUrl ?? `file:${path.join(dir, 'test.db')}`);
+  const { db, dialect } = openDatabase(options.databaseUrl ?? `file:${path.join(dir, 'test.db')}`);
   await migrateToLatest(db);
   const now = options.now ?? Date.now;
   const services = createServices(
@@ -90,6 +90,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
   let deps: AppDeps = {
     config,
     db,
+    dialect,
     ...services,
     codec: createJweCodec({ now }),
     version: '9.9.9-test',

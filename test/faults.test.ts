@@ -1,0 +1,109 @@
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from './helpers/client.js';
+import { addUser, startServer, type TestServer } from './helpers/server.js';
+
+const password = 'correct horse battery staple';
+
+interface ErrorBody {
+  error: { code: string; message: string; requestId?: string };
+}
+
+describe('faults during sign-in', () => {
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('a database locked by another process: no session, a generic 503, readiness 503, liveness 200, then recovery', async () => {
+    server = await startServer();
+    await addUser(server, 'ada@example.com', password);
+    const client = new Client(server.url);
+    const csrfToken = await client.csrfToken();
+
+    const other = new SQLite(path.join(server.dir, 'test.db'));
+    other.exec('begin exclusive');
+    try {
+      const response = await client.postForm(
+        '/api/auth/callback/credentials',
+        { csrfToken, email: 'ada@example.com', password },
+        { 'x-auth-return-redirect': '1' },
+      );
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      const text = await response.text();
+      expect((JSON.parse(text) as ErrorBody).error.code).toBe('unavailable');
+      expect(text).not.toMatch(/locked|SQLITE|sqlite|\.db|at /);
+      expect(client.sessionCookie()).toBeUndefined();
+      expect((await fetch(`${server.url}/api/health/ready`)).status).toBe(503);
+      expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    } finally {
+      other.exec('rollback');
+      other.close();
+    }
+
+    expect((await fetch(`${server.url}/api/health/ready`)).status).toBe(200);
+    const recovered = await client.signIn('ada@example.com', password);
+    expect(recovered.status).toBe(200);
+    expect(await client.session()).toMatchObject({ user: { email: 'ada@example.com' } });
+    expect(server.logs.join('')).toContain('database unavailable during auth');
+  });
+
+  it('an unexpected error inside authorize is a 500 with a request id that the log also has', async () => {
+    server = await startServer({
+      wrap: (deps) => ({
+        ...deps,
+        hasher: {
+          ...deps.hasher,
+          verify: () => Promise.reject(new TypeError('injected failure')),
+        },
+      }),
+    });
+    await addUser(server, 'ada@example.com', password);
+    const client = new Client(server.url);
+    const response = await client.signIn('ada@example.com', password);
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    const body = JSON.parse(text) as ErrorBody;
+    expect(body.error.code).toBe('internal_error');
+    expect(body.error.requestId).toMatch(/\S+/);
+    expect(text).not.toContain('injected failure');
+    expect(client.sessionCookie()).toBeUndefined();
+    const line = server.logs.find((l) => l.includes('unexpected error during auth'));
+    expect(line).toContain(`"reqId":"${body.error.requestId}"`);
+    expect(line).toContain('injected failure');
+    // The process is still serving.
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+  });
+
+  it('when the hasher queue is full, sign-ins are shed with 503 + Retry-After and none is lost', async () => {
+    server = await startServer({
+      hashConcurrency: 1,
+      hashQueueMax: 2,
+      throttle: { emailMaxFailures: 1000 },
+    });
+    await addUser(server, 'ada@example.com', password);
+    const clients = Array.from({ length: 20 }, () => new Client(server!.url));
+    const tokens = await Promise.all(clients.map((c) => c.csrfToken()));
+    const responses = await Promise.all(
+      clients.map((c, i) =>
+        c.postForm(
+          '/api/auth/callback/credentials',
+          { csrfToken: tokens[i] as string, email: 'ada@example.com', password },
+          { 'x-auth-return-redirect': '1' },
+        ),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(3);
+    const shed = responses.filter((r) => r.status === 503);
+    expect(shed.length).toBeGreaterThan(0);
+    for (const r of shed) {
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(((await r.json()) as ErrorBody).error.code).toBe('overloaded');
+    }
+  });
+});
