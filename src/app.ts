@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { decode as authjsDecode, type JWTOptions } from '@auth/core/jwt';
+import { decode as authjsDecode } from '@auth/core/jwt';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import { createAuthConfig, sessionCookieName } from './auth/auth-config.js';
 import { createAuthorize } from './auth/authorize.js';
+import { createFastReader } from './auth/fast-read.js';
+import type { JweCodec } from './auth/jwe-codec.js';
 import { authRoutes, registerAuthRoutes } from './auth/routes.js';
 import { createSessionClaims } from './auth/session-claims.js';
 import type { SessionStore } from './auth/session-store.js';
@@ -38,7 +40,7 @@ export interface AppDeps {
   throttle: Throttle;
   hasher: PasswordHasher;
   /** Gatehouse's synchronous JWE codec; used only while fast paths are on. */
-  codec?: Pick<JWTOptions, 'encode' | 'decode'>;
+  codec?: JweCodec;
   version: string;
   logger: FastifyServerOptions['logger'];
   now?: () => number;
@@ -58,7 +60,7 @@ const allRoutes: Record<string, readonly string[]> = {
 /** Builds the whole service from its dependencies; never reads the environment, never listens. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { config } = deps;
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? (() => Date.now());
   const app = Fastify({
     logger: deps.logger,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
@@ -115,6 +117,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       },
     });
+  const fastReader =
+    codec === undefined
+      ? undefined
+      : createFastReader({
+          secrets: config.authSecrets,
+          session: config.session,
+          codec,
+          // Same checks as the jwt callback: one source for what a valid session is.
+          claims: claimsFor(false),
+          now,
+        });
   const configFor = (secure: boolean) =>
     createAuthConfig(
       {
@@ -131,6 +144,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   void app.register((scope, _options, done) => {
     registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },
+      fastReader,
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
     });

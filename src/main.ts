@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
+import { createJweCodec } from './auth/jwe-codec.js';
 import { parseConfig, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
@@ -23,15 +24,16 @@ function loadConfig(): Config {
 
 /** Config → database → migrations → app → listen; drains on SIGTERM/SIGINT and exits 0. */
 async function serve(config: Config, secrets: readonly string[], migrate: boolean): Promise<void> {
-  const { db, dialect } = openDatabase(config.databaseUrl);
+  const { db, dialect, sqlite } = openDatabase(config.databaseUrl);
   if (migrate) await migrateToLatest(db);
-  const services = createServices(db, config);
+  const services = createServices(db, { ...config, sqlite });
   let draining = false;
   const app = buildApp({
     config: { ...config, authSecrets: secrets },
     db,
     dialect,
     ...services,
+    codec: createJweCodec(),
     version: readPackageVersion(new URL('../package.json', import.meta.url)),
     logger: loggerOptions(config.logLevel),
     isDraining: () => draining,

@@ -1,3 +1,4 @@
+import type { Database as SQLiteDatabase } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { createKyselySessionStore } from './auth/session-store.js';
 import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
@@ -7,16 +8,22 @@ import { createArgon2Hasher } from './users/hasher.js';
 import { createKyselyUserStore } from './users/kysely-store.js';
 
 export interface ServiceSettings {
+  /** The raw SQLite handle when the backend is SQLite (prepared statements on hot paths). */
+  sqlite?: SQLiteDatabase;
   throttle: ThrottleSettings;
   hashConcurrency: number;
   hashQueueMax: number;
 }
 
 /** The stores and workers the app and the CLI share, over one open database. */
-export function createServices(db: Kysely<Database>, settings: ServiceSettings, now = Date.now) {
+export function createServices(
+  db: Kysely<Database>,
+  settings: ServiceSettings,
+  now = () => Date.now(),
+) {
   return {
     users: createKyselyUserStore(db, now),
-    sessions: createKyselySessionStore(db),
+    sessions: createKyselySessionStore(db, settings.sqlite),
     throttle: createThrottle(createKyselyThrottleStore(db), settings.throttle),
     hasher: createArgon2Hasher({
       concurrency: settings.hashConcurrency,

@@ -122,8 +122,9 @@ describe('interop with Auth.js', () => {
   );
 
   it('writes the same header, segment layout and claims as Auth.js', async () => {
-    const ours = codec.encode({ token: { ...CLAIMS, iat: 1, jti: 'x' }, secret: NEW, salt: SALT });
-    const theirs = await authjsEncode({ token: CLAIMS, secret: NEW, salt: SALT });
+    const input = { ...CLAIMS, iat: 1, jti: 'x' };
+    const ours = codec.encode({ token: input, secret: NEW, salt: SALT });
+    const theirs = await authjsEncode({ token: input, secret: NEW, salt: SALT });
     expect(ours.split('.')[0]).toBe(theirs.split('.')[0]);
     expect(headerOf(ours)).toEqual({ alg: 'dir', enc: CBC, kid: testKey(NEW).kid });
     const [, encryptedKey, iv, , tag] = ours.split('.');
@@ -133,7 +134,11 @@ describe('interop with Auth.js', () => {
     expect(ours).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+$/);
 
     const claims = codec.decode({ token: ours, secret: NEW, salt: SALT })!;
+    const theirClaims = codec.decode({ token: theirs, secret: NEW, salt: SALT })!;
+    expect(Object.keys(claims)).toEqual(Object.keys(theirClaims));
     expect(Object.keys(claims)).toEqual([...Object.keys(CLAIMS), 'iat', 'jti', 'exp']);
+    expect(claims.iat).toBeGreaterThan(1);
+    expect(claims.jti).not.toBe('x');
     expect(claims.exp).toBe((claims.iat as number) + 30 * 24 * 60 * 60);
     expect(claims.jti).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,

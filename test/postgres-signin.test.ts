@@ -148,4 +148,23 @@ describeIfPostgres('the real app on PostgreSQL', () => {
     expect(await urlOf(signIn)).not.toContain('error');
     expect(await again.session()).toMatchObject({ user: { email: 'ada@example.com' } });
   });
+
+  it('a connection killed in the middle of a transaction fails that transaction only; the process lives on', async () => {
+    const server = await start();
+    const userId = await addUser(server, 'ada@example.com', password, 'Ada Lovelace');
+    // The connection is checked out (not idle in the pool) when it dies: its 'error' event must
+    // not become an uncaught exception, which would end a real process (vitest reports it).
+    const transaction = server.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ name: 'Half done' }).where('id', '=', userId).execute();
+      await terminateOtherConnections(database.url);
+      await trx.updateTable('users').set({ name: 'Done' }).where('id', '=', userId).execute();
+    });
+    await expect(transaction).rejects.toThrow();
+    expect((await server.services.users.findById(userId))?.name).toBe('Ada Lovelace');
+
+    const client = new Client(server.url);
+    const signIn = await client.signIn('ada@example.com', password);
+    expect(signIn.status).toBe(200);
+    expect(await client.session()).toMatchObject({ user: { id: userId } });
+  });
 });

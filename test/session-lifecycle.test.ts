@@ -1,5 +1,5 @@
 import { encode as authjsEncode } from '@auth/core/jwt';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from './helpers/client.js';
 import { addUser, fakeClock, startServer, testSecret, type TestServer } from './helpers/server.js';
 
@@ -9,6 +9,7 @@ const day = 86400_000;
 describe('session lifetime and revocation', () => {
   let servers: TestServer[] = [];
   afterEach(async () => {
+    vi.useRealTimers();
     await Promise.all(servers.map((s) => s.close()));
     servers = [];
   });

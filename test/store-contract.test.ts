@@ -441,6 +441,10 @@ for (const backend of backends) {
     });
 
     describe('throttle (10 per email, 100 per address)', () => {
+      async function attempts(count: number, email: string, ip: string) {
+        for (let i = 0; i < count; i += 1) await services.throttle.admit(email, ip, start);
+      }
+
       it('admits 10 attempts for an email, then refuses with Retry-After of the lock', async () => {
         for (let i = 0; i < 10; i += 1) {
           expect(
@@ -458,8 +462,7 @@ for (const backend of backends) {
       });
 
       it('other emails from the same address are admitted until the address limit', async () => {
-        for (let i = 0; i < 11; i += 1)
-          await services.throttle.admit('ada@example.com', '192.0.2.1', start);
+        await attempts(11, 'ada@example.com', '192.0.2.1');
         // The address has 11 charges; 89 more emails get through, the 90th does not.
         for (let i = 0; i < 89; i += 1) {
           const admission = await services.throttle.admit(
@@ -479,8 +482,7 @@ for (const backend of backends) {
       });
 
       it('a success resets the email’s count', async () => {
-        for (let i = 0; i < 9; i += 1)
-          await services.throttle.admit('ada@example.com', '192.0.2.1', start);
+        await attempts(9, 'ada@example.com', '192.0.2.1');
         const admission = await services.throttle.admit('ada@example.com', '192.0.2.1', start);
         if (!admission.admitted) throw new Error('the 10th attempt should be admitted');
         await services.throttle.succeeded(admission.keys);
@@ -495,8 +497,7 @@ for (const backend of backends) {
       });
 
       it('pruning after the lock forgets every counter', async () => {
-        for (let i = 0; i < 11; i += 1)
-          await services.throttle.admit('ada@example.com', '192.0.2.1', start);
+        await attempts(11, 'ada@example.com', '192.0.2.1');
         await services.throttle.prune(start + 900_000);
         expect(await db.selectFrom('signin_throttle').selectAll().execute()).toEqual([]);
         expect(

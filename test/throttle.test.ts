@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from './helpers/client.js';
 import { addUser, fakeClock, startServer, type TestServer } from './helpers/server.js';
 
@@ -39,6 +39,7 @@ async function body(response: Response): Promise<{ url: string }> {
 describe('brute-force throttling', () => {
   let current: TestServer | undefined;
   afterEach(async () => {
+    vi.useRealTimers();
     await current?.close();
     current = undefined;
   });

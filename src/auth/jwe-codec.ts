@@ -135,16 +135,17 @@ export interface JweCodec {
 /**
  * Synchronous, wire-compatible replacement for Auth.js's `jwt.encode`/`jwt.decode` (`dir` +
  * A256CBC-HS512 JWE, HKDF-SHA256 key per secret and salt, JWK-thumbprint `kid`). Derived keys are
- * cached per codec, so a token costs a few microseconds instead of a WebCrypto round trip.
+ * cached per codec, so a token costs one cipher and one HMAC, with no key derivation or await.
  *
  * `decode` returns null for every token-driven failure where Auth.js would throw (malformed, wrong
- * or unknown key, tampered, expired): all Auth.js callers treat both as "no session", and
- * `getLoggedInUser` (WebAuthn options) does not catch, so null is the safer of the two. It tries
- * every secret for a token without `kid`, where Auth.js tries only the first. It throws only for
- * a configuration error (no usable secret).
+ * or unknown key, tampered, expired). Auth.js's callers treat both as "no session"; the visible
+ * differences are that sign-out fires `events.signOut({ token: null })` instead of logging a
+ * SignOutError, and that `getLoggedInUser` (WebAuthn options), which does not catch, no longer
+ * fails. It tries every secret for a token without `kid`, where Auth.js tries only the first, and
+ * throws only for a configuration error (no usable secret).
  */
 export function createJweCodec(options: JweCodecOptions = {}): JweCodec {
-  const clock = options.now ?? Date.now;
+  const clock = options.now ?? (() => Date.now());
   const cache = new Map<string, DerivedKey>();
 
   function derive(enc: Enc, secret: string, salt: string): DerivedKey {

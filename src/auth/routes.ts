@@ -4,7 +4,8 @@ import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest } from '../http/web-bridge.js';
 import { authBasePath, sessionCookieName } from './auth-config.js';
-import { authContext, type AuthRequestContext } from './request-context.js';
+import type { FastAnswer, FastReader } from './fast-read.js';
+import { authContext, StoreUnavailableError, type AuthRequestContext } from './request-context.js';
 import { assertAuthBody } from './signin-body.js';
 
 /** Every /api/auth route Gatehouse serves, with its methods (the rest is 404 or 405). */
@@ -21,6 +22,8 @@ export const authRoutes: Record<string, readonly ('GET' | 'POST')[]> = {
 
 export interface AuthRouteDeps {
   configs: { http: AuthConfig; https: AuthConfig };
+  /** Answers session and CSRF reads without Auth.js's pipeline (fast paths on). */
+  fastReader: FastReader | undefined;
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;
@@ -74,6 +77,13 @@ function answerInterruption(
   }
 }
 
+function sendFast(reply: FastifyReply, answer: FastAnswer): FastifyReply {
+  reply.code(200).headers(answer.headers);
+  if (answer.cookies.length > 0) reply.header('set-cookie', answer.cookies);
+  // Bytes, not a string: Fastify would append `; charset=utf-8`, which Auth.js does not send.
+  return reply.send(Buffer.from(answer.body));
+}
+
 /** Mounts /api/auth/*: our checks first (routes, media types, body size), then Auth.js. */
 export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): void {
   app.removeAllContentTypeParsers();
@@ -84,8 +94,11 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     (_request, body, done) => done(null, body),
   );
 
+  const isSecure = (request: FastifyRequest) =>
+    request.protocol === 'https' || deps.publicOrigin?.startsWith('https:') === true;
+
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const secure = request.protocol === 'https' || deps.publicOrigin?.startsWith('https:') === true;
+    const secure = isSecure(request);
     const config = secure ? deps.configs.https : deps.configs.http;
     let body: Buffer | undefined;
     if (request.method === 'POST') {
@@ -116,7 +129,32 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     return answerInterruption(request, reply, context, response);
   };
 
+  const fastReader = deps.fastReader;
+  const fastHandler = (action: 'session' | 'csrf') =>
+    async function fast(request: FastifyRequest, reply: FastifyReply) {
+      // A query string may carry callbackUrl, which only Auth.js's own path handles.
+      if (fastReader === undefined || request.method === 'POST' || request.url.includes('?')) {
+        return handler(request, reply);
+      }
+      const secure = isSecure(request);
+      const origin = originOf(request, deps.publicOrigin);
+      const cookie = request.headers.cookie;
+      let answer: FastAnswer | undefined;
+      try {
+        answer =
+          action === 'csrf'
+            ? fastReader.csrf(cookie, origin, secure)
+            : await fastReader.session(cookie, origin, secure);
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        request.log.error({ err: error.cause }, 'database unavailable during session read');
+        return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      }
+      return answer === undefined ? handler(request, reply) : sendFast(reply, answer);
+    };
+
   for (const [action, methods] of Object.entries(authRoutes)) {
-    app.route({ method: [...methods], url: `${authBasePath}/${action}`, handler });
+    const routeHandler = action === 'session' || action === 'csrf' ? fastHandler(action) : handler;
+    app.route({ method: [...methods], url: `${authBasePath}/${action}`, handler: routeHandler });
   }
 }

@@ -11,6 +11,8 @@ export interface SessionClaimsDeps {
   decodeSessionToken(token: string): Promise<JWT | null>;
 }
 
+const expClockToleranceSeconds = 15;
+
 /** The claims every Gatehouse session token carries beyond Auth.js's own. */
 export interface GatehouseClaims extends Record<string, unknown> {
   sub: string;
@@ -85,6 +87,11 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
       // A client-sent `update` never changes the claims: they come from the store only.
       const claims = readClaims(token);
       if (claims === null) return null;
+      // The decoder checked `exp` against its own clock; this repeats it against ours, so an
+      // injected clock governs idle expiry whichever codec is in use (tolerance as Auth.js's).
+      const exp = (token as { exp?: unknown }).exp;
+      if (typeof exp === 'number' && exp + expClockToleranceSeconds <= deps.now() / 1000)
+        return null;
       const current = await validate(claims);
       return current === null ? null : { ...token, ...current };
     },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Database as SQLiteDatabase, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 
@@ -21,7 +22,26 @@ export interface SessionStore {
   prune(createdBefore: number): Promise<void>;
 }
 
-export function createKyselySessionStore(db: Kysely<Database>): SessionStore {
+const activeSessionSql = `select users.id as userId, users.email, users.name, sessions.created_at as createdAt
+  from sessions join users on users.id = sessions.user_id
+  where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
+
+/**
+ * Session rows on Kysely. With the raw SQLite handle, the per-request revocation check is one
+ * prepared statement on the primary key instead of a Kysely round trip (it runs on every
+ * session read).
+ */
+export function createKyselySessionStore(
+  db: Kysely<Database>,
+  sqlite?: SQLiteDatabase,
+): SessionStore {
+  let activeStatement: Statement<[string], ActiveSession> | undefined;
+  const findActiveSqlite = (handle: SQLiteDatabase, sessionId: string): ActiveSession | null => {
+    // Prepared on first use: the table exists only once migrations have run.
+    activeStatement ??= handle.prepare<[string], ActiveSession>(activeSessionSql);
+    const row = activeStatement.get(sessionId);
+    return row === undefined ? null : { ...row, createdAt: Number(row.createdAt) };
+  };
   return {
     async create(userId, createdAt) {
       const id = randomUUID();
@@ -33,6 +53,7 @@ export function createKyselySessionStore(db: Kysely<Database>): SessionStore {
     },
 
     async findActive(sessionId) {
+      if (sqlite !== undefined) return findActiveSqlite(sqlite, sessionId);
       const row = await db
         .selectFrom('sessions')
         .innerJoin('users', 'users.id', 'sessions.user_id')

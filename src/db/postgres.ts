@@ -16,5 +16,11 @@ export function openPostgres(connectionString: string): Kysely<Database> {
   });
   // An idle client's error (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor may a checked-out client's (killed mid-transaction, or under a running query): pg-pool
+  // listens only while a client is idle, and an unheard 'error' event ends the process. The
+  // query in flight fails by itself, and on release the pool drops the broken client.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

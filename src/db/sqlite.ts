@@ -9,12 +9,12 @@ import type { Database } from './schema.js';
 export const sqliteBusyTimeoutMs = 250;
 
 /** Opens (creating its folder) the SQLite file; WAL so readers never wait on the writer. */
-export function openSqlite(filePath: string): Kysely<Database> {
+export function openSqlite(filePath: string): { db: Kysely<Database>; sqlite: SQLite.Database } {
   if (filePath !== ':memory:')
     fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true });
   const sqlite = new SQLite(filePath, { timeout: sqliteBusyTimeoutMs });
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), sqlite };
 }

@@ -21,7 +21,7 @@ function toUser(row: Selectable<UsersTable>): User {
  */
 export function createKyselyUserStore(
   db: Kysely<Database>,
-  now: () => number = Date.now,
+  now: () => number = () => Date.now(),
 ): UserStore {
   const revokeSessions = (trx: Kysely<Database>, userId: string, at: number) =>
     trx

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { vi } from 'vitest';
 import type { Kysely } from 'kysely';
 import { buildApp, type AppConfig, type AppDeps } from '../../src/app.js';
 import { createJweCodec } from '../../src/auth/jwe-codec.js';
@@ -13,13 +14,20 @@ import { createServices } from '../../src/services.js';
 
 export const testSecret = 'test-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 
-/** A clock tests can move; starts at the real time so cookies' Expires stay sensible. */
+/**
+ * A clock tests can move. It fakes `Date` itself (timers stay real), so the service's injected
+ * clock and the Date.now inside Auth.js and jose agree: with fast paths off, Auth.js's own codec
+ * stamps tokens from Date.now. Call `restore()` after the test.
+ */
 export function fakeClock(start = Date.now()) {
-  let current = start;
+  vi.useFakeTimers({ toFake: ['Date'], now: start });
   return {
-    now: () => current,
+    now: () => Date.now(),
     advance(ms: number) {
-      current += ms;
+      vi.setSystemTime(Date.now() + ms);
+    },
+    restore() {
+      vi.useRealTimers();
     },
   };
 }
@@ -53,15 +61,18 @@ function defaultThrottle() {
 /** The real app on a real SQLite file in a temp folder, listening on 127.0.0.1:0. */
 export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
-  const { db, dialect } = openDatabase(options.databaseUrl ?? `file:${path.join(dir, 'test.db')}`);
+  const { db, dialect, sqlite } = openDatabase(
+    options.databaseUrl ?? `file:${path.join(dir, 'test.db')}`,
+  );
   await migrateToLatest(db);
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => Date.now());
   const services = createServices(
     db,
     {
       throttle: { ...defaultThrottle(), ...options.throttle },
       hashConcurrency: options.hashConcurrency ?? 2,
       hashQueueMax: options.hashQueueMax ?? 1000,
+      sqlite,
     },
     now,
   );

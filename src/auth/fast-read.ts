@@ -1,0 +1,170 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { JweCodec } from './jwe-codec.js';
+import { parseCookies, serializeCookie } from './cookies.js';
+import { readClaims, type SessionClaims } from './session-claims.js';
+
+export interface FastAnswer {
+  headers: Record<string, string>;
+  cookies: string[];
+  body: string;
+}
+
+export interface FastReadDeps {
+  secrets: readonly string[];
+  session: { maxAgeSeconds: number; updateAgeSeconds: number; absoluteMaxAgeSeconds: number };
+  codec: JweCodec;
+  claims: SessionClaims;
+  now: () => number;
+}
+
+interface CookieNames {
+  session: string;
+  csrf: string;
+  callbackUrl: string;
+}
+
+function cookieNames(secure: boolean): CookieNames {
+  return secure
+    ? {
+        session: '__Host-authjs.session-token',
+        csrf: '__Host-authjs.csrf-token',
+        callbackUrl: '__Secure-authjs.callback-url',
+      }
+    : {
+        session: 'authjs.session-token',
+        csrf: 'authjs.csrf-token',
+        callbackUrl: 'authjs.callback-url',
+      };
+}
+
+// Auth.js's SessionStore chunks values past 4096 - 160 bytes.
+const maxUnchunkedTokenLength = 4096 - 160;
+
+// Auth.js sends these on the session and CSRF answers alike.
+const readHeaders = {
+  'content-type': 'application/json',
+  'cache-control': 'private, no-cache, no-store',
+  expires: '0',
+  pragma: 'no-cache',
+};
+
+/**
+ * `GET /api/auth/session` and `GET /api/auth/csrf` answered without Auth.js's per-request
+ * pipeline (Request objects, config set-up, WebCrypto digests), with the same configuration,
+ * codec, claims check, body, headers and cookies. `undefined` means "not a case handled here
+ * exactly": the caller hands the request to Auth.js unchanged. Differential tests pin the
+ * equivalence (test/fast-read.test.ts).
+ */
+export function createFastReader(deps: FastReadDeps) {
+  // Auth.js hashes the token with `${token}${options.secret}`: an array stringifies joined by commas.
+  const csrfSecret = deps.secrets.join(',');
+  const csrfHash = (token: string) =>
+    createHash('sha256').update(`${token}${csrfSecret}`).digest('hex');
+
+  /** Auth.js's init(): keep a valid CSRF cookie, else make one; settle the callback-url cookie. */
+  function initCookies(
+    cookies: Map<string, string>,
+    names: CookieNames,
+    origin: string,
+    secure: boolean,
+  ) {
+    const set: string[] = [];
+    let csrfToken: string | undefined;
+    const held = cookies.get(names.csrf);
+    if (held !== undefined && held !== '') {
+      const [token = '', hash] = held.split('|');
+      if (hash === csrfHash(token)) csrfToken = token;
+    }
+    if (csrfToken === undefined) {
+      csrfToken = randomBytes(32).toString('hex');
+      set.push(serializeCookie(names.csrf, `${csrfToken}|${csrfHash(csrfToken)}`, { secure }));
+    }
+    const callback = cookies.get(names.callbackUrl);
+    // Auth.js's default redirect callback: a same-origin absolute URL is kept as it is.
+    let settled: string = origin;
+    if (callback !== undefined && callback !== '') {
+      if (callback.startsWith('/')) settled = `${origin}${callback}`;
+      else {
+        let callbackOrigin: string;
+        try {
+          callbackOrigin = new URL(callback).origin;
+        } catch {
+          return undefined;
+        }
+        if (callbackOrigin === origin) settled = callback;
+      }
+    }
+    if (settled !== callback) set.push(serializeCookie(names.callbackUrl, settled, { secure }));
+    return { csrfToken, set };
+  }
+
+  return {
+    csrf(
+      cookieHeader: string | undefined,
+      origin: string,
+      secure: boolean,
+    ): FastAnswer | undefined {
+      const names = cookieNames(secure);
+      const init = initCookies(parseCookies(cookieHeader), names, origin, secure);
+      if (init === undefined) return undefined;
+      return {
+        headers: readHeaders,
+        cookies: init.set,
+        body: JSON.stringify({ csrfToken: init.csrfToken }),
+      };
+    },
+
+    async session(
+      cookieHeader: string | undefined,
+      origin: string,
+      secure: boolean,
+    ): Promise<FastAnswer | undefined> {
+      const names = cookieNames(secure);
+      const cookies = parseCookies(cookieHeader);
+      const init = initCookies(cookies, names, origin, secure);
+      if (init === undefined) return undefined;
+      // Auth.js's SessionStore takes every cookie whose name starts with the session name.
+      const sessionCookies = [...cookies.keys()].filter(
+        (n) => n.startsWith(names.session) && cookies.get(n) !== '',
+      );
+      if (sessionCookies.length === 0) {
+        return { headers: readHeaders, cookies: init.set, body: 'null' };
+      }
+      // Chunked cookies and every "no session" outcome (which clears cookies) stay Auth.js's.
+      if (sessionCookies.length !== 1 || sessionCookies[0] !== names.session) return undefined;
+      const token = cookies.get(names.session) as string;
+      const payload = deps.codec.decode({ token, secret: [...deps.secrets], salt: names.session });
+      const claims = readClaims(payload);
+      if (payload === null || claims === null || typeof payload.exp !== 'number') return undefined;
+      const current = await deps.claims.validate(claims);
+      if (current === null) return undefined;
+
+      const now = deps.now();
+      const { maxAgeSeconds, updateAgeSeconds, absoluteMaxAgeSeconds } = deps.session;
+      // Auth.js re-issues the cookie on every read; we do so once its refresh is due (updateAge).
+      const refreshDue = (payload.exp - maxAgeSeconds + updateAgeSeconds) * 1000 <= now;
+      const set = init.set;
+      let expiresMs = payload.exp * 1000;
+      if (refreshDue) {
+        expiresMs = now + maxAgeSeconds * 1000;
+        const renewed = deps.codec.encode({
+          token: { ...payload, ...current },
+          secret: [...deps.secrets],
+          salt: names.session,
+          maxAge: maxAgeSeconds,
+        });
+        // A token that Auth.js would split into chunks is left to Auth.js.
+        if (renewed.length > maxUnchunkedTokenLength) return undefined;
+        set.push(serializeCookie(names.session, renewed, { secure, expires: new Date(expiresMs) }));
+      }
+      const capMs = (current.auth_time + absoluteMaxAgeSeconds) * 1000;
+      const body = {
+        user: { id: current.sub, email: current.email, name: current.name },
+        expires: new Date(Math.min(expiresMs, capMs)).toISOString(),
+      };
+      return { headers: readHeaders, cookies: set, body: JSON.stringify(body) };
+    },
+  };
+}
+
+export type FastReader = ReturnType<typeof createFastReader>;
