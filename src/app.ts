@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { decode as authjsDecode } from '@auth/core/jwt';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -91,14 +90,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   const codec = config.fastPaths ? deps.codec : undefined;
   const decode = codec?.decode ?? authjsDecode;
-  const dummyHash = deps.hasher.hash(randomBytes(32).toString('base64'));
-  // A rejection is observed when a sign-in awaits it; until then it must not crash the process.
-  dummyHash.catch(() => undefined);
   const authorize = createAuthorize({
     users: deps.users,
     hasher: deps.hasher,
     throttle: deps.throttle,
-    dummyHash,
     now,
     log: app.log,
   });

@@ -1,88 +1,105 @@
 import os from 'node:os';
-import { z } from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
+
+// zod/mini: the same validation as zod's chained API, at a fraction of its load time and
+// memory (measured: full zod was the largest module in the start-up bundle).
+z.config(en());
 
 const minSecretBytes = 32;
 
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const integer = (min: number, max: number, fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
 
-const onOff = z
-  .enum(['on', 'off', 'true', 'false', '1', '0'])
-  .transform((value) => value === 'on' || value === 'true' || value === '1');
+const list = z.pipe(
+  z.optional(z.string()),
+  z.transform((raw) =>
+    (raw ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry.length > 0),
+  ),
+);
+
+const onOff = z.pipe(
+  z._default(z.enum(['on', 'off', 'true', 'false', '1', '0']), 'on'),
+  z.transform((value) => value === 'on' || value === 'true' || value === '1'),
+);
 
 const envSchema = (requireSecret: boolean) =>
   z
     .object({
-      NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-      HOST: z.string().min(1).optional(),
-      PORT: integer(0, 65535).default(3000),
-      DATA_DIR: z.string().min(1).default('./data'),
-      DATABASE_URL: z
-        .string()
-        .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: or postgres://')
-        .optional(),
-      AUTH_SECRET: z
-        .string()
-        .optional()
-        .transform((raw) =>
-          (raw ?? '')
-            .split(',')
-            .map((secret) => secret.trim())
-            .filter((secret) => secret.length > 0),
-        )
-        .refine(
+      NODE_ENV: z._default(z.enum(['development', 'production', 'test']), 'development'),
+      HOST: z.optional(z.string().check(z.minLength(1))),
+      PORT: integer(0, 65535, 3000),
+      DATA_DIR: z._default(z.string().check(z.minLength(1)), './data'),
+      DATABASE_URL: z.optional(
+        z
+          .string()
+          .check(
+            z.regex(
+              /^(file:|postgres:\/\/|postgresql:\/\/)/,
+              'must start with file: or postgres://',
+            ),
+          ),
+      ),
+      AUTH_SECRET: list.check(
+        z.refine(
           (secrets) => secrets.every((secret) => Buffer.byteLength(secret) >= minSecretBytes),
           `each comma-separated secret must be at least ${minSecretBytes} bytes`,
         ),
-      AUTH_URL: z
-        .url({ protocol: /^https?$/ })
-        .optional()
-        .transform((url) => (url === undefined ? undefined : new URL(url).origin)),
-      TRUST_PROXY: z
-        .string()
-        .optional()
-        .transform((raw) =>
-          (raw ?? '')
-            .split(',')
-            .map((entry) => entry.trim())
-            .filter((entry) => entry.length > 0),
+      ),
+      AUTH_URL: z.pipe(
+        z.optional(z.url({ protocol: /^https?$/ })),
+        z.transform((url) => (url === undefined ? undefined : new URL(url).origin)),
+      ),
+      TRUST_PROXY: list,
+      LOG_LEVEL: z._default(
+        z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+        'info',
+      ),
+      SESSION_MAX_AGE: integer(60, 10 * 365 * 86400, 30 * 86400),
+      SESSION_UPDATE_AGE: integer(0, 10 * 365 * 86400, 86400),
+      SESSION_ABSOLUTE_MAX_AGE: integer(60, 10 * 365 * 86400, 90 * 86400),
+      PASSWORD_MIN_LENGTH: integer(8, 1024, 12),
+      THROTTLE_EMAIL_MAX_FAILURES: integer(1, 1_000_000, 10),
+      THROTTLE_IP_MAX_FAILURES: integer(1, 1_000_000, 100),
+      THROTTLE_WINDOW_SECONDS: integer(1, 86400, 900),
+      THROTTLE_LOCK_SECONDS: integer(1, 86400, 900),
+      HASH_CONCURRENCY: integer(1, 256, Math.max(1, os.availableParallelism())),
+      HASH_QUEUE_MAX: integer(0, 100_000, 64),
+      BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
+      REQUEST_TIMEOUT_MS: integer(1000, 600_000, 10_000),
+      FAST_PATHS: onOff,
+      WORKERS: z.pipe(
+        z._default(
+          z.union([
+            z.literal('auto'),
+            z.coerce.number().check(z.int(), z.minimum(1), z.maximum(256)),
+          ]),
+          1,
         ),
-      LOG_LEVEL: z
-        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-        .default('info'),
-      SESSION_MAX_AGE: integer(60, 10 * 365 * 86400).default(30 * 86400),
-      SESSION_UPDATE_AGE: integer(0, 10 * 365 * 86400).default(86400),
-      SESSION_ABSOLUTE_MAX_AGE: integer(60, 10 * 365 * 86400).default(90 * 86400),
-      PASSWORD_MIN_LENGTH: integer(8, 1024).default(12),
-      THROTTLE_EMAIL_MAX_FAILURES: integer(1, 1_000_000).default(10),
-      THROTTLE_IP_MAX_FAILURES: integer(1, 1_000_000).default(100),
-      THROTTLE_WINDOW_SECONDS: integer(1, 86400).default(900),
-      THROTTLE_LOCK_SECONDS: integer(1, 86400).default(900),
-      HASH_CONCURRENCY: integer(1, 256).default(Math.max(1, os.availableParallelism())),
-      HASH_QUEUE_MAX: integer(0, 100_000).default(64),
-      BODY_LIMIT_BYTES: integer(1024, 1024 * 1024).default(16 * 1024),
-      REQUEST_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
-      FAST_PATHS: onOff.default(true),
-      WORKERS: z
-        .union([z.literal('auto'), integer(1, 256)])
-        .default(1)
-        .transform((value) => (value === 'auto' ? os.availableParallelism() : value)),
+        z.transform((value) => (value === 'auto' ? os.availableParallelism() : value)),
+      ),
     })
-    .superRefine((env, ctx) => {
-      if (env.NODE_ENV === 'production' && env.AUTH_SECRET.length === 0 && requireSecret) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['AUTH_SECRET'],
-          message: `is required in production (at least ${minSecretBytes} bytes; generate one with: openssl rand -base64 33)`,
-        });
-      }
-      if (env.SESSION_ABSOLUTE_MAX_AGE < env.SESSION_MAX_AGE) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['SESSION_ABSOLUTE_MAX_AGE'],
-          message: 'must be at least SESSION_MAX_AGE',
-        });
-      }
-    });
+    .check(
+      z.superRefine((env, ctx) => {
+        if (env.NODE_ENV === 'production' && env.AUTH_SECRET.length === 0 && requireSecret) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['AUTH_SECRET'],
+            message: `is required in production (at least ${minSecretBytes} bytes; generate one with: openssl rand -base64 33)`,
+          });
+        }
+        if (env.SESSION_ABSOLUTE_MAX_AGE < env.SESSION_MAX_AGE) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['SESSION_ABSOLUTE_MAX_AGE'],
+            message: 'must be at least SESSION_MAX_AGE',
+          });
+        }
+      }),
+    );
 
 export interface Config {
   readonly env: 'development' | 'production' | 'test';

@@ -16,7 +16,7 @@ interface Running {
 /** Starts the built service on a free port and waits for its first 200 from /api/health. */
 async function startService(env: Record<string, string>): Promise<Running> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [path.join(distDir, 'main.js')], {
+  const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -52,7 +52,7 @@ describe('the service process', () => {
     ],
     [{ PORT: 'http' }, 'PORT:'],
   ])('refuses to start with %j and names the variable', async (env, message) => {
-    const result = await runNode('main.js', [], { DATA_DIR: dir, ...env });
+    const result = await runNode('gatehouse.mjs', [], { DATA_DIR: dir, ...env });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('gatehouse: invalid configuration');
     expect(result.stderr).toContain(message);

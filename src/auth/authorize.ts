@@ -1,6 +1,6 @@
 import { CredentialsSignin } from '@auth/core/errors';
 import { emailMaxLength, isPlausibleEmail, normaliseEmail } from '../users/email.js';
-import type { PasswordHasher } from '../users/hasher.js';
+import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js';
 import { codePointLength, normalisePassword, passwordMaxLength } from '../users/password.js';
 import type { UserStore } from '../users/store.js';
 import { GateFullError } from '../users/work-gate.js';
@@ -22,8 +22,6 @@ export interface AuthorizeDeps {
   users: UserStore;
   hasher: PasswordHasher;
   throttle: Throttle;
-  /** A hash of a random password: unknown emails cost one verification too. */
-  dummyHash: Promise<string>;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -80,7 +78,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
     let checked = false;
     try {
       const user = await fromStore(() => deps.users.findByEmail(email));
-      const hash = user?.passwordHash ?? (await deps.dummyHash);
+      const hash = user?.passwordHash ?? unknownUserPasswordHash;
       const matches = await deps.hasher.verify(hash, password);
       checked = true;
       if (user === null || !matches || user.disabled) {

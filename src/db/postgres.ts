@@ -1,12 +1,16 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
 import { Kysely, PostgresDialect } from 'kysely';
+import type PgModule from 'pg';
 import type { Database } from './schema.js';
 
-// bigint columns hold millisecond timestamps, well inside Number's exact range.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// Loaded only when PostgreSQL is chosen: the SQLite default starts without it.
+const require = createRequire(import.meta.url);
 
 /** A pooled PostgreSQL connection; queries time out so a stuck server cannot hold requests. */
 export function openPostgres(connectionString: string): Kysely<Database> {
+  const pg = require('pg') as typeof PgModule;
+  // bigint columns hold millisecond timestamps, well inside Number's exact range.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   const pool = new pg.Pool({
     connectionString,
     max: 10,
