@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const gatehouseMain = path.join(root, 'dist/main.js');
+const gatehouseMain = path.join(root, 'dist/gatehouse.mjs');
 const gatehouseCli = path.join(root, 'dist/cli/main.js');
 const baselineMain = path.join(root, 'scripts/bench-baseline.mjs');
 const thisScript = fileURLToPath(import.meta.url);

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client.js';
-import { addUser, startServer, type TestServer } from './helpers/server.js';
+import { addUser, countVerifications, startServer, type TestServer } from './helpers/server.js';
 
 const password = 'correct horse battery staple';
 const uniformFail = (url: string) => ({
@@ -14,20 +14,9 @@ interface ErrorBody {
 
 describe('bad input and error answers', () => {
   let server: TestServer;
-  let verifications = 0;
+  const counter = countVerifications();
   beforeAll(async () => {
-    server = await startServer({
-      wrap: (deps) => ({
-        ...deps,
-        hasher: {
-          ...deps.hasher,
-          verify: (hash, pw) => {
-            verifications += 1;
-            return deps.hasher.verify(hash, pw);
-          },
-        },
-      }),
-    });
+    server = await startServer({ wrap: counter.wrap });
     await addUser(server, 'ada@example.com', password);
   });
   afterAll(() => server.close());
@@ -131,7 +120,7 @@ describe('bad input and error answers', () => {
     ['prototype pollution', '{"__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}}}'],
     ['deep nesting', `${'['.repeat(5000)}${']'.repeat(5000)}`],
   ])('JSON with %s gets 400 before any hashing', async (_name, body) => {
-    const before = verifications;
+    const before = counter.count();
     const response = await fetch(`${server.url}/api/auth/callback/credentials`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -140,7 +129,7 @@ describe('bad input and error answers', () => {
     expect(response.status).toBe(400);
     const parsed = (await response.json()) as ErrorBody;
     expect(parsed.error.code).toBe('bad_request');
-    expect(verifications).toBe(before);
+    expect(counter.count()).toBe(before);
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
   });
 
@@ -154,7 +143,7 @@ describe('bad input and error answers', () => {
     ['a NUL byte in the email', { email: 'ada\u0000@example.com', password }],
     ['a missing password', { email: 'ada@example.com' }],
   ])('%s is the uniform failure with no hashing', async (_name, fields) => {
-    const before = verifications;
+    const before = counter.count();
     const client = new Client(server.url);
     const csrfToken = await client.csrfToken();
     const response = await client.postForm(
@@ -164,7 +153,7 @@ describe('bad input and error answers', () => {
     );
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual(uniformFail(server.url));
-    expect(verifications).toBe(before);
+    expect(counter.count()).toBe(before);
   });
 
   it.each([

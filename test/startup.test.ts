@@ -90,7 +90,7 @@ describe('the service process', () => {
     const service = await startService({
       DATA_DIR: dataDir,
       AUTH_SECRET: 'x'.repeat(40),
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: 'debug',
     });
     // Sign-ins in flight (argon2 keeps each busy) when the signal arrives.
     const csrf = await fetch(`${service.url}/api/auth/csrf`);
@@ -115,7 +115,13 @@ describe('the service process', () => {
       }),
     );
     // Signal only once all eight are inside the service (the log says so), so they are in flight.
-    const received = () => service.stdout().split('callback/credentials').length - 1;
+    const received = () =>
+      service
+        .stdout()
+        .split('\n')
+        .filter(
+          (line) => line.includes('"msg":"received"') && line.includes('callback/credentials'),
+        ).length;
     for (let i = 0; i < 400 && received() < 8; i += 1) await new Promise((r) => setTimeout(r, 5));
     expect(received()).toBe(8);
     service.kill('SIGTERM');

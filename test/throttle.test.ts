@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from './helpers/client.js';
-import { addUser, fakeClock, startServer, type TestServer } from './helpers/server.js';
+import {
+  addUser,
+  countVerifications,
+  fakeClock,
+  startServer,
+  type TestServer,
+} from './helpers/server.js';
 
 const password = 'correct horse battery staple';
 const wrong = 'this is not the password';
@@ -13,23 +19,10 @@ interface Counted {
 
 async function counted(options: Parameters<typeof startServer>[0] = {}): Promise<Counted> {
   const clock = fakeClock();
-  let verifications = 0;
-  const server = await startServer({
-    now: clock.now,
-    ...options,
-    wrap: (deps) => ({
-      ...deps,
-      hasher: {
-        ...deps.hasher,
-        verify: (hash, pw) => {
-          verifications += 1;
-          return deps.hasher.verify(hash, pw);
-        },
-      },
-    }),
-  });
+  const counter = countVerifications();
+  const server = await startServer({ now: clock.now, ...options, wrap: counter.wrap });
   await addUser(server, 'ada@example.com', password);
-  return { server, clock, verifications: () => verifications };
+  return { server, clock, verifications: counter.count };
 }
 
 async function body(response: Response): Promise<{ url: string }> {

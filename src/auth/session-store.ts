@@ -22,6 +22,16 @@ export interface SessionStore {
   prune(createdBefore: number): Promise<void>;
 }
 
+/** Ends every live session of a user; also used inside the user store's transactions. */
+export function revokeUserSessions(db: Kysely<Database>, userId: string, at: number) {
+  return db
+    .updateTable('sessions')
+    .set({ revoked_at: at })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
 const activeSessionSql = `select users.id as userId, users.email, users.name, sessions.created_at as createdAt
   from sessions join users on users.id = sessions.user_id
   where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
@@ -81,12 +91,7 @@ export function createKyselySessionStore(
     },
 
     async revokeAllForUser(userId, at) {
-      const result = await db
-        .updateTable('sessions')
-        .set({ revoked_at: at })
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+      const result = await revokeUserSessions(db, userId, at);
       return Number(result.numUpdatedRows);
     },
 

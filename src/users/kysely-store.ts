@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
+import { revokeUserSessions } from '../auth/session-store.js';
 import type { NewUser, User, UserStore } from './store.js';
 
 function toUser(row: Selectable<UsersTable>): User {
@@ -23,14 +24,6 @@ export function createKyselyUserStore(
   db: Kysely<Database>,
   now: () => number = () => Date.now(),
 ): UserStore {
-  const revokeSessions = (trx: Kysely<Database>, userId: string, at: number) =>
-    trx
-      .updateTable('sessions')
-      .set({ revoked_at: at })
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null)
-      .execute();
-
   return {
     async findByEmail(normalisedEmail) {
       const row = await db
@@ -87,7 +80,7 @@ export function createKyselyUserStore(
           .where('id', '=', id)
           .executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;
-        await revokeSessions(trx, id, at);
+        await revokeUserSessions(trx, id, at);
         return true;
       });
     },
@@ -110,7 +103,7 @@ export function createKyselyUserStore(
           .where('id', '=', id)
           .executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;
-        if (disabled) await revokeSessions(trx, id, at);
+        if (disabled) await revokeUserSessions(trx, id, at);
         return true;
       });
     },

@@ -140,3 +140,21 @@ export async function addUser(
   if (user === null) throw new Error(`user ${email} exists`);
   return user.id;
 }
+
+/** Wraps the hasher so a test can count argon2 verifications (each one is real). */
+export function countVerifications(): { wrap: (deps: AppDeps) => AppDeps; count: () => number } {
+  let verifications = 0;
+  return {
+    wrap: (deps) => ({
+      ...deps,
+      hasher: {
+        ...deps.hasher,
+        verify: (hash, password) => {
+          verifications += 1;
+          return deps.hasher.verify(hash, password);
+        },
+      },
+    }),
+    count: () => verifications,
+  };
+}
