@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { JweCodec } from './jwe-codec.js';
 import { parseCookies, serializeCookie } from './cookies.js';
+import { RecentCache } from './recent-cache.js';
 import { readClaims, type SessionClaims } from './session-claims.js';
 
 export interface FastAnswer {
@@ -37,6 +38,9 @@ function cookieNames(secure: boolean): CookieNames {
       };
 }
 
+const recentCapacity = 2048;
+const expClockToleranceSeconds = 15;
+
 // Auth.js's SessionStore chunks values past 4096 - 160 bytes.
 const maxUnchunkedTokenLength = 4096 - 160;
 
@@ -60,6 +64,25 @@ export function createFastReader(deps: FastReadDeps) {
   const csrfSecret = deps.secrets.join(',');
   const csrfHash = (token: string) =>
     createHash('sha256').update(`${token}${csrfSecret}`).digest('hex');
+  // A browser repeats the same cookies on every read. Remember CSRF cookies already verified
+  // (a pure function of the cookie and the secrets) and tokens already decrypted (expiry and
+  // revocation are still checked on every read), so a repeat costs Map lookups, not crypto.
+  const verifiedCsrf = new RecentCache<string, string>(recentCapacity);
+  const decoded = new RecentCache<string, Record<string, unknown>>(recentCapacity);
+  const decode = (token: string, salt: string): Record<string, unknown> | null => {
+    const key = `${salt}\n${token}`;
+    const hit = decoded.get(key);
+    if (hit !== undefined) {
+      // The codec checked exp against the clock when it decrypted; a cached token must too.
+      const exp = hit.exp;
+      return typeof exp === 'number' && exp + expClockToleranceSeconds > deps.now() / 1000
+        ? hit
+        : null;
+    }
+    const payload = deps.codec.decode({ token, secret: [...deps.secrets], salt });
+    if (payload !== null) decoded.set(key, payload);
+    return payload;
+  };
 
   /** Auth.js's init(): keep a valid CSRF cookie, else make one; settle the callback-url cookie. */
   function initCookies(
@@ -72,8 +95,14 @@ export function createFastReader(deps: FastReadDeps) {
     let csrfToken: string | undefined;
     const held = cookies.get(names.csrf);
     if (held !== undefined && held !== '') {
-      const [token = '', hash] = held.split('|');
-      if (hash === csrfHash(token)) csrfToken = token;
+      csrfToken = verifiedCsrf.get(held);
+      if (csrfToken === undefined) {
+        const [token = '', hash] = held.split('|');
+        if (hash === csrfHash(token)) {
+          csrfToken = token;
+          verifiedCsrf.set(held, token);
+        }
+      }
     }
     if (csrfToken === undefined) {
       csrfToken = randomBytes(32).toString('hex');
@@ -133,7 +162,7 @@ export function createFastReader(deps: FastReadDeps) {
       // Chunked cookies and every "no session" outcome (which clears cookies) stay Auth.js's.
       if (sessionCookies.length !== 1 || sessionCookies[0] !== names.session) return undefined;
       const token = cookies.get(names.session) as string;
-      const payload = deps.codec.decode({ token, secret: [...deps.secrets], salt: names.session });
+      const payload = decode(token, names.session);
       const claims = readClaims(payload);
       if (payload === null || claims === null || typeof payload.exp !== 'number') return undefined;
       const current = await deps.claims.validate(claims);
