@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from './helpers/client.js';
 import { distDir, runNode } from './helpers/spawn.js';
 
 interface Running {
@@ -133,6 +135,48 @@ describe('the service process', () => {
       () => 'refused',
     );
     expect([503, 'refused']).toContain(late);
+    expect(await service.exited).toBe(0);
+  });
+
+  it('WORKERS=2 serves from two processes that share sessions, and stops cleanly', async () => {
+    const dataDir = path.join(dir, 'cluster');
+    const add = await runNode(
+      'cli/main.js',
+      ['users', 'add', '--email', 'c@example.com', '--password-stdin'],
+      { DATA_DIR: dataDir },
+      'a long and fine password',
+    );
+    expect(add.code).toBe(0);
+    const service = await startService({ DATA_DIR: dataDir, WORKERS: '2', LOG_LEVEL: 'info' });
+    const client = new Client(service.url);
+    await client.signIn('c@example.com', 'a long and fine password');
+    // Each read on a new connection, which the primary hands to the workers in turn: each
+    // must accept the cookie the other issued.
+    for (let i = 0; i < 6; i += 1) {
+      const body = await new Promise<string>((resolve, reject) => {
+        http
+          .get(
+            `${service.url}/api/auth/session`,
+            { agent: false, headers: { cookie: client.cookieHeader() } },
+            (response) => {
+              let text = '';
+              response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+              response.on('end', () => resolve(text));
+            },
+          )
+          .on('error', reject);
+      });
+      expect(JSON.parse(body)).toMatchObject({ user: { email: 'c@example.com' } });
+    }
+    const pids = new Set(
+      service
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request"'))
+        .map((line) => (JSON.parse(line) as { pid: number }).pid),
+    );
+    expect(pids.size).toBe(2);
+    service.kill('SIGTERM');
     expect(await service.exited).toBe(0);
   });
 });
