@@ -39,8 +39,22 @@ async function startService(env: Record<string, string>): Promise<Running> {
   return { url, stderr: () => stderr, stdout: () => stdout, exited, kill: (s) => child.kill(s) };
 }
 
+/** A data folder whose database already holds one user, added through the real CLI. */
+async function dataDirWithUser(folder: string, email: string): Promise<string> {
+  const dataDir = path.join(dir, folder);
+  const add = await runNode(
+    'cli/main.js',
+    ['users', 'add', '--email', email, '--password-stdin'],
+    { DATA_DIR: dataDir },
+    'a long and fine password',
+  );
+  expect(add.code).toBe(0);
+  return dataDir;
+}
+
+let dir: string;
+
 describe('the service process', () => {
-  let dir: string;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-start-'));
   });
@@ -81,14 +95,7 @@ describe('the service process', () => {
   });
 
   it('on SIGTERM finishes in-flight requests, refuses new work, and exits 0', async () => {
-    const dataDir = path.join(dir, 'drain');
-    const add = await runNode(
-      'cli/main.js',
-      ['users', 'add', '--email', 'd@example.com', '--password-stdin'],
-      { DATA_DIR: dataDir },
-      'a long and fine password',
-    );
-    expect(add.code).toBe(0);
+    const dataDir = await dataDirWithUser('drain', 'd@example.com');
     const service = await startService({
       DATA_DIR: dataDir,
       AUTH_SECRET: 'x'.repeat(40),
@@ -139,14 +146,7 @@ describe('the service process', () => {
   });
 
   it('WORKERS=2 serves from two processes that share sessions, and stops cleanly', async () => {
-    const dataDir = path.join(dir, 'cluster');
-    const add = await runNode(
-      'cli/main.js',
-      ['users', 'add', '--email', 'c@example.com', '--password-stdin'],
-      { DATA_DIR: dataDir },
-      'a long and fine password',
-    );
-    expect(add.code).toBe(0);
+    const dataDir = await dataDirWithUser('cluster', 'c@example.com');
     const service = await startService({ DATA_DIR: dataDir, WORKERS: '2', LOG_LEVEL: 'info' });
     const client = new Client(service.url);
     await client.signIn('c@example.com', 'a long and fine password');
