@@ -150,9 +150,18 @@ describe('the service process', () => {
     const service = await startService({ DATA_DIR: dataDir, WORKERS: '2', LOG_LEVEL: 'info' });
     const client = new Client(service.url);
     await client.signIn('c@example.com', 'a long and fine password');
-    // Each read on a new connection, which the primary hands to the workers in turn: each
-    // must accept the cookie the other issued.
-    for (let i = 0; i < 6; i += 1) {
+    // Each read on a new connection, which the primary hands to the listening workers in
+    // turn: both must accept the cookie. The second worker may still be starting, so read
+    // until both have answered (bounded).
+    const servedBy = () =>
+      new Set(
+        service
+          .stdout()
+          .split('\n')
+          .filter((line) => line.includes('"msg":"request"') && line.includes('/api/auth/session'))
+          .map((line) => (JSON.parse(line) as { pid: number }).pid),
+      );
+    for (let i = 0; i < 40 && servedBy().size < 2; i += 1) {
       const body = await new Promise<string>((resolve, reject) => {
         http
           .get(
@@ -167,14 +176,9 @@ describe('the service process', () => {
           .on('error', reject);
       });
       expect(JSON.parse(body)).toMatchObject({ user: { email: 'c@example.com' } });
+      await new Promise((r) => setTimeout(r, 50));
     }
-    const pids = new Set(
-      service
-        .stdout()
-        .split('\n')
-        .filter((line) => line.includes('"msg":"request"'))
-        .map((line) => (JSON.parse(line) as { pid: number }).pid),
-    );
+    const pids = servedBy();
     expect(pids.size).toBe(2);
     service.kill('SIGTERM');
     expect(await service.exited).toBe(0);
