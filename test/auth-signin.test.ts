@@ -241,4 +241,20 @@ describe('sign-in, session and sign-out over HTTP', () => {
     expect(response.status).toBe(200);
     expect(await client.session()).toMatchObject({ user: { id: userId } });
   });
+
+  it('a client-sent session update cannot change what the session says', async () => {
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', password);
+    const csrfToken = await client.csrfToken();
+    const response = await client.request('/api/auth/session', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ csrfToken, data: { name: 'Mallory', email: 'm@evil.example' } }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      user: { id: userId, email: 'ada@example.com', name: 'Ada Lovelace' },
+    });
+    expect(await client.session()).toMatchObject({ user: { name: 'Ada Lovelace' } });
+  });
 });
