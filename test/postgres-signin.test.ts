@@ -5,6 +5,7 @@ import {
   createTestDatabase,
   describeIfPostgres,
   terminateOtherConnections,
+  withPgClient,
   type TestDatabase,
 } from './helpers/postgres.js';
 import { addUser, startServer, type TestServer } from './helpers/server.js';
@@ -167,4 +168,44 @@ describeIfPostgres('the real app on PostgreSQL', () => {
     expect(signIn.status).toBe(200);
     expect(await client.session()).toMatchObject({ user: { id: userId } });
   });
+
+  it('a database that stalls ends the sign-in at its statement deadline with a 503, and the service recovers', async () => {
+    const server = await start();
+    await addUser(server, 'ada@example.com', password);
+    const client = new Client(server.url);
+    const csrfToken = await client.csrfToken();
+    // Another session holds a lock the sign-in's throttle write must wait for.
+    let release = () => undefined as void;
+    const held = withPgClient(database.url, async (admin) => {
+      await admin.query('begin');
+      await admin.query('lock table signin_throttle in access exclusive mode');
+      await new Promise<void>((resolve) => (release = resolve));
+      await admin.query('rollback');
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    const stalled = await client.postForm(
+      '/api/auth/callback/credentials',
+      { csrfToken, email: 'ada@example.com', password },
+      { 'x-auth-return-redirect': '1' },
+    );
+    const elapsed = Date.now() - started;
+    // Health stays live meanwhile (no database on that path).
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    release();
+    await held;
+    expect(stalled.status).toBe(503);
+    expect(stalled.headers.get('retry-after')).toBe('5');
+    const text = await stalled.text();
+    expect((JSON.parse(text) as ErrorBody).error.code).toBe('unavailable');
+    expect(text).not.toMatch(/timeout|statement|signin_throttle|lock/i);
+    // The statement timeout (5 s) ends it, well inside the 10 s request deadline.
+    expect(elapsed).toBeGreaterThanOrEqual(4500);
+    expect(elapsed).toBeLessThan(9000);
+    expect(client.sessionCookie()).toBeUndefined();
+
+    const after = await client.signIn('ada@example.com', password);
+    expect(after.status).toBe(200);
+    expect(await client.session()).toMatchObject({ user: { email: 'ada@example.com' } });
+  }, 20_000);
 });
