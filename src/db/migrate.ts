@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as initial from './migrations/001-initial.js';
 import type { Database } from './schema.js';
 
@@ -11,8 +11,24 @@ const provider: MigrationProvider = {
   getMigrations: () => Promise.resolve(migrations),
 };
 
+const latest = Object.keys(migrations).sort().at(-1) as string;
+
+/** One read instead of the Migrator's lock-and-compare round trips when nothing is pending. */
+async function isUpToDate(db: Kysely<Database>): Promise<boolean> {
+  try {
+    const row = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(
+      db,
+    );
+    return row.rows[0]?.name === latest;
+  } catch {
+    // No migration table yet: a new database.
+    return false;
+  }
+}
+
 /** Brings the schema to the latest version; throws with the failing migration's name. */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  if (await isUpToDate(db)) return;
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
