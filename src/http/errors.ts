@@ -12,11 +12,9 @@ export const errorCatalogue = {
     status: 415,
     message: 'Send application/x-www-form-urlencoded or application/json.',
   },
-  rate_limited: { status: 429, message: 'Too many attempts; retry later.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   overloaded: { status: 503, message: 'The service is busy; retry shortly.' },
   unavailable: { status: 503, message: 'The service cannot reach its database; retry shortly.' },
-  request_timeout: { status: 408, message: 'The request took too long to arrive.' },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;
