@@ -41,7 +41,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
 
   await app.listen({ host: config.host, port: config.port });
   if ((await services.users.count()) === 0) {
-    app.log.warn('no users yet: add one with `npx gatehouse users add --email you@example.com`');
+    app.log.warn('no users yet: add one with `npm run users -- add --email you@example.com`');
   }
 
   const prune = setInterval(() => {

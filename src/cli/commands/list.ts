@@ -18,7 +18,7 @@ export async function run(context: CliContext, values: { json?: boolean }) {
     return;
   }
   if (users.length === 0) {
-    context.out('no users yet: add one with `gatehouse users add --email <email>`');
+    context.out('no users yet: add one with `npm run users -- add --email <email>`');
     return;
   }
   for (const user of users) {
