@@ -2,6 +2,7 @@ import { decode as authjsDecode } from '@auth/core/jwt';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createFastHealth, serverWithFastHealth } from './health/fast-health.js';
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import { createAuthConfig, sessionCookieName } from './auth/auth-config.js';
@@ -103,24 +104,32 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done(null, payload);
   });
   installErrorHandlers(app, (path) => allRoutes[path]);
-  // Paths only: a query string may carry a callbackUrl, never worth a log line.
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.log.debug({ method: request.method, path: request.url.split('?', 1)[0] }, 'received');
-    done();
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?', 1)[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ip: request.ip,
-      },
-      'request',
-    );
-    done();
-  });
+  // Paths only: a query string may carry a callbackUrl, never worth a log line. The level is
+  // fixed at start-up, so a hook whose lines would be dropped is not installed at all.
+  // With logging off, Fastify's logger is a no-op object without isLevelEnabled.
+  const enabled = (level: string) =>
+    (app.log as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled?.(level) ?? false;
+  if (enabled('debug')) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      request.log.debug({ method: request.method, path: request.url.split('?', 1)[0] }, 'received');
+      done();
+    });
+  }
+  if (enabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          method: request.method,
+          path: request.url.split('?', 1)[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ip: request.ip,
+        },
+        'request',
+      );
+      done();
+    });
+  }
 
   registerHealthRoutes(app, {
     version: deps.version,

@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { JweCodec } from './jwe-codec.js';
+import { sessionCookieName } from './auth-config.js';
 import { parseCookies, serializeCookie } from './cookies.js';
 import { RecentCache } from './recent-cache.js';
-import { readClaims, type SessionClaims } from './session-claims.js';
+import { expClockToleranceSeconds, readClaims, type SessionClaims } from './session-claims.js';
 
 export interface FastAnswer {
   headers: Record<string, string>;
@@ -27,19 +28,18 @@ interface CookieNames {
 function cookieNames(secure: boolean): CookieNames {
   return secure
     ? {
-        session: '__Host-authjs.session-token',
+        session: sessionCookieName(true),
         csrf: '__Host-authjs.csrf-token',
         callbackUrl: '__Secure-authjs.callback-url',
       }
     : {
-        session: 'authjs.session-token',
+        session: sessionCookieName(false),
         csrf: 'authjs.csrf-token',
         callbackUrl: 'authjs.callback-url',
       };
 }
 
 const recentCapacity = 2048;
-const expClockToleranceSeconds = 15;
 
 // Auth.js's SessionStore chunks values past 4096 - 160 bytes.
 const maxUnchunkedTokenLength = 4096 - 160;

@@ -4,6 +4,7 @@ import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest } from '../http/web-bridge.js';
 import { authBasePath, sessionCookieName } from './auth-config.js';
+import { parseCookies } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
 import { authContext, StoreUnavailableError, type AuthRequestContext } from './request-context.js';
 import { assertAuthBody } from './signin-body.js';
@@ -27,15 +28,6 @@ export interface AuthRouteDeps {
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;
-}
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
@@ -123,7 +115,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     const webRequest = toWebRequest(request, `${originOf(request, deps.publicOrigin)}${url}`, body);
     const context: AuthRequestContext = {
       clientIp: request.ip,
-      previousSessionToken: readCookie(request.headers.cookie, sessionCookieName(secure)),
+      previousSessionToken: parseCookies(request.headers.cookie).get(sessionCookieName(secure)),
     };
     const response = await authContext.run(context, () => Auth(webRequest, config));
     return answerInterruption(request, reply, context, response);

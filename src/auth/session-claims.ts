@@ -11,7 +11,8 @@ export interface SessionClaimsDeps {
   decodeSessionToken(token: string): Promise<JWT | null>;
 }
 
-const expClockToleranceSeconds = 15;
+/** Auth.js's (jose's) allowance for clock skew when it checks `exp`. */
+export const expClockToleranceSeconds = 15;
 
 /** The claims every Gatehouse session token carries beyond Auth.js's own. */
 export interface GatehouseClaims extends Record<string, unknown> {
