@@ -80,3 +80,20 @@ describe('health requests the fast path leaves to the route', () => {
     expect(Date.parse(second)).toBeGreaterThan(Date.parse(first));
   });
 });
+
+describe('the health fast path under a clock it does not usually see', () => {
+  it('a timestamp wider than 24 characters (year 10000) still gets an exact Content-Length', async () => {
+    const at = Date.UTC(10000, 0, 1);
+    const fast = await startServer({ config: { fastPaths: true }, now: () => at });
+    try {
+      const response = await fetch(`${fast.url}/api/health`);
+      const text = await response.text();
+      expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+      expect((JSON.parse(text) as { timestamp: string }).timestamp).toBe(
+        new Date(at).toISOString(),
+      );
+    } finally {
+      await fast.close();
+    }
+  });
+});
