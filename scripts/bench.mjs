@@ -10,9 +10,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startArgs } from './start-command.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const gatehouseMain = path.join(root, 'dist/gatehouse.mjs');
+// Started as `npm start` starts it, V8 flags included.
+const gatehouseArgs = startArgs(root);
 const gatehouseCli = path.join(root, 'dist/cli/main.js');
 const baselineMain = path.join(root, 'scripts/bench-baseline.mjs');
 const thisScript = fileURLToPath(import.meta.url);
@@ -31,7 +34,11 @@ const signInConcurrentTotal = 160;
 const signInConcurrency = 16;
 const timingSamples = 60;
 const hashingLoad = 200;
-const startupRuns = 3;
+const startupRuns = 5;
+// Health is measured in rounds alternating baseline and Gatehouse, median of each: on this VM
+// one wrk run of either swings by ±30 % with other tenants' load, which a single pair would
+// turn into the ratio.
+const healthRounds = 3;
 const startupPollMs = 5;
 const unrelatedCookies = '_ga=GA1.1.123456789.1700000000; theme=dark; locale=en-GB';
 
@@ -276,11 +283,11 @@ function gatehouseEnv(dataDir, fastPaths, secret, port) {
   };
 }
 
-/** Spawns a server and times spawn → first 200 from /api/health, polling every 5 ms. */
-async function startServer(label, script, env) {
+/** Spawns `node …nodeArgs` and times spawn → first 200 from /api/health, polling every 5 ms. */
+async function startServer(label, nodeArgs, env) {
   const port = Number(env.PORT);
   const base = `http://127.0.0.1:${port}`;
-  const [command, args] = pinned(setup.serverCpu, process.execPath, [script]);
+  const [command, args] = pinned(setup.serverCpu, process.execPath, nodeArgs);
   let output = '';
   const t0 = now();
   const child = track(
@@ -310,11 +317,11 @@ async function startServer(label, script, env) {
   }
 }
 
-/** Three timed starts; the last one stays up for the load runs (fresh port each time). */
-async function startTimed(label, script, makeEnv) {
+/** Timed starts; the last one stays up for the load runs (fresh port each time). */
+async function startTimed(label, nodeArgs, makeEnv) {
   const startups = [];
   for (let run = 1; run <= startupRuns; run += 1) {
-    const server = await startServer(label, script, makeEnv(await freePort()));
+    const server = await startServer(label, nodeArgs, makeEnv(await freePort()));
     startups.push(server.startupMs);
     if (run < startupRuns) await stopChild(server.child);
     else {
@@ -567,7 +574,7 @@ async function measure(server, endpoint, durations, tmp) {
   log(
     `${server.label}: ${endpoint.name} (warm-up ${durations.warmup}s, then ${durations.seconds}s)`,
   );
-  await runWrk(durations.warmup, url, script);
+  if (durations.warmup > 0) await runWrk(durations.warmup, url, script);
   const result = parseWrk(await runWrk(durations.seconds, url, script));
   if (
     !Number.isFinite(result.rps) ||
@@ -613,22 +620,41 @@ const healthEndpoint = {
 };
 
 // ---------------------------------------------------------------------------------------------
-async function benchBaseline(durations) {
-  log('baseline (node:http): start-up x3');
-  const server = await startTimed('baseline', baselineMain, (port) => ({
+/** The baseline stays up (idle) until its health rounds alternate with Gatehouse's. */
+async function startBaseline() {
+  log(`baseline (node:http): start-up x${startupRuns}`);
+  return startTimed('baseline', [baselineMain], (port) => ({
     PORT: String(port),
     HOST: '127.0.0.1',
   }));
-  const tmp = makeTemp('baseline');
-  const health = await measure(server, healthEndpoint, durations, tmp);
-  const rssAfter = rssMb(server.pid);
-  await stopChild(server.child);
+}
+
+/** The round with the median req/s, so its p50 and p99 come from the same run. */
+function medianRound(rounds) {
+  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
+  return { ...sorted[(sorted.length - 1) >> 1], rounds: rounds.map((r) => r.rps) };
+}
+
+/** Health on the baseline and on Gatehouse, alternating, each warmed up in its first round. */
+async function alternatingHealth(baselineServer, server, durations, tmp) {
+  const base = [];
+  const gatehouse = [];
+  for (let round = 0; round < healthRounds; round += 1) {
+    const these = round === 0 ? durations : { ...durations, warmup: 0 };
+    base.push(await measure(baselineServer, healthEndpoint, these, tmp));
+    gatehouse.push(await measure(server, healthEndpoint, these, tmp));
+  }
+  const rssAfter = rssMb(baselineServer.pid);
+  await stopChild(baselineServer.child);
   return {
-    startupMs: server.startupMs,
-    startups: server.startups,
-    rssIdle: server.rssIdle,
-    rssAfter,
-    health,
+    baseline: {
+      startupMs: baselineServer.startupMs,
+      startups: baselineServer.startups,
+      rssIdle: baselineServer.rssIdle,
+      rssAfter,
+      health: medianRound(base),
+    },
+    health: medianRound(gatehouse),
   };
 }
 
@@ -676,13 +702,14 @@ function addUser(dataDir) {
   }
 }
 
-async function benchGatehouse(fastPaths, durations) {
+/** With `baselineServer`, health alternates with it and the baseline's figures come back too. */
+async function benchGatehouse(fastPaths, durations, baselineServer) {
   const label = `gatehouse fast paths ${fastPaths ? 'on' : 'off'}`;
   const dataDir = makeTemp(fastPaths ? 'on' : 'off');
   addUser(dataDir);
   const secret = randomBytes(33).toString('base64');
-  log(`${label}: start-up x3`);
-  const server = await startTimed(label, gatehouseMain, (port) =>
+  log(`${label}: start-up x${startupRuns}`);
+  const server = await startTimed(label, gatehouseArgs, (port) =>
     gatehouseEnv(dataDir, fastPaths, secret, port),
   );
 
@@ -727,8 +754,16 @@ async function benchGatehouse(fastPaths, durations) {
     },
   ];
   const results = {};
-  for (const endpoint of endpoints)
-    results[endpoint.key] = await measure(server, endpoint, durations, dataDir);
+  let baseline;
+  for (const endpoint of endpoints) {
+    if (endpoint === healthEndpoint && baselineServer !== undefined) {
+      const alternated = await alternatingHealth(baselineServer, server, durations, dataDir);
+      baseline = alternated.baseline;
+      results.health = alternated.health;
+    } else {
+      results[endpoint.key] = await measure(server, endpoint, durations, dataDir);
+    }
+  }
   // The issue's "RSS after load" is after the wrk runs; the flood of sign-ins below is
   // reported on its own line so the two are not mixed.
   const rssAfter = rssMb(server.pid);
@@ -742,6 +777,7 @@ async function benchGatehouse(fastPaths, durations) {
     rssIdle: server.rssIdle,
     rssAfter,
     rssAfterFlood,
+    baseline,
     http: results,
     signIn: signInOps,
     timing,
@@ -875,11 +911,13 @@ function report({ machine, durations, baseline, hashOnly, on, off, elapsedS, loa
     `Where sign-in time goes (fast paths on): ${fmt.ms(1000 / on.signIn.sequential)} ms per sequential sign-in (csrf + post) vs ${fmt.ms(1000 / hashOnly.sequential)} ms per bare verify; a refused POST alone takes ${fmt.ms((on.timing.unknown + on.timing.wrong) / 2)} ms (median).`,
     `Health under hashing load (fast paths on): ${on.underHashing.n} probes while ${hashingLoad} sign-ins arrived at once (answers ${JSON.stringify(on.underHashing.statuses)}; 503 is the hash queue shedding load): p50 ${fmt.ms(on.underHashing.p50)} ms, p99 ${fmt.ms(on.underHashing.p99)} ms, max ${fmt.ms(on.underHashing.max)} ms; RSS after it ${fmt.mb(on.rssAfterFlood)} MB. Fast paths off: p99 ${fmt.ms(off.underHashing.p99)} ms, RSS after ${fmt.mb(off.rssAfterFlood)} MB.`,
     `Refusal timing: ${on.timing.n} + ${on.timing.n} interleaved POSTs (random order per pair), one CSRF pair reused, only the POST timed. Fast paths on: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms (${signed(on.timing.diffPct)} %), same response body: ${on.timing.sameBody ? 'yes' : 'NO'}. Fast paths off: ${fmt.ms(off.timing.unknown)} vs ${fmt.ms(off.timing.wrong)} ms (${signed(off.timing.diffPct)} %), same body: ${off.timing.sameBody ? 'yes' : 'NO'}.`,
+    `Health: ${healthRounds} rounds alternating baseline and Gatehouse (fast paths on), the round with the median req/s reported for each; req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${on.http.health.rounds.map(fmt.rps).join(' / ')}.`,
     `Start-up: spawn → first 200 from \`/api/health\`, polled every ${startupPollMs} ms; runs (ms): baseline ${fmtRuns(baseline)}, on ${fmtRuns(on)}, off ${fmtRuns(off)}. RSS: VmRSS from \`/proc/<pid>/status\`; "idle" 1 s after start-up, "after load" after the sign-ins and all wrk runs.`,
     `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
   ];
   const run = [
     `Machine: nproc ${machine.nproc}, ${machine.cpu}, Node ${machine.node}; ${pin}.`,
+    `Gatehouse started as \`npm start\` starts it: \`node ${[...gatehouseArgs.slice(0, -1), path.relative(root, gatehouseArgs.at(-1))].join(' ')}\`${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set, which costs every node process here about 70 ms of start-up (the baseline too)' : ''}.`,
     load
       ? `Other load during the run: ${load.otherS.toFixed(1)} CPU-s by processes outside this benchmark (${load.pct.toFixed(1)} % of the machine), steal ${load.stealS.toFixed(1)} s.`
       : 'Other load during the run: unknown (no /proc/stat).',
@@ -948,15 +986,17 @@ async function main() {
   }
 
   // Worst case per phase, so a hung step cannot keep the machine busy indefinitely.
-  const budgetS = 9 * (seconds + durations.warmup + 25) + 240;
+  // Thirteen wrk measurements in all (health alternates three rounds on two servers).
+  const budgetS = 14 * (seconds + durations.warmup + 25) + 240;
   const watchdog = setTimeout(
     () => bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
     budgetS * 1000,
   );
 
-  const baseline = await benchBaseline(durations);
+  const baselineServer = await startBaseline();
   const hashOnly = await benchHashOnly();
-  const on = await benchGatehouse(true, durations);
+  const on = await benchGatehouse(true, durations, baselineServer);
+  const { baseline } = on;
   const off = await benchGatehouse(false, durations);
   clearTimeout(watchdog);
   await cleanup();

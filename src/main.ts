@@ -107,12 +107,19 @@ async function primary(config: Config): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-const config = loadConfig();
-const start = cluster.isPrimary ? primary(config) : serve(config, config.authSecrets, false);
-start.catch((error: unknown) => {
-  const cause =
-    error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`gatehouse: failed to start: ${message}${cause}\n`);
-  process.exit(1);
-});
+/**
+ * Starts the service: resolves once it listens (in a cluster primary, once the workers are
+ * forked). A failure to start is reported on stderr and exits 1. Called by the bundle runner
+ * (src/boot/run-bundle.ts), which needs to know when start-up is over.
+ */
+export function main(): Promise<void> {
+  const config = loadConfig();
+  const start = cluster.isPrimary ? primary(config) : serve(config, config.authSecrets, false);
+  return start.catch((error: unknown) => {
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`gatehouse: failed to start: ${message}${cause}\n`);
+    process.exit(1);
+  });
+}

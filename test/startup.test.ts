@@ -16,9 +16,12 @@ interface Running {
 }
 
 /** Starts the built service on a free port and waits for its first 200 from /api/health. */
-async function startService(env: Record<string, string>): Promise<Running> {
+async function startService(
+  env: Record<string, string>,
+  entry = path.join(distDir, 'gatehouse.mjs'),
+): Promise<Running> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
+  const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -92,6 +95,45 @@ describe('the service process', () => {
     expect(fs.readFileSync(secretFile, 'utf8')).toBe(secret);
     again.kill('SIGINT');
     expect(await again.exited).toBe(0);
+  });
+
+  it('starts past a corrupt code cache, replaces it once, then starts from the new one', async () => {
+    // A copy of the built entry and bundle inside dist/, so node_modules still resolves.
+    const copy = fs.mkdtempSync(path.join(distDir, '.code-cache-test-'));
+    try {
+      for (const file of ['gatehouse.mjs', 'gatehouse.cjs'])
+        fs.copyFileSync(path.join(distDir, file), path.join(copy, file));
+      const cacheFile = path.join(copy, 'gatehouse.cjs.v8cache');
+      const corrupt = Buffer.from('not a V8 code cache');
+      fs.writeFileSync(cacheFile, corrupt);
+      const env = { DATA_DIR: path.join(dir, 'code-cache'), AUTH_SECRET: 'x'.repeat(40) };
+      const first = await startService(env, path.join(copy, 'gatehouse.mjs'));
+      expect((await fetch(`${first.url}/api/health`)).status).toBe(200);
+      // Written just after start-up completes, which may trail the first answer a little.
+      for (let i = 0; i < 100 && fs.readFileSync(cacheFile).equals(corrupt); i += 1)
+        await new Promise((r) => setTimeout(r, 20));
+      first.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      const written = fs.readFileSync(cacheFile);
+      const writtenAt = fs.statSync(cacheFile).mtimeMs;
+      expect(written.equals(corrupt)).toBe(false);
+      expect(written.length).toBeGreaterThan(100_000);
+
+      // Accepted this time, so left as it is.
+      const second = await startService(env, path.join(copy, 'gatehouse.mjs'));
+      expect((await fetch(`${second.url}/api/health`)).status).toBe(200);
+      second.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+      expect(fs.statSync(cacheFile).mtimeMs).toBe(writtenAt);
+      expect(fs.readFileSync(cacheFile).equals(written)).toBe(true);
+      expect(fs.readdirSync(copy).sort()).toEqual([
+        'gatehouse.cjs',
+        'gatehouse.cjs.v8cache',
+        'gatehouse.mjs',
+      ]);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('on SIGTERM finishes in-flight requests, refuses new work, and exits 0', async () => {
