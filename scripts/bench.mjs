@@ -635,15 +635,25 @@ function medianRound(rounds) {
   return { ...sorted[(sorted.length - 1) >> 1], rounds: rounds.map((r) => r.rps) };
 }
 
-/** Health on the baseline and on Gatehouse, alternating, each warmed up in its first round. */
+/**
+ * Health on the baseline and on Gatehouse in adjacent pairs, which goes first alternating by
+ * round, each warmed up in its first round. The ratio is the median of the pairs' ratios: two
+ * runs seconds apart share the machine's state far more than two runs minutes apart.
+ */
 async function alternatingHealth(baselineServer, server, durations, tmp) {
   const base = [];
   const gatehouse = [];
   for (let round = 0; round < healthRounds; round += 1) {
     const these = round === 0 ? durations : { ...durations, warmup: 0 };
-    base.push(await measure(baselineServer, healthEndpoint, these, tmp));
-    gatehouse.push(await measure(server, healthEndpoint, these, tmp));
+    const pair = [
+      [baselineServer, base],
+      [server, gatehouse],
+    ];
+    if (round % 2 === 1) pair.reverse();
+    for (const [target, results] of pair)
+      results.push(await measure(target, healthEndpoint, these, tmp));
   }
+  const pairedRatio = median(gatehouse.map((result, i) => result.rps / base[i].rps));
   const rssAfter = rssMb(baselineServer.pid);
   await stopChild(baselineServer.child);
   return {
@@ -654,7 +664,7 @@ async function alternatingHealth(baselineServer, server, durations, tmp) {
       rssAfter,
       health: medianRound(base),
     },
-    health: medianRound(gatehouse),
+    health: { ...medianRound(gatehouse), pairedRatio },
   };
 }
 
@@ -798,8 +808,8 @@ const fmt = {
 
 function report({ machine, durations, baseline, hashOnly, on, off, elapsedS, load }) {
   const rows = [];
-  const row = (name, format, b, o, f, { base = b, mark = '' } = {}) => {
-    const onBase = fmt.ratio(o, base);
+  const row = (name, format, b, o, f, { base = b, mark = '', ratio } = {}) => {
+    const onBase = ratio === undefined ? fmt.ratio(o, base) : `${ratio.toFixed(2)}×`;
     rows.push(
       `| ${name} | ${format(b)} | ${format(o)} | ${format(f)} | ${onBase}${onBase === '—' ? '' : mark} | ${fmt.ratio(o, f)} |`,
     );
@@ -818,9 +828,11 @@ function report({ machine, durations, baseline, hashOnly, on, off, elapsedS, loa
       ['p50', 'p50 ms', fmt.ms],
       ['p99', 'p99 ms', fmt.ms],
     ]) {
+      const paired = key === 'health' && stat === 'rps';
       row(`${name} ${label}`, format, b?.[stat], on.http[key][stat], off.http[key][stat], {
         base: bh[stat],
-        mark,
+        mark: paired ? ' §' : mark,
+        ratio: paired ? on.http.health.pairedRatio : undefined,
       });
     }
   }
@@ -875,8 +887,8 @@ function report({ machine, durations, baseline, hashOnly, on, off, elapsedS, loa
       `session (cookie jar) on ≥ 0.15× baseline health: ${fmt.ratio(sj, bh.rps)}`,
     ),
     check(
-      on.http.health.rps >= 0.9 * bh.rps,
-      `health on ≥ 0.9× baseline: ${fmt.ratio(on.http.health.rps, bh.rps)}`,
+      on.http.health.pairedRatio >= 0.9,
+      `health on ≥ 0.9× baseline: ${on.http.health.pairedRatio.toFixed(2)}× (median of ${healthRounds} paired rounds)`,
     ),
     check(
       on.http.csrf.rps >= 1.5 * off.http.csrf.rps,
@@ -911,7 +923,7 @@ function report({ machine, durations, baseline, hashOnly, on, off, elapsedS, loa
     `Where sign-in time goes (fast paths on): ${fmt.ms(1000 / on.signIn.sequential)} ms per sequential sign-in (csrf + post) vs ${fmt.ms(1000 / hashOnly.sequential)} ms per bare verify; a refused POST alone takes ${fmt.ms((on.timing.unknown + on.timing.wrong) / 2)} ms (median).`,
     `Health under hashing load (fast paths on): ${on.underHashing.n} probes while ${hashingLoad} sign-ins arrived at once (answers ${JSON.stringify(on.underHashing.statuses)}; 503 is the hash queue shedding load): p50 ${fmt.ms(on.underHashing.p50)} ms, p99 ${fmt.ms(on.underHashing.p99)} ms, max ${fmt.ms(on.underHashing.max)} ms; RSS after it ${fmt.mb(on.rssAfterFlood)} MB. Fast paths off: p99 ${fmt.ms(off.underHashing.p99)} ms, RSS after ${fmt.mb(off.rssAfterFlood)} MB.`,
     `Refusal timing: ${on.timing.n} + ${on.timing.n} interleaved POSTs (random order per pair), one CSRF pair reused, only the POST timed. Fast paths on: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms (${signed(on.timing.diffPct)} %), same response body: ${on.timing.sameBody ? 'yes' : 'NO'}. Fast paths off: ${fmt.ms(off.timing.unknown)} vs ${fmt.ms(off.timing.wrong)} ms (${signed(off.timing.diffPct)} %), same body: ${off.timing.sameBody ? 'yes' : 'NO'}.`,
-    `Health: ${healthRounds} rounds alternating baseline and Gatehouse (fast paths on), the round with the median req/s reported for each; req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${on.http.health.rounds.map(fmt.rps).join(' / ')}.`,
+    `§ Health: ${healthRounds} rounds, each a baseline run and a Gatehouse (fast paths on) run back to back, which goes first alternating; the table shows each side's median round, and the ratio is the median of the per-round ratios. req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${on.http.health.rounds.map(fmt.rps).join(' / ')}.`,
     `Start-up: spawn → first 200 from \`/api/health\`, polled every ${startupPollMs} ms; runs (ms): baseline ${fmtRuns(baseline)}, on ${fmtRuns(on)}, off ${fmtRuns(off)}. RSS: VmRSS from \`/proc/<pid>/status\`; "idle" 1 s after start-up, "after load" after the sign-ins and all wrk runs.`,
     `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
   ];

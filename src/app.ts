@@ -1,6 +1,6 @@
 import { decode as authjsDecode } from '@auth/core/jwt';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { createFastHealth, serverWithFastHealth } from './health/fast-health.js';
+import { createFastHealth } from './health/fast-health.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Dialect } from './db/open.js';
@@ -8,6 +8,7 @@ import { pingDatabase } from './db/ping.js';
 import { createAuthConfig, sessionCookieName } from './auth/auth-config.js';
 import { createAuthorize } from './auth/authorize.js';
 import { createFastReader } from './auth/fast-read.js';
+import { createFrontRead } from './auth/front-read.js';
 import type { JweCodec } from './auth/jwe-codec.js';
 import { authRoutes, registerAuthRoutes } from './auth/routes.js';
 import { createSessionClaims } from './auth/session-claims.js';
@@ -17,6 +18,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
 import { healthRoutes, registerHealthRoutes } from './health/routes.js';
 import { installErrorHandlers } from './http/error-handler.js';
+import { serverWithFrontDoor, type Front } from './http/front-door.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import type { PasswordHasher } from './users/hasher.js';
 import type { UserStore } from './users/store.js';
@@ -68,15 +70,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const now = deps.now ?? (() => Date.now());
   const isDraining = deps.isDraining ?? (() => false);
   const publicIsHttps = config.authUrl?.startsWith('https:') === true;
-  // Behind trusted proxies https is per request (X-Forwarded-Proto): only Fastify's route knows.
-  const fastHealth =
-    config.fastPaths && config.trustProxy.length === 0
-      ? createFastHealth({ version: deps.version, now, isDraining, publicIsHttps })
-      : () => false;
+  // Requests answered in front of Fastify (fast paths on). Behind trusted proxies https is
+  // per request (X-Forwarded-Proto): only Fastify's routes know, so there are none.
+  const fronts: Front[] = [];
+  const inFront = config.fastPaths && config.trustProxy.length === 0;
+  if (inFront)
+    fronts.push(createFastHealth({ version: deps.version, now, isDraining, publicIsHttps }));
+  // Fastify's default request ids, shared with the access lines written in front of it.
+  let requestCount = 0;
+  const nextRequestId = () => `req-${(requestCount++).toString(36)}`;
   const app = Fastify({
     logger: deps.logger,
+    genReqId: nextRequestId,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
-    serverFactory: serverWithFastHealth(fastHealth, {
+    serverFactory: serverWithFrontDoor(fronts, {
       requestTimeoutMs: config.requestTimeoutMs,
       connectionTimeoutMs: config.requestTimeoutMs * 2,
       keepAliveTimeoutMs: 72_000,
@@ -173,6 +180,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           claims: claimsFor(false),
           now,
         });
+  if (inFront && fastReader !== undefined) {
+    fronts.push(
+      createFrontRead({
+        reader: fastReader,
+        publicOrigin: config.authUrl,
+        isDraining,
+        log: () => app.log,
+        nextRequestId,
+      }),
+    );
+  }
   const configFor = (secure: boolean) =>
     createAuthConfig(
       {

@@ -1,4 +1,4 @@
-import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonSecurityHeaders } from '../http/security-headers.js';
 
 export interface FastHealthOptions {
@@ -56,31 +56,5 @@ export function createFastHealth(options: FastHealthOptions) {
     response.writeHead(200, headers);
     response.end(body);
     return true;
-  };
-}
-
-export interface ServerTimeouts {
-  requestTimeoutMs: number;
-  connectionTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-}
-
-/** Fastify's `serverFactory`: the health fast path in front, the same timeouts Fastify sets. */
-export function serverWithFastHealth(
-  fastHealth: (request: IncomingMessage, response: ServerResponse) => boolean,
-  timeouts: ServerTimeouts,
-) {
-  return (handler: RequestListener): http.Server => {
-    const server = http.createServer(
-      // Slow clients: headers must arrive within the request timeout, checked every second.
-      { headersTimeout: timeouts.requestTimeoutMs, connectionsCheckingInterval: 1000 },
-      (request, response) => {
-        if (!fastHealth(request, response)) handler(request, response);
-      },
-    );
-    server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
-    server.requestTimeout = timeouts.requestTimeoutMs;
-    server.setTimeout(timeouts.connectionTimeoutMs);
-    return server;
   };
 }
