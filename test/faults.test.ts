@@ -3,6 +3,7 @@ import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client.js';
 import { addUser, startServer, type TestServer } from './helpers/server.js';
+import { WorkGate } from '../src/users/work-gate.js';
 
 const password = 'correct horse battery staple';
 
@@ -105,5 +106,53 @@ describe('faults during sign-in', () => {
       expect(r.headers.get('retry-after')).toBe('1');
       expect(((await r.json()) as ErrorBody).error.code).toBe('overloaded');
     }
+  });
+
+  it('while the hasher queue is full, a sign-in is shed before any of its work, and counts nothing', async () => {
+    // One slot, no queue, and the test holds the slot: a WorkGate, as the real hasher has.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const gate = new WorkGate(1, 0);
+    server = await startServer({
+      throttle: { emailMaxFailures: 1 },
+      wrap: (deps) => ({
+        ...deps,
+        hasher: {
+          ...deps.hasher,
+          saturated: () => gate.full,
+          verify: (hash, pw) =>
+            gate.run(async () => {
+              await held;
+              return deps.hasher.verify(hash, pw);
+            }),
+        },
+      }),
+    });
+    await addUser(server, 'ada@example.com', password);
+    const first = new Client(server.url);
+    const inFlight = first.signIn('ada@example.com', password);
+    for (let i = 0; i < 200 && !gate.full; i += 1) await new Promise((r) => setTimeout(r, 5));
+    expect(gate.full).toBe(true);
+
+    // Not even its CSRF token is looked at: with the queue full, Auth.js never sees it.
+    const shed = await new Client(server.url).postForm(
+      '/api/auth/callback/credentials',
+      { csrfToken: 'not-a-token', email: 'bob@example.com', password: 'wrong password here' },
+      { 'x-auth-return-redirect': '1' },
+    );
+    expect(shed.status).toBe(503);
+    expect(shed.headers.get('retry-after')).toBe('1');
+    expect(((await shed.json()) as ErrorBody).error.code).toBe('overloaded');
+
+    release();
+    expect((await inFlight).status).toBe(200);
+    // The shed attempt was never charged: with a limit of one failure per email, Bob's next
+    // wrong password is refused as wrong, not as rate-limited.
+    await addUser(server, 'bob@example.com', password);
+    const late = await new Client(server.url).signIn('bob@example.com', 'another wrong password');
+    expect(late.status).toBe(200);
+    expect(((await late.json()) as { url: string }).url).toContain('code=credentials');
+    const again = new Client(server.url);
+    expect((await again.signIn('bob@example.com', password)).status).toBe(429);
   });
 });

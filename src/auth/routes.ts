@@ -28,6 +28,8 @@ export interface AuthRouteDeps {
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;
+  /** True while the password hasher's queue is full: a sign-in would be shed anyway. */
+  signInsSaturated: () => boolean;
 }
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
@@ -112,6 +114,16 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       /^\/api\/auth\/signin\/credentials(?=$|\?)/,
       `${authBasePath}/callback/credentials`,
     );
+    // Under a flood, a sign-in the hash queue cannot take is refused before Auth.js works on
+    // it (CSRF digest, config, database), with the answer the queue would give: the event
+    // loop stays free for session reads and probes.
+    if (
+      request.method === 'POST' &&
+      url.startsWith(`${authBasePath}/callback/credentials`) &&
+      deps.signInsSaturated()
+    ) {
+      return sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+    }
     const webRequest = toWebRequest(request, `${originOf(request, deps.publicOrigin)}${url}`, body);
     const context: AuthRequestContext = {
       clientIp: request.ip,

@@ -26,6 +26,8 @@ export interface PasswordHasher {
   verify(passwordHash: string, password: string): Promise<boolean>;
   /** True when the hash was made with weaker or other parameters than today's. */
   needsRehash(passwordHash: string): boolean;
+  /** True while a new hash or verify would be refused (the queue is full). */
+  saturated(): boolean;
 }
 
 export interface HasherOptions {
@@ -37,6 +39,7 @@ export interface HasherOptions {
 export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const gate = new WorkGate(options.concurrency, options.queueMax);
   return {
+    saturated: () => gate.full,
     hash: (password) => gate.run(() => native().hash(password, params)),
     verify: (passwordHash, password) =>
       gate.run(async () => {
