@@ -24,9 +24,9 @@ function loadConfig(): Config {
 
 /** Config → database → migrations → app → listen; drains on SIGTERM/SIGINT and exits 0. */
 async function serve(config: Config, secrets: readonly string[], migrate: boolean): Promise<void> {
-  const { db, dialect, sqlite } = openDatabase(config.databaseUrl);
+  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl);
   if (migrate) await migrateToLatest(db);
-  const services = createServices(db, { ...config, sqlite });
+  const services = createServices(db, { ...config, sqlite, pgPool });
   let draining = false;
   const app = buildApp({
     config: { ...config, authSecrets: secrets },

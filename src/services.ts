@@ -1,5 +1,6 @@
 import type { Database as SQLiteDatabase } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { Pool as PgPool } from 'pg';
 import { createKyselySessionStore } from './auth/session-store.js';
 import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
@@ -8,8 +9,9 @@ import { createArgon2Hasher } from './users/hasher.js';
 import { createKyselyUserStore } from './users/kysely-store.js';
 
 export interface ServiceSettings {
-  /** The raw SQLite handle when the backend is SQLite (prepared statements on hot paths). */
+  /** The raw handle behind `db` (`openDatabase` gives one), for prepared statements on hot paths. */
   sqlite?: SQLiteDatabase;
+  pgPool?: PgPool;
   throttle: ThrottleSettings;
   hashConcurrency: number;
   hashQueueMax: number;
@@ -23,7 +25,7 @@ export function createServices(
 ) {
   return {
     users: createKyselyUserStore(db, now),
-    sessions: createKyselySessionStore(db, settings.sqlite),
+    sessions: createKyselySessionStore(db, settings),
     throttle: createThrottle(createKyselyThrottleStore(db), settings.throttle),
     hasher: createArgon2Hasher({
       concurrency: settings.hashConcurrency,

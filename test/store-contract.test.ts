@@ -72,7 +72,13 @@ for (const backend of backends) {
       await migrateToLatest(db);
       services = createServices(
         db,
-        { throttle: throttleSettings, hashConcurrency: 1, hashQueueMax: 10 },
+        {
+          throttle: throttleSettings,
+          hashConcurrency: 1,
+          hashQueueMax: 10,
+          sqlite: opened.sqlite,
+          pgPool: opened.pgPool,
+        },
         now,
       );
     });

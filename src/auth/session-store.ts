@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database as SQLiteDatabase, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { Pool as PgPool } from 'pg';
 import type { Database } from '../db/schema.js';
 
 /** What a valid session row says about its user right now. */
@@ -32,26 +33,55 @@ export function revokeUserSessions(db: Kysely<Database>, userId: string, at: num
     .executeTakeFirst();
 }
 
-const activeSessionSql = `select users.id as userId, users.email, users.name, sessions.created_at as createdAt
+// One join on the session's primary key. The same text serves both engines: only the
+// parameter marker differs.
+const activeSessionSql = (param: string) =>
+  `select users.id as "userId", users.email, users.name, sessions.created_at as "createdAt"
   from sessions join users on users.id = sessions.user_id
-  where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
+  where sessions.id = ${param} and sessions.revoked_at is null and users.disabled = 0`;
+
+/** The raw handle behind the Kysely instance (one of the two), for the per-read statement. */
+export interface HotPathHandles {
+  sqlite?: SQLiteDatabase;
+  pgPool?: PgPool;
+}
+
+type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
+
+const toActive = (row: ActiveSession | undefined): ActiveSession | null =>
+  row === undefined ? null : { ...row, createdAt: Number(row.createdAt) };
+
+function sqliteFindActive(handle: SQLiteDatabase): FindActive {
+  let statement: Statement<[string], ActiveSession> | undefined;
+  return async (sessionId) => {
+    // Prepared on first use: the table exists only once migrations have run.
+    statement ??= handle.prepare<[string], ActiveSession>(activeSessionSql('?'));
+    return toActive(statement.get(sessionId));
+  };
+}
+
+function postgresFindActive(pool: PgPool): FindActive {
+  // A named query is parsed and planned once per pooled connection, then only executed.
+  const query = { name: 'gatehouse_find_active_session', text: activeSessionSql('$1') };
+  return async (sessionId) => {
+    const result = await pool.query<ActiveSession>({ ...query, values: [sessionId] });
+    return toActive(result.rows[0]);
+  };
+}
 
 /**
- * Session rows on Kysely. With the raw SQLite handle, the per-request revocation check is one
- * prepared statement on the primary key instead of a Kysely round trip (it runs on every
- * session read).
+ * Session rows on Kysely. The revocation check runs on every session read, so it is one
+ * prepared statement on the primary key (a better-sqlite3 statement, or a named PostgreSQL
+ * statement) on the raw handle behind `db`, instead of a Kysely build-and-compile per read.
  */
 export function createKyselySessionStore(
   db: Kysely<Database>,
-  sqlite?: SQLiteDatabase,
+  handles: HotPathHandles,
 ): SessionStore {
-  let activeStatement: Statement<[string], ActiveSession> | undefined;
-  const findActiveSqlite = (handle: SQLiteDatabase, sessionId: string): ActiveSession | null => {
-    // Prepared on first use: the table exists only once migrations have run.
-    activeStatement ??= handle.prepare<[string], ActiveSession>(activeSessionSql);
-    const row = activeStatement.get(sessionId);
-    return row === undefined ? null : { ...row, createdAt: Number(row.createdAt) };
-  };
+  let findActive: FindActive;
+  if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite);
+  else if (handles.pgPool !== undefined) findActive = postgresFindActive(handles.pgPool);
+  else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
     async create(userId, createdAt) {
       const id = randomUUID();
@@ -62,24 +92,7 @@ export function createKyselySessionStore(
       return id;
     },
 
-    async findActive(sessionId) {
-      if (sqlite !== undefined) return findActiveSqlite(sqlite, sessionId);
-      const row = await db
-        .selectFrom('sessions')
-        .innerJoin('users', 'users.id', 'sessions.user_id')
-        .select(['users.id as userId', 'users.email', 'users.name', 'sessions.created_at'])
-        .where('sessions.id', '=', sessionId)
-        .where('sessions.revoked_at', 'is', null)
-        .where('users.disabled', '=', 0)
-        .executeTakeFirst();
-      if (!row) return null;
-      return {
-        userId: row.userId,
-        email: row.email,
-        name: row.name,
-        createdAt: Number(row.created_at),
-      };
-    },
+    findActive,
 
     async revoke(sessionId, at) {
       await db

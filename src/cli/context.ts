@@ -21,10 +21,16 @@ export async function openCliContext(): Promise<CliContext> {
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
   const config = result.config;
-  const { db } = openDatabase(config.databaseUrl);
+  const { db, sqlite, pgPool } = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   // One hash at a time is plenty for an admin command.
-  const services = createServices(db, { ...config, hashConcurrency: 1, hashQueueMax: 1 });
+  const services = createServices(db, {
+    ...config,
+    sqlite,
+    pgPool,
+    hashConcurrency: 1,
+    hashQueueMax: 1,
+  });
   return { config, db, services, out: (line) => process.stdout.write(`${line}\n`) };
 }
 

@@ -1,5 +1,6 @@
 import type { Database as SQLiteDatabase } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import type { Pool as PgPool } from 'pg';
 import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
 import { openSqlite } from './sqlite.js';
@@ -11,12 +12,15 @@ export interface OpenDatabase {
   dialect: Dialect;
   /** The raw SQLite handle, for prepared statements on hot paths. */
   sqlite?: SQLiteDatabase;
+  /** The PostgreSQL pool behind `db`, for named prepared statements on hot paths. */
+  pgPool?: PgPool;
 }
 
 /** Chooses the backend from the URL: `file:<path>` is SQLite, `postgres://` PostgreSQL. */
 export function openDatabase(url: string): OpenDatabase {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return { db: openPostgres(url), dialect: 'postgres' };
+    const { db, pool } = openPostgres(url);
+    return { db, dialect: 'postgres', pgPool: pool };
   }
   return { ...openSqlite(url.replace(/^file:/, '')), dialect: 'sqlite' };
 }

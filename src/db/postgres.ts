@@ -1,13 +1,17 @@
 import { createRequire } from 'node:module';
 import { Kysely, PostgresDialect } from 'kysely';
 import type PgModule from 'pg';
+import type { Pool as PgPool } from 'pg';
 import type { Database } from './schema.js';
 
 // Loaded only when PostgreSQL is chosen: the SQLite default starts without it.
 const require = createRequire(import.meta.url);
 
-/** A pooled PostgreSQL connection; queries time out so a stuck server cannot hold requests. */
-export function openPostgres(connectionString: string): Kysely<Database> {
+/**
+ * A pooled PostgreSQL connection; queries time out so a stuck server cannot hold requests. The
+ * pool is returned too, for named (server-side prepared) statements on hot paths.
+ */
+export function openPostgres(connectionString: string): { db: Kysely<Database>; pool: PgPool } {
   const pg = require('pg') as typeof PgModule;
   // bigint columns hold millisecond timestamps, well inside Number's exact range.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -26,5 +30,5 @@ export function openPostgres(connectionString: string): Kysely<Database> {
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
 }

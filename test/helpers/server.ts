@@ -61,7 +61,7 @@ function defaultThrottle() {
 /** The real app on a real SQLite file in a temp folder, listening on 127.0.0.1:0. */
 export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
-  const { db, dialect, sqlite } = openDatabase(
+  const { db, dialect, sqlite, pgPool } = openDatabase(
     options.databaseUrl ?? `file:${path.join(dir, 'test.db')}`,
   );
   await migrateToLatest(db);
@@ -73,6 +73,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
       hashConcurrency: options.hashConcurrency ?? 2,
       hashQueueMax: options.hashQueueMax ?? 1000,
       sqlite,
+      pgPool,
     },
     now,
   );
