@@ -210,7 +210,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       fastReader,
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
-      signInsSaturated: () => deps.hasher.saturated(),
+      signInCapacity: deps.hasher.capacity,
     });
     done();
   });

@@ -3,6 +3,7 @@ import { AuthError, CredentialsSignin } from '@auth/core/errors';
 import { decode as authjsDecode, encode as authjsEncode, type JWTOptions } from '@auth/core/jwt';
 import Credentials from '@auth/core/providers/credentials';
 import type { FastifyBaseLogger } from 'fastify';
+import { GateFullError } from '../users/work-gate.js';
 import type { SessionClaims } from './session-claims.js';
 
 export const authBasePath = '/api/auth';
@@ -34,7 +35,10 @@ function authLogger(log: FastifyBaseLogger): AuthConfig['logger'] {
       // Auth.js wraps callback failures; the cause carries the stack. Tokens are never in these.
       const cause = (error as { cause?: { err?: unknown } }).cause?.err ?? error.cause;
       const type = error instanceof AuthError ? error.type : error.name;
-      if (type === 'JWTSessionError') log.info({ authError: type }, 'unreadable session token');
+      if (cause instanceof GateFullError)
+        log.warn({ authError: type }, 'sign-in shed: hash queue full');
+      else if (type === 'JWTSessionError')
+        log.info({ authError: type }, 'unreadable session token');
       else log.error({ authError: type, err: cause ?? error }, 'Auth.js error');
     },
     warn(code) {

@@ -28,8 +28,8 @@ export interface AuthRouteDeps {
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;
-  /** True while the password hasher's queue is full: a sign-in would be shed anyway. */
-  signInsSaturated: () => boolean;
+  /** Sign-ins admitted at once: as many as the password hasher can hold (running and queued). */
+  signInCapacity: number;
 }
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
@@ -91,9 +91,9 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
   const isSecure = (request: FastifyRequest) =>
     request.protocol === 'https' || deps.publicOrigin?.startsWith('https:') === true;
 
+  let signInsInFlight = 0;
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const secure = isSecure(request);
-    const config = secure ? deps.configs.https : deps.configs.http;
     let body: Buffer | undefined;
     if (request.method === 'POST') {
       // Login CSRF: a cross-site page could post its own valid token pair and sign the
@@ -114,16 +114,33 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       /^\/api\/auth\/signin\/credentials(?=$|\?)/,
       `${authBasePath}/callback/credentials`,
     );
-    // Under a flood, a sign-in the hash queue cannot take is refused before Auth.js works on
-    // it (CSRF digest, config, database), with the answer the queue would give: the event
-    // loop stays free for session reads and probes.
-    if (
-      request.method === 'POST' &&
-      url.startsWith(`${authBasePath}/callback/credentials`) &&
-      deps.signInsSaturated()
-    ) {
-      return sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+    if (request.method === 'POST' && url.startsWith(`${authBasePath}/callback/credentials`)) {
+      // Under a flood, a sign-in the hasher could not take is refused before Auth.js works on
+      // it (CSRF digest, config, throttle, database), with the answer the hash queue would
+      // give. Counted from arrival, not at the queue: a burst arrives all at once, before any
+      // of it has reached the queue. The event loop stays free for session reads and probes.
+      if (signInsInFlight >= deps.signInCapacity) {
+        return sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      }
+      signInsInFlight += 1;
+      try {
+        return await authenticate(request, reply, url, body, secure);
+      } finally {
+        signInsInFlight -= 1;
+      }
     }
+    return authenticate(request, reply, url, body, secure);
+  };
+
+  /** The request as Auth.js sees it; our callbacks' interruptions are answered by us. */
+  async function authenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    url: string,
+    body: Buffer | undefined,
+    secure: boolean,
+  ) {
+    const config = secure ? deps.configs.https : deps.configs.http;
     const webRequest = toWebRequest(request, `${originOf(request, deps.publicOrigin)}${url}`, body);
     const context: AuthRequestContext = {
       clientIp: request.ip,
@@ -131,7 +148,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     };
     const response = await authContext.run(context, () => Auth(webRequest, config));
     return answerInterruption(request, reply, context, response);
-  };
+  }
 
   const fastReader = deps.fastReader;
   const fastHandler = (action: 'session' | 'csrf') =>

@@ -26,8 +26,8 @@ export interface PasswordHasher {
   verify(passwordHash: string, password: string): Promise<boolean>;
   /** True when the hash was made with weaker or other parameters than today's. */
   needsRehash(passwordHash: string): boolean;
-  /** True while a new hash or verify would be refused (the queue is full). */
-  saturated(): boolean;
+  /** How many hashes and verifications it holds at once, running and queued; past that it refuses. */
+  readonly capacity: number;
 }
 
 export interface HasherOptions {
@@ -39,7 +39,7 @@ export interface HasherOptions {
 export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const gate = new WorkGate(options.concurrency, options.queueMax);
   return {
-    saturated: () => gate.full,
+    capacity: options.concurrency + options.queueMax,
     hash: (password) => gate.run(() => native().hash(password, params)),
     verify: (passwordHash, password) =>
       gate.run(async () => {

@@ -27,11 +27,6 @@ export class WorkGate {
     return this.#waiting.length;
   }
 
-  /** True while `run` would throw GateFullError. */
-  get full(): boolean {
-    return this.#active >= this.concurrency && this.#waiting.length >= this.queueMax;
-  }
-
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#active >= this.concurrency) {
       if (this.#waiting.length >= this.queueMax) throw new GateFullError();
