@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { JweCodec } from './jwe-codec.js';
 import { sessionCookieName } from './auth-config.js';
 import { parseCookies, serializeCookie } from './cookies.js';
-import { RecentCache } from './recent-cache.js';
+import { RecentCache } from '../util/recent-cache.js';
 import { expClockToleranceSeconds, readClaims, type SessionClaims } from './session-claims.js';
 
 export interface FastAnswer {

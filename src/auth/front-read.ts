@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Front } from '../http/front-door.js';
 import { jsonSecurityHeaders } from '../http/security-headers.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
-import { RecentCache } from './recent-cache.js';
+import { RecentCache } from '../util/recent-cache.js';
 
 export interface FrontReadOptions {
   reader: FastReader;
