@@ -2,8 +2,10 @@ import type { AuthConfig } from '@auth/core';
 import { AuthError, CredentialsSignin } from '@auth/core/errors';
 import { decode as authjsDecode, encode as authjsEncode, type JWTOptions } from '@auth/core/jwt';
 import Credentials from '@auth/core/providers/credentials';
+import type { User } from '@auth/core/types';
 import type { FastifyBaseLogger } from 'fastify';
 import { GateFullError } from '../users/work-gate.js';
+import type { AuthRequestContext } from './request-context.js';
 import type { SessionClaims } from './session-claims.js';
 
 export const authBasePath = '/api/auth';
@@ -16,7 +18,10 @@ export function sessionCookieName(secure: boolean): string {
 export interface AuthConfigDeps {
   secrets: readonly string[];
   session: { maxAgeSeconds: number; updateAgeSeconds: number };
-  authorize: (credentials: Partial<Record<string, unknown>>) => Promise<unknown>;
+  authorize: (
+    credentials: Partial<Record<string, unknown>>,
+    context: AuthRequestContext,
+  ) => Promise<User | null>;
   claims: SessionClaims;
   log: FastifyBaseLogger;
   /** Gatehouse's synchronous codec, or undefined for Auth.js's own (fast paths off). */
@@ -50,13 +55,28 @@ function authLogger(log: FastifyBaseLogger): AuthConfig['logger'] {
   };
 }
 
-/** One Auth.js configuration per scheme: the cookie names differ between http and https. */
-export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthConfig {
-  const secret = [...deps.secrets];
-  const cookieName = sessionCookieName(secure);
-  return {
+/** Auth.js's configuration for one request: its callbacks see that request's context. */
+export type AuthConfigFor = (context: AuthRequestContext) => AuthConfig;
+
+const credentialFields = {
+  email: { label: 'Email', type: 'email', required: true, autocomplete: 'username' },
+  password: {
+    label: 'Password',
+    type: 'password',
+    required: true,
+    autocomplete: 'current-password',
+  },
+};
+
+/**
+ * One Auth.js configuration per scheme (the cookie names differ between http and https),
+ * completed per request with callbacks bound to the request's context. Auth.js reads its
+ * configuration afresh on every request anyway; binding costs a few small objects.
+ */
+export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthConfigFor {
+  const base = {
     basePath: authBasePath,
-    secret,
+    secret: [...deps.secrets],
     trustHost: true,
     useSecureCookies: secure,
     session: {
@@ -68,32 +88,27 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
     cookies: secure
       ? {
           sessionToken: {
-            name: cookieName,
+            name: sessionCookieName(true),
             options: { httpOnly: true, sameSite: 'lax', path: '/', secure: true },
           },
         }
       : {},
+    logger: authLogger(deps.log),
+  } satisfies Omit<AuthConfig, 'providers'>;
+  return (context) => ({
+    ...base,
     providers: [
       Credentials({
-        credentials: {
-          email: { label: 'Email', type: 'email', required: true, autocomplete: 'username' },
-          password: {
-            label: 'Password',
-            type: 'password',
-            required: true,
-            autocomplete: 'current-password',
-          },
-        },
-        authorize: deps.authorize as Parameters<typeof Credentials>[0]['authorize'],
+        credentials: credentialFields,
+        authorize: (credentials) => deps.authorize(credentials, context),
       }),
     ],
     callbacks: {
-      jwt: (params) => deps.claims.jwt(params),
+      jwt: (params) => deps.claims.jwt(params, context),
       session: (params) => deps.claims.session(params),
     },
     events: {
-      signOut: (message) => deps.claims.signOut('token' in message ? message : {}),
+      signOut: (message) => deps.claims.signOut('token' in message ? message : {}, context),
     },
-    logger: authLogger(deps.log),
-  };
+  });
 }

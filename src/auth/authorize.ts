@@ -4,7 +4,7 @@ import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js
 import { codePointLength, normalisePassword, passwordMaxLength } from '../users/password.js';
 import type { UserStore } from '../users/store.js';
 import { GateFullError } from '../users/work-gate.js';
-import { authContext, fromStore, interrupt } from './request-context.js';
+import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
 import type { Throttle } from './throttle.js';
 
 /** Auth.js turns this into `?error=CredentialsSignin&code=rate_limited`. */
@@ -42,9 +42,9 @@ function field(credentials: Partial<Record<string, unknown>>, name: string): str
 export function createAuthorize(deps: AuthorizeDeps) {
   return async function authorize(
     credentials: Partial<Record<string, unknown>>,
+    context: AuthRequestContext,
   ): Promise<SignedInUser | null> {
-    const context = authContext.getStore();
-    const clientIp = context?.clientIp ?? 'unknown';
+    const clientIp = context.clientIp;
     const rawEmail = field(credentials, 'email');
     const rawPassword = field(credentials, 'password');
     // Over-long or non-string input is refused before any database or hashing work.
@@ -68,16 +68,18 @@ export function createAuthorize(deps: AuthorizeDeps) {
       return null;
     }
 
-    const admission = await fromStore(() => deps.throttle.admit(email, clientIp, deps.now()));
+    const admission = await fromStore(context, () =>
+      deps.throttle.admit(email, clientIp, deps.now()),
+    );
     if (!admission.admitted) {
-      interrupt({ kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
+      interrupt(context, { kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
       deps.log.info({ reason: 'throttled', clientIp }, 'sign-in refused');
       throw new RateLimited();
     }
 
     let checked = false;
     try {
-      const user = await fromStore(() => deps.users.findByEmail(email));
+      const user = await fromStore(context, () => deps.users.findByEmail(email));
       const hash = user?.passwordHash ?? unknownUserPasswordHash;
       const matches = await deps.hasher.verify(hash, password);
       checked = true;
@@ -86,16 +88,18 @@ export function createAuthorize(deps: AuthorizeDeps) {
         deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
         return null;
       }
-      await fromStore(() => deps.throttle.succeeded(admission.keys));
+      await fromStore(context, () => deps.throttle.succeeded(admission.keys));
       if (deps.hasher.needsRehash(user.passwordHash)) {
         const upgraded = await deps.hasher.hash(password);
-        await fromStore(() => deps.users.upgradePasswordHash(user.id, user.passwordHash, upgraded));
+        await fromStore(context, () =>
+          deps.users.upgradePasswordHash(user.id, user.passwordHash, upgraded),
+        );
       }
       deps.log.info({ userId: user.id, clientIp }, 'signed in');
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
-      if (error instanceof GateFullError) interrupt({ kind: 'overloaded' });
-      else interrupt({ kind: 'internal', error });
+      if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
+      else interrupt(context, { kind: 'internal', error });
       if (!checked) {
         await deps.throttle.notChecked(admission.keys).catch((refundError: unknown) => {
           deps.log.error({ err: refundError }, 'could not take back a throttle charge');

@@ -1,5 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /** Why a request that went through Auth.js must be answered by us instead. */
 export type Interruption =
   | { kind: 'throttled'; retryAfterSeconds: number }
@@ -8,8 +6,11 @@ export type Interruption =
   | { kind: 'internal'; error: unknown };
 
 /**
- * What Auth.js cannot carry between our route and our callbacks: Auth.js hands `authorize()`
- * a rebuilt Request, so the client address and the outcome travel in AsyncLocalStorage.
+ * What Auth.js cannot carry between our route and our callbacks (it hands `authorize()` a
+ * rebuilt Request, and the jwt callback none): the route builds the request's Auth.js
+ * configuration around it, so every callback sees its own request's context. Not
+ * AsyncLocalStorage: on Node 20 its first use turns on async hooks for every promise and
+ * socket in the process, which cost health and session reads 10-20 % of their throughput.
  */
 export interface AuthRequestContext {
   clientIp: string;
@@ -18,11 +19,12 @@ export interface AuthRequestContext {
   interruption?: Interruption;
 }
 
-export const authContext = new AsyncLocalStorage<AuthRequestContext>();
-
-/** Records why the request failed; the first cause wins. */
-export function interrupt(interruption: Interruption): void {
-  const context = authContext.getStore();
+/** Records why the request failed; the first cause wins. Without a context (a read outside
+ * Auth.js), the caller's own error handling answers. */
+export function interrupt(
+  context: AuthRequestContext | undefined,
+  interruption: Interruption,
+): void {
   if (context !== undefined && context.interruption === undefined) {
     context.interruption = interruption;
   }
@@ -36,11 +38,14 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-export async function fromStore<T>(work: () => Promise<T>): Promise<T> {
+export async function fromStore<T>(
+  context: AuthRequestContext | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    interrupt({ kind: 'unavailable', error });
+    interrupt(context, { kind: 'unavailable', error });
     throw new StoreUnavailableError(error);
   }
 }

@@ -1,12 +1,12 @@
-import { Auth, type AuthConfig } from '@auth/core';
+import { Auth } from '@auth/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest } from '../http/web-bridge.js';
-import { authBasePath, sessionCookieName } from './auth-config.js';
+import { authBasePath, sessionCookieName, type AuthConfigFor } from './auth-config.js';
 import { parseCookies } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
-import { authContext, StoreUnavailableError, type AuthRequestContext } from './request-context.js';
+import { StoreUnavailableError, type AuthRequestContext } from './request-context.js';
 import { assertAuthBody } from './signin-body.js';
 
 /** Every /api/auth route Gatehouse serves, with its methods (the rest is 404 or 405). */
@@ -22,7 +22,7 @@ export const authRoutes: Record<string, readonly ('GET' | 'POST')[]> = {
 };
 
 export interface AuthRouteDeps {
-  configs: { http: AuthConfig; https: AuthConfig };
+  configs: { http: AuthConfigFor; https: AuthConfigFor };
   /** Answers session and CSRF reads without Auth.js's pipeline (fast paths on). */
   fastReader: FastReader | undefined;
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
@@ -146,7 +146,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       clientIp: request.ip,
       previousSessionToken: parseCookies(request.headers.cookie).get(sessionCookieName(secure)),
     };
-    const response = await authContext.run(context, () => Auth(webRequest, config));
+    const response = await Auth(webRequest, config(context));
     return answerInterruption(request, reply, context, response);
   }
 

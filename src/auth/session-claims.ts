@@ -1,6 +1,6 @@
 import type { JWT } from '@auth/core/jwt';
 import type { Session } from '@auth/core/types';
-import { authContext, fromStore } from './request-context.js';
+import { fromStore, type AuthRequestContext } from './request-context.js';
 import type { SessionStore } from './session-store.js';
 
 export interface SessionClaimsDeps {
@@ -48,34 +48,46 @@ export function readClaims(token: JWT | null): GatehouseClaims | null {
 export function createSessionClaims(deps: SessionClaimsDeps) {
   const capSeconds = deps.absoluteMaxAgeSeconds;
 
-  /** The row behind a token's claims, or null when the session is over. */
-  async function validate(claims: GatehouseClaims): Promise<GatehouseClaims | null> {
+  /**
+   * The row behind a token's claims, or null when the session is over. A store failure throws
+   * StoreUnavailableError (and marks `context`, inside Auth.js).
+   */
+  async function validate(
+    claims: GatehouseClaims,
+    context?: AuthRequestContext,
+  ): Promise<GatehouseClaims | null> {
     if (claims.auth_time + capSeconds <= deps.now() / 1000) return null;
-    const active = await fromStore(() => deps.sessions.findActive(claims.sid));
+    const active = await fromStore(context, () => deps.sessions.findActive(claims.sid));
     if (active === null || active.userId !== claims.sub) return null;
     return { ...claims, email: active.email, name: active.name };
   }
 
-  async function revokeHeldSession(token: string | undefined): Promise<void> {
+  async function revokeHeldSession(context: AuthRequestContext): Promise<void> {
+    const token = context.previousSessionToken;
     if (token === undefined) return;
     const claims = readClaims(await deps.decodeSessionToken(token));
-    if (claims !== null) await fromStore(() => deps.sessions.revoke(claims.sid, deps.now()));
+    if (claims !== null) {
+      await fromStore(context, () => deps.sessions.revoke(claims.sid, deps.now()));
+    }
   }
 
   return {
     validate,
 
-    async jwt(params: {
-      token: JWT;
-      user?: { id?: string; email?: string | null; name?: string | null };
-      trigger?: string;
-    }): Promise<JWT | null> {
+    async jwt(
+      params: {
+        token: JWT;
+        user?: { id?: string; email?: string | null; name?: string | null };
+        trigger?: string;
+      },
+      context: AuthRequestContext,
+    ): Promise<JWT | null> {
       const { token, user, trigger } = params;
       if (trigger === 'signIn' && user?.id !== undefined) {
         // Fixation: a sign-in always gets a new session id, and the one held before ends.
-        await revokeHeldSession(authContext.getStore()?.previousSessionToken);
+        await revokeHeldSession(context);
         const at = deps.now();
-        const sid = await fromStore(() => deps.sessions.create(user.id as string, at));
+        const sid = await fromStore(context, () => deps.sessions.create(user.id as string, at));
         const claims: GatehouseClaims & JWT = {
           sub: user.id,
           email: user.email ?? '',
@@ -93,7 +105,7 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
       const exp = (token as { exp?: unknown }).exp;
       if (typeof exp === 'number' && exp + expClockToleranceSeconds <= deps.now() / 1000)
         return null;
-      const current = await validate(claims);
+      const current = await validate(claims, context);
       return current === null ? null : { ...token, ...current };
     },
 
@@ -109,9 +121,11 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
       } as Session;
     },
 
-    async signOut(message: { token?: JWT | null }): Promise<void> {
+    async signOut(message: { token?: JWT | null }, context: AuthRequestContext): Promise<void> {
       const claims = readClaims(message.token ?? null);
-      if (claims !== null) await fromStore(() => deps.sessions.revoke(claims.sid, deps.now()));
+      if (claims !== null) {
+        await fromStore(context, () => deps.sessions.revoke(claims.sid, deps.now()));
+      }
     },
   };
 }
