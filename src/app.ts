@@ -21,6 +21,7 @@ import { installErrorHandlers } from './http/error-handler.js';
 import { serverWithFrontDoor, type Front } from './http/front-door.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import type { PasswordHasher } from './users/hasher.js';
+import { WorkGate } from './users/work-gate.js';
 import type { UserStore } from './users/store.js';
 
 export type AppConfig = Pick<
@@ -204,13 +205,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       secure,
     );
 
+  // Two sign-ins in Auth.js per hash slot: one does its database work while the other hashes,
+  // so the hasher never idles; the rest wait at the door in a queue as long as the hasher's.
+  const hashLimits = deps.hasher.limits;
+  const signIns = new WorkGate(2 * hashLimits.concurrency, hashLimits.queueMax);
   void app.register((scope, _options, done) => {
     registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },
       fastReader,
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
-      signInCapacity: deps.hasher.capacity,
+      signIns,
     });
     done();
   });

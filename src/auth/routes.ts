@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest } from '../http/web-bridge.js';
+import type { WorkGate } from '../users/work-gate.js';
 import { authBasePath, sessionCookieName, type AuthConfigFor } from './auth-config.js';
 import { parseCookies } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
@@ -28,8 +29,8 @@ export interface AuthRouteDeps {
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;
-  /** Sign-ins admitted at once: as many as the password hasher can hold (running and queued). */
-  signInCapacity: number;
+  /** Sign-ins inside Auth.js at once, and how many may wait at the door (src/app.ts). */
+  signIns: WorkGate;
 }
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
@@ -91,7 +92,6 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
   const isSecure = (request: FastifyRequest) =>
     request.protocol === 'https' || deps.publicOrigin?.startsWith('https:') === true;
 
-  let signInsInFlight = 0;
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const secure = isSecure(request);
     let body: Buffer | undefined;
@@ -115,19 +115,13 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       `${authBasePath}/callback/credentials`,
     );
     if (request.method === 'POST' && url.startsWith(`${authBasePath}/callback/credentials`)) {
-      // Under a flood, a sign-in the hasher could not take is refused before Auth.js works on
-      // it (CSRF digest, config, throttle, database), with the answer the hash queue would
-      // give. Counted from arrival, not at the queue: a burst arrives all at once, before any
-      // of it has reached the queue. The event loop stays free for session reads and probes.
-      if (signInsInFlight >= deps.signInCapacity) {
-        return sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
-      }
-      signInsInFlight += 1;
-      try {
-        return await authenticate(request, reply, url, body, secure);
-      } finally {
-        signInsInFlight -= 1;
-      }
+      // Sign-ins wait at the door, not inside Auth.js, and past the queue are refused before
+      // Auth.js works on them (CSRF digest, config, throttle, database) with the answer the
+      // hash queue would give. A burst arrives all at once, before any of it reaches the hash
+      // queue; admitted whole, its pre-hash work would hold the event loop in one block that
+      // session reads and probes wait behind.
+      const admitted = deps.signIns.tryRun(() => authenticate(request, reply, url, body, secure));
+      return admitted ?? sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
     }
     return authenticate(request, reply, url, body, secure);
   };

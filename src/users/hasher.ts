@@ -26,8 +26,8 @@ export interface PasswordHasher {
   verify(passwordHash: string, password: string): Promise<boolean>;
   /** True when the hash was made with weaker or other parameters than today's. */
   needsRehash(passwordHash: string): boolean;
-  /** How many hashes and verifications it holds at once, running and queued; past that it refuses. */
-  readonly capacity: number;
+  /** Hashes and verifications it runs at once, and how many more may wait; past that it refuses. */
+  readonly limits: { readonly concurrency: number; readonly queueMax: number };
 }
 
 export interface HasherOptions {
@@ -39,7 +39,7 @@ export interface HasherOptions {
 export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const gate = new WorkGate(options.concurrency, options.queueMax);
   return {
-    capacity: options.concurrency + options.queueMax,
+    limits: { concurrency: options.concurrency, queueMax: options.queueMax },
     hash: (password) => gate.run(() => native().hash(password, params)),
     verify: (passwordHash, password) =>
       gate.run(async () => {

@@ -27,6 +27,12 @@ export class WorkGate {
     return this.#waiting.length;
   }
 
+  /** Like `run`, but `undefined` at once, with `task` never started, when the queue is full. */
+  tryRun<T>(task: () => Promise<T>): Promise<T> | undefined {
+    if (this.#active >= this.concurrency && this.#waiting.length >= this.queueMax) return undefined;
+    return this.run(task);
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#active >= this.concurrency) {
       if (this.#waiting.length >= this.queueMax) throw new GateFullError();
