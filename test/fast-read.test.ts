@@ -1,10 +1,13 @@
-import { encode as authjsEncode } from '@auth/core/jwt';
+import { decode as authjsDecode, encode as authjsEncode } from '@auth/core/jwt';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client } from './helpers/client.js';
-import { addUser, startServer, type TestServer } from './helpers/server.js';
+import { addUser, startServer, testSecret, type TestServer } from './helpers/server.js';
 
 const password = 'correct horse battery staple';
 const day = 86400_000;
+// Listed after the current secret on both servers: rotation, with old cookies still honoured.
+const olderSecret = 'an-older-secret-still-listed-0123456789abcdef';
+const salt = 'authjs.session-token';
 
 interface Observed {
   status: number;
@@ -64,9 +67,10 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
   beforeAll(async () => {
     // One public origin for both, so redirects and callback-url cookies can be compared.
     const authUrl = 'http://gatehouse.test';
-    fast = await startServer({ config: { fastPaths: true, authUrl } });
+    const authSecrets = [testSecret, olderSecret];
+    fast = await startServer({ config: { fastPaths: true, authUrl, authSecrets } });
     plain = await startServer({
-      config: { fastPaths: false, authUrl },
+      config: { fastPaths: false, authUrl, authSecrets },
       databaseUrl: `file:${fast.dir}/test.db`,
     });
     userId = await addUser(fast, 'ada@example.com', password, 'Ada');
@@ -211,6 +215,24 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
     const { cookie, at } = await make(client);
     const { fast: a, plain: b } = await both('/api/auth/session', cookie, at);
     expect(a).toEqual(b);
+  });
+
+  it('a session cookie made with an older secret still listed is read and re-issued by both', async () => {
+    const client = await signedIn();
+    const claims = await authjsDecode({ token: client.sessionCookie()!, secret: testSecret, salt });
+    // The claims as Auth.js hands them to encode, which stamps iat, exp and jti itself.
+    const token = Object.fromEntries(
+      Object.entries(claims!).filter(([name]) => !['iat', 'exp', 'jti'].includes(name)),
+    );
+    const old = await authjsEncode({ token, secret: olderSecret, salt });
+    const { fast: a, plain: b } = await both(
+      '/api/auth/session',
+      `${salt}=${old}`,
+      Date.now() + 2 * day,
+    );
+    expect(a).toEqual(b);
+    expect(JSON.parse(a.body)).toMatchObject({ user: { id: userId, email: 'ada@example.com' } });
+    expect(a.cookies.filter((c) => c.startsWith(`${salt}=<jwe>; `))).toHaveLength(1);
   });
 
   it('a session of a disabled user', async () => {
