@@ -19,8 +19,10 @@ export interface AuthRequestContext {
   interruption?: Interruption;
 }
 
-/** Records why the request failed; the first cause wins. Without a context (a read outside
- * Auth.js), the caller's own error handling answers. */
+/**
+ * Records why the request failed; the first cause wins. Without a context (a read outside
+ * Auth.js), the caller's own error handling answers.
+ */
 export function interrupt(
   context: AuthRequestContext | undefined,
   interruption: Interruption,
