@@ -205,10 +205,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       secure,
     );
 
-  // Two sign-ins in Auth.js per hash slot: one does its database work while the other hashes,
-  // so the hasher never idles; the rest wait at the door in a queue as long as the hasher's.
-  const hashLimits = deps.hasher.limits;
-  const signIns = new WorkGate(2 * hashLimits.concurrency, hashLimits.queueMax);
+  // Up to two sign-ins in Auth.js per hash slot: one does its database work while the other
+  // hashes, so the hasher never idles. The second waits in the hasher's queue, so there are
+  // only as many as that queue holds, and the hasher never refuses a sign-in let in. The rest
+  // wait at the door, in a queue as long as the hasher's.
+  const { concurrency, queueMax } = deps.hasher.limits;
+  const signIns = new WorkGate(concurrency + Math.min(concurrency, queueMax), queueMax);
   void app.register((scope, _options, done) => {
     registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },
