@@ -160,4 +160,58 @@ describe('faults during sign-in', () => {
     const again = new Client(server.url);
     expect((await again.signIn('bob@example.com', password)).status).toBe(429);
   });
+  it('a sign-in whose client gave up while waiting at the door is never checked', async () => {
+    // One hash slot and a queue of one: two sign-ins inside Auth.js, one more at the door.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const gate = new WorkGate(1, 1);
+    const verified: string[] = [];
+    server = await startServer({
+      wrap: (deps) => ({
+        ...deps,
+        hasher: {
+          ...deps.hasher,
+          limits: { concurrency: 1, queueMax: 1 },
+          verify: (hash, pw) => {
+            verified.push(pw);
+            return gate.run(async () => {
+              await held;
+              return deps.hasher.verify(hash, pw);
+            });
+          },
+        },
+      }),
+    });
+    for (const name of ['ada', 'cy', 'dan']) await addUser(server, `${name}@example.com`, password);
+    const inside = ['ada', 'cy'].map((name) =>
+      new Client(server!.url).signIn(`${name}@example.com`, password),
+    );
+    for (let i = 0; i < 200 && gate.queued === 0; i += 1) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect([gate.active, gate.queued]).toEqual([1, 1]);
+
+    // Dan's sign-in waits at the door; then Dan closes the tab.
+    const dan = new Client(server.url);
+    const csrfToken = await dan.csrfToken();
+    const giveUp = new AbortController();
+    const waiting = dan
+      .request('/api/auth/callback/credentials', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrfToken, email: 'dan@example.com', password }).toString(),
+        signal: giveUp.signal,
+      })
+      .catch((error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 300));
+    giveUp.abort();
+    expect(await waiting).toBeInstanceOf(Error);
+    await new Promise((r) => setTimeout(r, 100));
+
+    release();
+    expect((await Promise.all(inside)).map((r) => r.status)).toEqual([200, 200]);
+    await new Promise((r) => setTimeout(r, 300));
+    // Two hashes, for the two sign-ins whose clients waited; none for the one that left.
+    expect(verified).toHaveLength(2);
+  });
 });

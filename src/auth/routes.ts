@@ -120,8 +120,15 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       // hash queue would give. A burst arrives all at once, before any of it reaches the hash
       // queue; admitted whole, its pre-hash work would hold the event loop in one block that
       // session reads and probes wait behind.
-      const admitted = deps.signIns.tryRun(() => authenticate(request, reply, url, body, secure));
-      return admitted ?? sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      const overloaded = () =>
+        sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      const admitted = deps.signIns.tryRun(async () =>
+        // A client that gave up while waiting at the door costs no hash and no throttle charge.
+        request.raw.socket.destroyed
+          ? overloaded()
+          : authenticate(request, reply, url, body, secure),
+      );
+      return admitted ?? overloaded();
     }
     return authenticate(request, reply, url, body, secure);
   };
