@@ -80,15 +80,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Fastify's default request ids, shared with the access lines written in front of it.
   let requestCount = 0;
   const nextRequestId = () => `req-${(requestCount++).toString(36)}`;
+  const frontDoor = serverWithFrontDoor(fronts, {
+    requestTimeoutMs: config.requestTimeoutMs,
+    connectionTimeoutMs: config.requestTimeoutMs * 2,
+    keepAliveTimeoutMs: 72_000,
+  });
   const app = Fastify({
     logger: deps.logger,
     genReqId: nextRequestId,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
-    serverFactory: serverWithFrontDoor(fronts, {
-      requestTimeoutMs: config.requestTimeoutMs,
-      connectionTimeoutMs: config.requestTimeoutMs * 2,
-      keepAliveTimeoutMs: 72_000,
-    }),
+    serverFactory: frontDoor.factory,
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
     // No route declares a JSON schema (bodies are checked by hand before Auth.js reads them),
@@ -104,6 +105,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
   });
 
+  // A drain must not wait on connections that never sent a request (see front-door.ts).
+  app.addHook('preClose', (done) => {
+    frontDoor.closeUnstarted();
+    done();
+  });
   installSecurityHeaders(app, publicIsHttps);
   // While draining, every answer closes its connection, so kept-alive sockets do not hold
   // the process open until their idle timeout.

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -186,6 +187,27 @@ describe('the service process', () => {
     expect([503, 'refused']).toContain(late);
     expect(await service.exited).toBe(0);
   });
+
+  it('on SIGTERM a connection that never sent a request does not hold the exit', async () => {
+    // A browser's speculative pre-connect: Node's idle-connection close passes it over, and
+    // its socket timeout here is two minutes.
+    const service = await startService({
+      DATA_DIR: path.join(dir, 'preconnect'),
+      AUTH_SECRET: 'x'.repeat(40),
+      REQUEST_TIMEOUT_MS: '60000',
+    });
+    const { port } = new URL(service.url);
+    const preconnect = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => preconnect.once('connect', resolve));
+    const closedByServer = new Promise((resolve) => preconnect.once('close', resolve));
+    service.kill('SIGTERM');
+    const outcome = await Promise.race([
+      service.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still draining after 10 s'), 10_000)),
+    ]);
+    expect(outcome).toBe(0);
+    await closedByServer;
+  }, 20_000);
 
   it('WORKERS=2 serves from two processes that share sessions, and stops cleanly', async () => {
     const dataDir = await dataDirWithUser('cluster', 'c@example.com');

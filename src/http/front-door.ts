@@ -1,4 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 /**
  * A request answered in front of Fastify. Returns false to leave it to Fastify at once; true
@@ -18,22 +19,37 @@ export interface ServerTimeouts {
 }
 
 /**
- * Fastify's `serverFactory`: the fronts first, in order (the list may grow until the server
- * listens), then Fastify; the same timeouts Fastify would set.
+ * Fastify's `serverFactory` (`factory`): the fronts first, in order (the list may grow until
+ * the server listens), then Fastify; the same timeouts Fastify would set.
+ *
+ * `closeUnstarted` ends the connections that have not sent a request yet, for a drain: Node's
+ * `closeIdleConnections` passes them over (a browser's speculative pre-connect is one), so
+ * they would hold `server.close()` open until their socket timeout.
  */
 export function serverWithFrontDoor(fronts: readonly Front[], timeouts: ServerTimeouts) {
-  return (handler: http.RequestListener): http.Server => {
+  const unstarted = new Set<Socket>();
+  const factory = (handler: http.RequestListener): http.Server => {
     const server = http.createServer(
       // Slow clients: headers must arrive within the request timeout, checked every second.
       { headersTimeout: timeouts.requestTimeoutMs, connectionsCheckingInterval: 1000 },
       (request, response) => {
+        unstarted.delete(request.socket);
         for (const front of fronts) if (front(request, response, handler)) return;
         handler(request, response);
       },
     );
+    server.on('connection', (socket: Socket) => {
+      unstarted.add(socket);
+      socket.once('close', () => unstarted.delete(socket));
+    });
     server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
     server.requestTimeout = timeouts.requestTimeoutMs;
     server.setTimeout(timeouts.connectionTimeoutMs);
     return server;
   };
+  const closeUnstarted = () => {
+    for (const socket of unstarted) socket.destroy();
+    unstarted.clear();
+  };
+  return { factory, closeUnstarted };
 }
