@@ -86,6 +86,10 @@ describe('the service process', () => {
     const secretFile = path.join(dataDir, 'auth-secret');
     expect(fs.statSync(secretFile).mode & 0o777).toBe(0o600);
     expect(fs.existsSync(path.join(dataDir, 'gatehouse.db'))).toBe(true);
+    // pino writes asynchronously: the line may land just after the first answer.
+    for (let i = 0; i < 300 && !service.stdout().includes('no users yet'); i += 1) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     expect(service.stdout()).toContain('no users yet');
     const secret = fs.readFileSync(secretFile, 'utf8');
     service.kill('SIGTERM');
@@ -222,7 +226,13 @@ describe('the service process', () => {
         service
           .stdout()
           .split('\n')
-          .filter((line) => line.includes('"msg":"request"') && line.includes('/api/auth/session'))
+          // A chunk may end mid-line: only whole lines are read.
+          .filter(
+            (line) =>
+              line.endsWith('}') &&
+              line.includes('"msg":"request"') &&
+              line.includes('/api/auth/session'),
+          )
           .map((line) => (JSON.parse(line) as { pid: number }).pid),
       );
     for (let i = 0; i < 40 && servedBy().size < 2; i += 1) {
