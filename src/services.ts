@@ -1,17 +1,14 @@
-import type { Database as SQLiteDatabase } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Pool as PgPool } from 'pg';
 import { createKyselySessionStore } from './auth/session-store.js';
 import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
+import type { RawHandles } from './db/open.js';
 import type { Database } from './db/schema.js';
 import { createArgon2Hasher } from './users/hasher.js';
 import { createKyselyUserStore } from './users/kysely-store.js';
 
-export interface ServiceSettings {
-  /** The raw handle behind `db` (`openDatabase` gives one), for prepared statements on hot paths. */
-  sqlite?: SQLiteDatabase;
-  pgPool?: PgPool;
+/** `sqlite` / `pgPool`: the raw handle `openDatabase` gave with `db`. */
+export interface ServiceSettings extends RawHandles {
   throttle: ThrottleSettings;
   hashConcurrency: number;
   hashQueueMax: number;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database as SQLiteDatabase, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Pool as PgPool } from 'pg';
+import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 
 /** What a valid session row says about its user right now. */
@@ -40,12 +41,6 @@ const activeSessionSql = (param: string) =>
   from sessions join users on users.id = sessions.user_id
   where sessions.id = ${param} and sessions.revoked_at is null and users.disabled = 0`;
 
-/** The raw handle behind the Kysely instance (one of the two), for the per-read statement. */
-export interface HotPathHandles {
-  sqlite?: SQLiteDatabase;
-  pgPool?: PgPool;
-}
-
 type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
 
 const toActive = (row: ActiveSession | undefined): ActiveSession | null =>
@@ -74,10 +69,7 @@ function postgresFindActive(pool: PgPool): FindActive {
  * prepared statement on the primary key (a better-sqlite3 statement, or a named PostgreSQL
  * statement) on the raw handle behind `db`, instead of a Kysely build-and-compile per read.
  */
-export function createKyselySessionStore(
-  db: Kysely<Database>,
-  handles: HotPathHandles,
-): SessionStore {
+export function createKyselySessionStore(db: Kysely<Database>, handles: RawHandles): SessionStore {
   let findActive: FindActive;
   if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite);
   else if (handles.pgPool !== undefined) findActive = postgresFindActive(handles.pgPool);

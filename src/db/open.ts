@@ -7,13 +7,16 @@ import { openSqlite } from './sqlite.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-export interface OpenDatabase {
+/** The raw handle behind the Kysely instance (one of the two), for statements on hot paths. */
+export interface RawHandles {
+  sqlite?: SQLiteDatabase;
+  /** Its PostgreSQL pool, for named prepared statements. */
+  pgPool?: PgPool;
+}
+
+export interface OpenDatabase extends RawHandles {
   db: Kysely<Database>;
   dialect: Dialect;
-  /** The raw SQLite handle, for prepared statements on hot paths. */
-  sqlite?: SQLiteDatabase;
-  /** The PostgreSQL pool behind `db`, for named prepared statements on hot paths. */
-  pgPool?: PgPool;
 }
 
 /** Chooses the backend from the URL: `file:<path>` is SQLite, `postgres://` PostgreSQL. */

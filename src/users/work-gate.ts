@@ -27,15 +27,18 @@ export class WorkGate {
     return this.#waiting.length;
   }
 
+  #full(): boolean {
+    return this.#active >= this.concurrency && this.#waiting.length >= this.queueMax;
+  }
+
   /** Like `run`, but `undefined` at once, with `task` never started, when the queue is full. */
   tryRun<T>(task: () => Promise<T>): Promise<T> | undefined {
-    if (this.#active >= this.concurrency && this.#waiting.length >= this.queueMax) return undefined;
-    return this.run(task);
+    return this.#full() ? undefined : this.run(task);
   }
 
   async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#full()) throw new GateFullError();
     if (this.#active >= this.concurrency) {
-      if (this.#waiting.length >= this.queueMax) throw new GateFullError();
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     } else {
       this.#active += 1;
