@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { readFileVariables } from './secret-files.js';
 
 // zod/mini: the same validation as zod's chained API, at a fraction of its load time and
 // memory (measured: full zod was the largest module in the start-up bundle).
@@ -135,20 +136,25 @@ export interface Config {
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
 
 /**
- * Parses the environment once; every problem names its variable. The users CLI passes
- * `requireSecret: false`: it never signs a token.
+ * Parses the environment once; every problem names its variable. `AUTH_SECRET_FILE` and
+ * `DATABASE_URL_FILE` are read here. The users CLI passes `requireSecret: false`: it never
+ * signs a token.
  */
 export function parseConfig(
   env: NodeJS.ProcessEnv,
   options: { requireSecret?: boolean } = {},
 ): ConfigResult {
-  const parsed = envSchema(options.requireSecret !== false).safeParse(env);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problems: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
-    };
-  }
+  const files = readFileVariables(env);
+  const parsed = envSchema(options.requireSecret !== false).safeParse(files.env);
+  const problems = [
+    ...files.problems,
+    ...(parsed.success
+      ? []
+      : parsed.error.issues
+          .filter((issue) => !files.failed.has(String(issue.path[0])))
+          .map((issue) => `${issue.path.join('.')}: ${issue.message}`)),
+  ];
+  if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const e = parsed.data;
   const config: Config = {
     env: e.NODE_ENV,

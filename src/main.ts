@@ -85,7 +85,9 @@ async function primary(config: Config): Promise<void> {
   const { db } = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   await db.destroy();
-  for (let i = 0; i < config.workers; i += 1) cluster.fork({ AUTH_SECRET: secrets.join(',') });
+  // The workers get the secrets resolved here (a file already read, or the development one).
+  const workerEnv = { AUTH_SECRET: secrets.join(','), AUTH_SECRET_FILE: undefined };
+  for (let i = 0; i < config.workers; i += 1) cluster.fork(workerEnv);
   let running = config.workers;
   let stopping = false;
   cluster.on('exit', (worker, code) => {
@@ -95,7 +97,7 @@ async function primary(config: Config): Promise<void> {
         `gatehouse: worker ${worker.process.pid} exited with ${code}; restarting\n`,
       );
       running += 1;
-      cluster.fork({ AUTH_SECRET: secrets.join(',') });
+      cluster.fork(workerEnv);
     }
     if (running === 0) process.exit(0);
   });

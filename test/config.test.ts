@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.js';
 
 const secret = 'a'.repeat(32);
@@ -73,5 +76,80 @@ describe('configuration', () => {
 
   it('the CLI does not need AUTH_SECRET even in production', () => {
     expect(parseConfig({ NODE_ENV: 'production' }, { requireSecret: false }).ok).toBe(true);
+  });
+});
+
+describe('secrets from files (Docker and Kubernetes secrets)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-secret-files-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, content: string, mode = 0o600) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, content, { mode });
+    return file;
+  };
+
+  it('AUTH_SECRET_FILE and DATABASE_URL_FILE are read, their trailing newline dropped', () => {
+    const result = parseConfig({
+      NODE_ENV: 'production',
+      AUTH_SECRET_FILE: write('auth-secret', `${secret}\n`),
+      DATABASE_URL_FILE: write('database-url', 'postgres://u:p@db:5432/gatehouse\n'),
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.config.authSecrets).toEqual([secret]);
+    expect(result.config.databaseUrl).toBe('postgres://u:p@db:5432/gatehouse');
+  });
+
+  it('a rotation list in a file keeps its order', () => {
+    const result = parseConfig({
+      AUTH_SECRET_FILE: write('rotation', `${secret},${'b'.repeat(40)}`),
+    });
+    expect(result.ok && result.config.authSecrets).toEqual([secret, 'b'.repeat(40)]);
+  });
+
+  it.each([
+    ['AUTH_SECRET', secret],
+    ['DATABASE_URL', 'file:./x.db'],
+  ])('setting both %s and its _FILE is refused, naming both', (name, value) => {
+    const result = parseConfig({ [name]: value, [`${name}_FILE`]: write(`both-${name}`, value) });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      `${name}: both ${name} and ${name}_FILE are set; set only one`,
+    ]);
+  });
+
+  it('a missing file names the variable and the path, and only that problem is reported', () => {
+    const missing = path.join(dir, 'no-such-secret');
+    const result = parseConfig({ NODE_ENV: 'production', AUTH_SECRET_FILE: missing });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([`AUTH_SECRET_FILE: cannot read ${missing} (no such file)`]);
+  });
+
+  it('a folder or an empty file is refused without showing any content', () => {
+    const empty = write('empty', '\n');
+    const result = parseConfig({ AUTH_SECRET_FILE: empty, DATABASE_URL_FILE: dir });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems.sort()).toEqual([
+      `AUTH_SECRET_FILE: ${empty} is empty`,
+      `DATABASE_URL_FILE: cannot read ${dir} (is a directory)`,
+    ]);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('an unreadable file says permission denied', () => {
+    const locked = write('locked', secret, 0o000);
+    const result = parseConfig({ AUTH_SECRET_FILE: locked });
+    expect(!result.ok && result.problems).toEqual([
+      `AUTH_SECRET_FILE: cannot read ${locked} (permission denied)`,
+    ]);
+  });
+
+  it('the file content is validated like the variable, naming the variable', () => {
+    const result = parseConfig({ AUTH_SECRET_FILE: write('short', 'short\n') });
+    expect(!result.ok && result.problems).toEqual([
+      'AUTH_SECRET: each comma-separated secret must be at least 32 bytes',
+    ]);
   });
 });

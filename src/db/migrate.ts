@@ -26,7 +26,13 @@ async function isUpToDate(db: Kysely<Database>): Promise<boolean> {
   }
 }
 
-/** Brings the schema to the latest version; throws with the failing migration's name. */
+/**
+ * Brings the schema to the latest version; throws with the failing migration's name. Safe when
+ * several replicas start at once on one database: Kysely's Migrator runs the migrations in one
+ * transaction under an advisory lock on PostgreSQL (the write lock on SQLite), re-reads what
+ * was applied once it holds the lock, and tolerates losing the race to create its own tables
+ * (test/postgres-replicas-start.test.ts).
+ */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   if (await isUpToDate(db)) return;
   const migrator = new Migrator({ db, provider });
