@@ -16,7 +16,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const gatehouseMain = path.join(root, 'dist/gatehouse.mjs');
 // Started as `npm start` starts it, V8 flags included.
 const gatehouseArgs = startArgs(root);
-const gatehouseCli = path.join(root, 'dist/cli/main.js');
+const gatehouseCli = path.join(root, 'dist/gatehouse-cli.cjs');
 const baselineMain = path.join(root, 'scripts/bench-baseline.mjs');
 const thisScript = fileURLToPath(import.meta.url);
 

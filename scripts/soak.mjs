@@ -118,7 +118,14 @@ async function main() {
   };
   execFileSync(
     process.execPath,
-    [path.join(root, 'dist/cli/main.js'), 'users', 'add', '--email', email, '--password-stdin'],
+    [
+      path.join(root, 'dist/gatehouse-cli.cjs'),
+      'users',
+      'add',
+      '--email',
+      email,
+      '--password-stdin',
+    ],
     { env, input: `${password}\n`, stdio: ['pipe', 'ignore', 'inherit'] },
   );
   server = spawn(process.execPath, startArgs(root), { cwd: root, env, stdio: 'inherit' });

@@ -9,7 +9,7 @@ describe('gatehouse users CLI on a real database', () => {
   let dir: string;
   let env: Record<string, string>;
   const users = (args: string[], stdin?: string) =>
-    runNode('cli/main.js', ['users', ...args], env, stdin);
+    runNode('gatehouse-cli.cjs', ['users', ...args], env, stdin);
 
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-'));

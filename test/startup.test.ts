@@ -47,7 +47,7 @@ async function startService(
 async function dataDirWithUser(folder: string, email: string): Promise<string> {
   const dataDir = path.join(dir, folder);
   const add = await runNode(
-    'cli/main.js',
+    'gatehouse-cli.cjs',
     ['users', 'add', '--email', email, '--password-stdin'],
     { DATA_DIR: dataDir },
     'a long and fine password',
