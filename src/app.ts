@@ -91,7 +91,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     serverFactory: frontDoor.factory,
     bodyLimit: config.bodyLimitBytes,
-    return503OnClosing: true,
+    // A request that reaches the service while it drains is answered as usual (with
+    // `Connection: close`, below), not refused: the client sent it before it could know.
+    return503OnClosing: false,
     // No route declares a JSON schema (bodies are checked by hand before Auth.js reads them),
     // so Fastify's ajv and fast-json-stringify compilers are never needed; supplying these
     // keeps them from loading at start-up (measured: ~140 ms of the boot before this).

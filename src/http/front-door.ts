@@ -19,12 +19,19 @@ export interface ServerTimeouts {
 }
 
 /**
+ * A connection accepted just before the drain began has its request on the way: it gets this
+ * long to send it (and is answered, with `Connection: close`) before it is ended.
+ */
+export const unstartedGraceMs = 1000;
+
+/**
  * Fastify's `serverFactory` (`factory`): the fronts first, in order (the list may grow until
  * the server listens), then Fastify; the same timeouts Fastify would set.
  *
- * `closeUnstarted` ends the connections that have not sent a request yet, for a drain: Node's
- * `closeIdleConnections` passes them over (a browser's speculative pre-connect is one), so
- * they would hold `server.close()` open until their socket timeout.
+ * `closeUnstarted` ends, after `unstartedGraceMs`, the connections that have still not sent a
+ * request, for a drain: Node's `closeIdleConnections` passes them over (a browser's
+ * speculative pre-connect is one), so they would hold `server.close()` open until their
+ * socket timeout.
  */
 export function serverWithFrontDoor(fronts: readonly Front[], timeouts: ServerTimeouts) {
   const unstarted = new Set<Socket>();
@@ -48,8 +55,11 @@ export function serverWithFrontDoor(fronts: readonly Front[], timeouts: ServerTi
     return server;
   };
   const closeUnstarted = () => {
-    for (const socket of unstarted) socket.destroy();
-    unstarted.clear();
+    const timer = setTimeout(() => {
+      for (const socket of unstarted) socket.destroy();
+      unstarted.clear();
+    }, unstartedGraceMs);
+    timer.unref();
   };
   return { factory, closeUnstarted };
 }

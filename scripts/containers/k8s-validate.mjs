@@ -1,0 +1,352 @@
+#!/usr/bin/env node
+// Validates the kustomize base in deploy/k8s strictly and offline, against the Kubernetes
+// OpenAPI schema that kubernetes-models 4.x ships (compiled into ajv validators).
+//
+//   node scripts/containers/k8s-validate.mjs [DIR]          validate (exit 1 on any problem)
+//   node scripts/containers/k8s-validate.mjs --self-test    also prove that mistakes are caught
+//
+// Why not just `model.validate()`: the compiled validators ignore properties the schema does
+// not name, so `readinesProbe` or `httpGet.paht` would pass (the API server drops such fields,
+// with at most a warning, and the probe silently never runs). Here every object the document
+// contains is wrapped in a Proxy while the official validator runs, recording which keys it
+// reads: it reads every key its schema declares, and every key of a map (labels, data,
+// resources), but never an undeclared one. Whatever it did not read is an unknown field.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import YAML from 'yaml';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const defaultDir = path.join(repoRoot, 'deploy/k8s');
+
+// Keys this validator models. The others kustomize knows would change what kubectl sends
+// (generators, patches, images, …) without being checked here, so the base must not use them.
+const modelledKeys = new Set(['apiVersion', 'kind', 'labels', 'resources']);
+const otherKustomizeKeys = new Set(
+  (
+    'bases buildMetadata commonAnnotations commonLabels components configMapGenerator ' +
+    'configurations crds generatorOptions generators helmCharts helmGlobals images metadata ' +
+    'namePrefix nameSuffix namespace openapi patches patchesJson6902 patchesStrategicMerge ' +
+    'replacements replicas secretGenerator sortOptions transformers validators vars'
+  ).split(' '),
+);
+const labelKeys = new Set(['pairs', 'includeTemplates', 'includeSelectors']);
+
+/** Kubernetes YAML is read by go-yaml as YAML 1.1: `on`/`yes` are booleans, `0700` is octal. */
+function parseYaml(text) {
+  const docs = YAML.parseAllDocuments(text, { version: '1.1', uniqueKeys: true });
+  const errors = docs.flatMap((doc) => doc.errors.map((error) => error.message));
+  return { errors, values: docs.map((doc) => doc.toJS()).filter((value) => value != null) };
+}
+
+/**
+ * Reads the kustomization, its resources and every other *.yaml beside it (the example
+ * Secret is deliberately not a resource, but a stale unchecked manifest would be worse).
+ * Returns { kustomization, docs: [{ file, inResources, doc }], problems }.
+ */
+export function loadBase(dir = defaultDir) {
+  const problems = [];
+  const docs = [];
+  const kustomizationFile = path.join(dir, 'kustomization.yaml');
+  const parsed = parseYaml(fs.readFileSync(kustomizationFile, 'utf8'));
+  for (const error of parsed.errors) problems.push(`kustomization.yaml: ${error}`);
+  const kustomization = parsed.values[0] ?? {};
+  const resources = Array.isArray(kustomization.resources) ? kustomization.resources : [];
+  const others = fs
+    .readdirSync(dir)
+    .filter((file) => /\.ya?ml$/.test(file) && file !== 'kustomization.yaml')
+    .filter((file) => !resources.includes(file))
+    .sort();
+  for (const file of [...resources, ...others]) {
+    const full = typeof file === 'string' ? path.join(dir, file) : '';
+    if (!full || !fs.existsSync(full) || !fs.statSync(full).isFile()) continue;
+    const { errors, values } = parseYaml(fs.readFileSync(full, 'utf8'));
+    for (const error of errors) problems.push(`${file}: ${error}`);
+    if (errors.length > 0) continue;
+    for (const doc of values) docs.push({ file, inResources: resources.includes(file), doc });
+  }
+  return { dir, kustomization, docs, problems };
+}
+
+/** Only modelled keys, plain file resources that exist, once each. */
+export function checkKustomization(kustomization, dir) {
+  const problems = [];
+  const say = (where, message) => problems.push(`kustomization.yaml ${where}: ${message}`);
+  if (kustomization === null || typeof kustomization !== 'object' || Array.isArray(kustomization))
+    return ['kustomization.yaml: not a mapping'];
+  for (const key of Object.keys(kustomization)) {
+    if (otherKustomizeKeys.has(key)) say(key, 'not modelled by this offline validator');
+    else if (!modelledKeys.has(key)) say(key, 'unknown field');
+  }
+  if (kustomization.apiVersion !== 'kustomize.config.k8s.io/v1beta1')
+    say('apiVersion', 'must be kustomize.config.k8s.io/v1beta1');
+  if (kustomization.kind !== 'Kustomization') say('kind', 'must be Kustomization');
+  const resources = kustomization.resources;
+  if (!Array.isArray(resources) || resources.length === 0) say('resources', 'must be a list');
+  for (const [i, file] of (Array.isArray(resources) ? resources : []).entries()) {
+    const where = `resources[${i}]`;
+    if (typeof file !== 'string' || !/^[\w.-]+\.ya?ml$/.test(file))
+      say(where, `${JSON.stringify(file)} must be a YAML file in this folder (no URL, no dir)`);
+    else if (!fs.existsSync(path.join(dir, file))) say(where, `${file} does not exist`);
+    else if (resources.indexOf(file) !== i) say(where, `${file} is listed twice`);
+  }
+  const labels = kustomization.labels ?? [];
+  if (!Array.isArray(labels)) say('labels', 'must be a list');
+  for (const [i, label] of (Array.isArray(labels) ? labels : []).entries()) {
+    for (const key of Object.keys(label ?? {}))
+      if (!labelKeys.has(key)) say(`labels[${i}].${key}`, 'unknown or not modelled');
+    // Selectors are immutable after the first apply; adding to them breaks re-applies.
+    if (label?.includeSelectors) say(`labels[${i}].includeSelectors`, 'must stay false');
+    for (const [key, value] of Object.entries(label?.pairs ?? {}))
+      if (typeof value !== 'string') say(`labels[${i}].pairs.${key}`, 'must be a string');
+  }
+  return problems;
+}
+
+/** What kustomize does with `labels` (includeTemplates only adds to existing template labels). */
+function applyLabels(doc, labels = []) {
+  const out = structuredClone(doc);
+  for (const { pairs = {}, includeTemplates } of labels) {
+    out.metadata = { ...out.metadata, labels: { ...out.metadata?.labels, ...pairs } };
+    const template = out.spec?.template?.metadata;
+    if (includeTemplates && template?.labels) Object.assign(template.labels, pairs);
+  }
+  return out;
+}
+
+/** The base's documents as `kubectl apply -k` sends them (plus the files outside resources). */
+export function rendered(base) {
+  const labels = base.kustomization.labels;
+  return base.docs.map((entry) =>
+    entry.inResources ? { ...entry, doc: applyLabels(entry.doc, labels) } : entry,
+  );
+}
+
+const modelCache = new Map();
+
+/** The kubernetes-models class for apiVersion + kind, or undefined. */
+async function modelFor(apiVersion, kind) {
+  if (
+    typeof apiVersion !== 'string' ||
+    !/^([a-z0-9.-]+\/)?v\d+((alpha|beta)\d+)?$/.test(apiVersion)
+  )
+    return undefined;
+  if (!modelCache.has(apiVersion))
+    modelCache.set(
+      apiVersion,
+      import(`kubernetes-models/${apiVersion}`).catch(() => ({})),
+    );
+  const Model = (await modelCache.get(apiVersion))[kind];
+  return Model?.apiVersion === apiVersion && Model.kind === kind ? Model : undefined;
+}
+
+/** Wraps value so that every key read on it or below is recorded per object. */
+function track(value, reads) {
+  if (value === null || typeof value !== 'object') return value;
+  const read = new Set();
+  reads.set(value, read);
+  const children = new Map();
+  return new Proxy(value, {
+    get(target, key, receiver) {
+      const child = Reflect.get(target, key, receiver);
+      if (typeof key !== 'string' || !Object.hasOwn(target, key)) return child;
+      read.add(key);
+      if (child === null || typeof child !== 'object') return child;
+      if (!children.has(key)) children.set(key, track(child, reads));
+      return children.get(key);
+    },
+    has(target, key) {
+      if (typeof key === 'string') read.add(key);
+      return Reflect.has(target, key);
+    },
+  });
+}
+
+function unknownFields(value, reads, at = '') {
+  if (value === null || typeof value !== 'object') return [];
+  const read = reads.get(value);
+  // Not reached by the validator at all: its parent is already reported (or failed its type).
+  if (!read) return [];
+  return Object.entries(value).flatMap(([key, child]) => {
+    const where = `${at}/${key}`;
+    if (!Array.isArray(value) && !read.has(key)) return [`${where}: unknown field`];
+    return unknownFields(child, reads, where);
+  });
+}
+
+function describe(error) {
+  const extra = error.params?.allowedValues ? ` (${error.params.allowedValues.join(', ')})` : '';
+  return `${error.instancePath || '/'}: ${error.message ?? error.keyword}${extra}`;
+}
+
+/** Schema problems of one document, each as "/json/pointer: message". */
+export async function validateDocument(doc) {
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return ['/: not an object'];
+  const Model = await modelFor(doc.apiVersion, doc.kind);
+  if (!Model) return [`/: no schema for apiVersion ${doc.apiVersion} kind ${doc.kind}`];
+  const model = new Model(doc);
+  const reads = new Map();
+  const problems = [];
+  try {
+    model.validate.call(track(model, reads));
+  } catch (error) {
+    if (!Array.isArray(error.errors)) throw error;
+    problems.push(...new Set(error.errors.map(describe)));
+  }
+  return [...problems, ...unknownFields(model, reads)];
+}
+
+const id = (doc) => `${doc?.kind}/${doc?.metadata?.name}`;
+const matches = (selector = {}, labels = {}) =>
+  Object.keys(selector).length > 0 &&
+  Object.entries(selector).every(([key, value]) => labels[key] === value);
+
+/** Mistakes the schema cannot see: references between the documents of the base. */
+export function crossCheck(entries) {
+  const problems = [];
+  const byId = new Map(entries.map(({ doc }) => [id(doc), doc]));
+  const seen = new Set();
+  for (const { file, doc } of entries) {
+    if (seen.has(id(doc))) problems.push(`${file} ${id(doc)}: defined twice`);
+    seen.add(id(doc));
+  }
+  const templates = entries
+    .filter(({ doc }) => doc.kind === 'Deployment')
+    .map(({ doc }) => doc.spec?.template?.metadata?.labels ?? {});
+  for (const { file, inResources, doc } of entries) {
+    const say = (message) => problems.push(`${file} ${id(doc)}: ${message}`);
+    const selector = doc.kind === 'Service' ? doc.spec?.selector : doc.spec?.selector?.matchLabels;
+    if (doc.kind === 'Deployment' && !matches(selector, doc.spec?.template?.metadata?.labels))
+      say('spec.selector does not match the pod template labels');
+    if (['Service', 'PodDisruptionBudget'].includes(doc.kind))
+      if (!templates.some((labels) => matches(selector, labels)))
+        say('selector matches no pod template of the base');
+    const target = doc.spec?.scaleTargetRef;
+    if (doc.kind === 'HorizontalPodAutoscaler' && !byId.has(`${target?.kind}/${target?.name}`))
+      say(`scaleTargetRef ${target?.kind}/${target?.name} is not in the base`);
+    // A placeholder Secret applied with the base would replace the operator's real one.
+    if (doc.kind === 'Secret' && inResources && JSON.stringify(doc).includes('REPLACE-ME'))
+      say('holds placeholders but is listed in resources');
+    for (const container of doc.spec?.template?.spec?.containers ?? [])
+      problems.push(...checkContainer(container, byId, `${file} ${id(doc)}`));
+  }
+  return problems;
+}
+
+function checkContainer(container, byId, where) {
+  const problems = [];
+  const say = (message) => problems.push(`${where} container ${container.name}: ${message}`);
+  const portNames = new Set((container.ports ?? []).map((port) => port.name));
+  for (const kind of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+    const port = container[kind]?.httpGet?.port ?? container[kind]?.tcpSocket?.port;
+    if (typeof port === 'string' && !portNames.has(port)) say(`${kind} port ${port} not declared`);
+  }
+  const refs = [
+    ...(container.envFrom ?? []).flatMap((from) => [
+      from.configMapRef && { kind: 'ConfigMap', ...from.configMapRef },
+      from.secretRef && { kind: 'Secret', ...from.secretRef },
+    ]),
+    ...(container.env ?? []).flatMap((env) => [
+      env.valueFrom?.configMapKeyRef && { kind: 'ConfigMap', ...env.valueFrom.configMapKeyRef },
+      env.valueFrom?.secretKeyRef && { kind: 'Secret', ...env.valueFrom.secretKeyRef },
+    ]),
+  ].filter(Boolean);
+  for (const ref of refs) {
+    const target = byId.get(`${ref.kind}/${ref.name}`);
+    const keys = { ...target?.data, ...target?.stringData };
+    if (!target && !ref.optional) say(`${ref.kind} ${ref.name} is not in the base`);
+    else if (target && ref.key && !(ref.key in keys) && !ref.optional)
+      say(`${ref.kind} ${ref.name} has no key ${ref.key}`);
+  }
+  return problems;
+}
+
+/** Everything about a loaded base: { lines: ["ok  Kind/name (file)"], problems: [...] }. */
+export async function validateBase(base) {
+  const problems = [...base.problems, ...checkKustomization(base.kustomization, base.dir)];
+  const lines = [];
+  const entries = rendered(base);
+  for (const { file, inResources, doc } of entries) {
+    const found = await validateDocument(doc);
+    problems.push(...found.map((problem) => `${file} ${id(doc)} ${problem}`));
+    const note = inResources ? '' : ', not in resources';
+    if (found.length === 0) lines.push(`ok  ${id(doc)} (${file}${note})`);
+  }
+  problems.push(...crossCheck(entries));
+  return { lines, problems };
+}
+
+// Mistakes someone could make in the container, each with the problem it must produce.
+const mutations = {
+  'readinessProbe misspelled': [
+    'containers/0/readinesProbe: unknown field',
+    (c) => {
+      c.readinesProbe = c.readinessProbe;
+      delete c.readinessProbe;
+    },
+  ],
+  'livenessProbe.httpGet.path misspelled': [
+    'livenessProbe/httpGet/paht: unknown field',
+    (c) => {
+      c.livenessProbe.httpGet.paht = c.livenessProbe.httpGet.path;
+      delete c.livenessProbe.httpGet.path;
+    },
+  ],
+  'periodSeconds as a string': [
+    'livenessProbe/periodSeconds: must be integer',
+    (c) => (c.livenessProbe.periodSeconds = '10'),
+  ],
+  'probe on an undeclared port name': [
+    'startupProbe port web not declared',
+    (c) => (c.startupProbe.httpGet.port = 'web'),
+  ],
+};
+
+/** Validates the real base (must pass), then broken in-memory copies (each must fail). */
+export async function selfTest(dir = defaultDir) {
+  const base = loadBase(dir);
+  const failures = [];
+  const real = await validateBase(base);
+  if (real.problems.length > 0)
+    failures.push(`the real base has problems:\n  ${real.problems.join('\n  ')}`);
+  for (const [name, [expected, mutate]] of Object.entries(mutations)) {
+    const copy = structuredClone(base);
+    const deployment = copy.docs.find(({ doc }) => doc.kind === 'Deployment').doc;
+    mutate(deployment.spec.template.spec.containers[0]);
+    const { problems } = await validateBase(copy);
+    const hit = problems.find((problem) => problem.includes(expected));
+    if (hit) console.log(`self-test: rejected (${name}): ${hit}`);
+    else failures.push(`${name}: expected "${expected}", got ${JSON.stringify(problems)}`);
+  }
+  const bad = structuredClone(base);
+  bad.kustomization.configMapGenerator = [];
+  const hit = (await validateBase(bad)).problems.find((p) => p.includes('configMapGenerator'));
+  if (hit) console.log(`self-test: rejected (generator in kustomization): ${hit}`);
+  else failures.push('accepted a kustomization with a configMapGenerator');
+  return failures;
+}
+
+async function main(argv) {
+  const flags = argv.filter((arg) => arg.startsWith('-'));
+  const dirs = argv.filter((arg) => !arg.startsWith('-'));
+  if (flags.some((flag) => flag !== '--self-test') || dirs.length > 1) {
+    console.error('usage: node scripts/containers/k8s-validate.mjs [--self-test] [DIR]');
+    return 2;
+  }
+  const selfTesting = flags.length > 0;
+  const dir = path.resolve(dirs[0] ?? defaultDir);
+  const { lines, problems } = await validateBase(loadBase(dir));
+  for (const line of lines) console.log(line);
+  for (const problem of problems) console.error(`error  ${problem}`);
+  if (problems.length > 0) return 1;
+  if (!selfTesting) return 0;
+  const failures = await selfTest(dir);
+  for (const failure of failures) console.error(`self-test FAILED: ${failure}`);
+  if (failures.length === 0)
+    console.log('self-test: ok (real base valid, every broken copy rejected)');
+  return failures.length === 0 ? 0 : 1;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = await main(process.argv.slice(2));
+}
