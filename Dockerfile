@@ -43,6 +43,7 @@ COPY --from=build /src/dist/gatehouse /src/dist/gatehouse.mjs /src/dist/gatehous
 RUN ln -s /app/dist/gatehouse /usr/local/bin/gatehouse \
  && mkdir -p /data && chown 1000:1000 /data && chmod 0700 /data \
  && GATEHOUSE_WARM_CODE_CACHE=1 HOST=127.0.0.1 PORT=0 DATA_DIR=/tmp/warm LOG_LEVEL=silent \
+    AUTH_URL=http://127.0.0.1 \
     AUTH_SECRET="$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("hex"))')" \
     gatehouse serve \
  && test -s dist/gatehouse.cjs.v8cache \

@@ -296,6 +296,7 @@ function gatehouseEnv(dataDir, fastPaths, secret, port) {
     PORT: String(port),
     HOST: '127.0.0.1',
     NODE_ENV: 'production',
+    AUTH_URL: `http://127.0.0.1:${port}`,
     AUTH_SECRET: secret,
     DATA_DIR: dataDir,
     DATABASE_URL: `file:${path.join(dataDir, 'gatehouse.db')}`,

@@ -121,6 +121,7 @@ async function warmCodeCache() {
       DATA_DIR: dataDir,
       DATABASE_URL: `file:${path.join(dataDir, 'gatehouse.db')}`,
       AUTH_SECRET: randomBytes(32).toString('base64'),
+      AUTH_URL: 'http://127.0.0.1',
       LOG_LEVEL: 'silent',
       GATEHOUSE_WARM_CODE_CACHE: '1',
     },

@@ -113,6 +113,7 @@ async function main() {
     HOST: '127.0.0.1',
     PORT: String(port),
     DATA_DIR: dataDir,
+    AUTH_URL: base,
     AUTH_SECRET: randomBytes(33).toString('base64'),
     LOG_LEVEL: 'warn',
   };

@@ -5,7 +5,8 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
-import { createAuthConfig, sessionCookieName } from './auth/auth-config.js';
+import { createAuthConfig } from './auth/auth-config.js';
+import { authCookieNames } from './auth/cookie-names.js';
 import { createAuthorize } from './auth/authorize.js';
 import { createFastReader } from './auth/fast-read.js';
 import { createFrontRead } from './auth/front-read.js';
@@ -20,6 +21,7 @@ import { healthRoutes, registerHealthRoutes } from './health/routes.js';
 import { installErrorHandlers } from './http/error-handler.js';
 import { serverWithFrontDoor, type Front } from './http/front-door.js';
 import { installSecurityHeaders } from './http/security-headers.js';
+import { createAuthPages } from './pages/auth-pages.js';
 import type { PasswordHasher } from './users/hasher.js';
 import { WorkGate } from './users/work-gate.js';
 import type { UserStore } from './users/store.js';
@@ -29,11 +31,14 @@ export type AppConfig = Pick<
   | 'authSecrets'
   | 'authUrl'
   | 'trustProxy'
+  | 'sessionCookiePrefix'
   | 'session'
   | 'bodyLimitBytes'
   | 'requestTimeoutMs'
   | 'fastPaths'
->;
+> &
+  // Optional: apps built without it (tests) get the default branding.
+  Partial<Pick<Config, 'page'>>;
 
 export interface AppDeps {
   config: AppConfig;
@@ -170,7 +175,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       now,
       decodeSessionToken: async (token) => {
         try {
-          const salt = sessionCookieName(secure);
+          const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
           return await decode({ token, salt, secret: [...config.authSecrets] });
         } catch {
           // An unreadable held token names no session to end.
@@ -188,6 +193,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           // Same checks as the jwt callback: one source for what a valid session is.
           claims: claimsFor(false),
           now,
+          sessionCookiePrefix: config.sessionCookiePrefix,
         });
   if (inFront && fastReader !== undefined) {
     fronts.push(
@@ -205,6 +211,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       {
         secrets: config.authSecrets,
         session: config.session,
+        sessionCookiePrefix: config.sessionCookiePrefix,
         authorize,
         claims: claimsFor(secure),
         log: app.log,
@@ -223,9 +230,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },
       fastReader,
+      sessionCookiePrefix: config.sessionCookiePrefix,
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
       signIns,
+      pages: createAuthPages(config.page),
     });
     done();
   });

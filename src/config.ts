@@ -2,6 +2,14 @@ import os from 'node:os';
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { readFileVariables } from './secret-files.js';
+import {
+  hexColourPattern,
+  isLogoUrl,
+  isProductName,
+  pageDefaults,
+  productNameMaxLength,
+  type PageSettings,
+} from './pages/page-settings.js';
 
 // zod/mini: the same validation as zod's chained API, at a fraction of its load time and
 // memory (measured: full zod was the largest module in the start-up bundle).
@@ -21,6 +29,27 @@ const list = z.pipe(
       .filter((entry) => entry.length > 0),
   ),
 );
+
+/**
+ * An obviously weak secret: few distinct characters, or one short pattern repeated. Random
+ * base64 or hex (what the messages suggest) has 16 or more distinct characters.
+ */
+export function isWeakSecret(secret: string): boolean {
+  if (new Set(secret).size < 8) return true;
+  for (let period = 1; period <= secret.length / 2; period += 1) {
+    if (
+      secret
+        .slice(0, period)
+        .repeat(Math.ceil(secret.length / period))
+        .startsWith(secret)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const secretAdvice = 'generate one with: openssl rand -base64 33';
 
 const onOff = z.pipe(
   z._default(z.enum(['on', 'off', 'true', 'false', '1', '0']), 'on'),
@@ -55,6 +84,11 @@ const envSchema = (requireSecret: boolean) =>
         z.transform((url) => (url === undefined ? undefined : new URL(url).origin)),
       ),
       TRUST_PROXY: list,
+      AUTH_TRUST_HOST: z.pipe(
+        z._default(z.enum(['true', 'false', '1', '0']), 'false'),
+        z.transform((value) => value === 'true' || value === '1'),
+      ),
+      SESSION_COOKIE_PREFIX: z._default(z.enum(['__Secure-', '__Host-']), '__Secure-'),
       LOG_LEVEL: z._default(
         z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
         'info',
@@ -82,6 +116,32 @@ const envSchema = (requireSecret: boolean) =>
         ),
         z.transform((value) => (value === 'auto' ? os.availableParallelism() : value)),
       ),
+      PAGE_PRODUCT_NAME: z._default(
+        z
+          .string()
+          .check(
+            z.refine(
+              isProductName,
+              `must be 1 to ${productNameMaxLength} characters, not blank, no control characters`,
+            ),
+          ),
+        pageDefaults.productName,
+      ),
+      PAGE_ACCENT_COLOR: z._default(
+        z.string().check(z.regex(hexColourPattern, 'must be a hex colour like #2563eb or #26e')),
+        pageDefaults.accentColor,
+      ),
+      // Empty means no logo, like unset (platforms often cannot unset a variable).
+      PAGE_LOGO_URL: z.optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              (value) => value === '' || isLogoUrl(value),
+              'must be an https:// URL or an absolute path like /logo.svg',
+            ),
+          ),
+      ),
     })
     .check(
       z.superRefine((env, ctx) => {
@@ -89,8 +149,26 @@ const envSchema = (requireSecret: boolean) =>
           ctx.addIssue({
             code: 'custom',
             path: ['AUTH_SECRET'],
-            message: `is required in production (at least ${minSecretBytes} bytes; generate one with: openssl rand -base64 33)`,
+            message: `is required in production (at least ${minSecretBytes} bytes; ${secretAdvice})`,
           });
+        }
+        if (env.NODE_ENV === 'production' && requireSecret) {
+          if (env.AUTH_SECRET.some(isWeakSecret)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['AUTH_SECRET'],
+              message: `is too weak for production (few distinct characters or a repeated pattern); ${secretAdvice}`,
+            });
+          }
+          // Redirects and cookie scope must not follow whatever Host header a client sends.
+          if (env.AUTH_URL === undefined && !env.AUTH_TRUST_HOST) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['AUTH_URL'],
+              message:
+                "is required in production: the public origin, e.g. https://auth.example.com (or set AUTH_TRUST_HOST=true to take it from each request's Host header, only behind a proxy that sets Host)",
+            });
+          }
         }
         if (env.SESSION_ABSOLUTE_MAX_AGE < env.SESSION_MAX_AGE) {
           ctx.addIssue({
@@ -112,6 +190,8 @@ export interface Config {
   readonly authSecrets: readonly string[];
   readonly authUrl: string | undefined;
   readonly trustProxy: readonly string[];
+  /** The session cookie's prefix over https: Auth.js's `__Secure-`, or the stricter `__Host-`. */
+  readonly sessionCookiePrefix: '__Secure-' | '__Host-';
   readonly logLevel: string;
   readonly session: {
     readonly maxAgeSeconds: number;
@@ -131,6 +211,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly fastPaths: boolean;
   readonly workers: number;
+  /** The sign-in and sign-out pages' product name, accent colour and logo. */
+  readonly page: PageSettings;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
@@ -165,6 +247,7 @@ export function parseConfig(
     authSecrets: e.AUTH_SECRET,
     authUrl: e.AUTH_URL,
     trustProxy: e.TRUST_PROXY,
+    sessionCookiePrefix: e.SESSION_COOKIE_PREFIX,
     logLevel: e.LOG_LEVEL,
     session: {
       maxAgeSeconds: e.SESSION_MAX_AGE,
@@ -184,6 +267,11 @@ export function parseConfig(
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     fastPaths: e.FAST_PATHS,
     workers: e.WORKERS,
+    page: {
+      productName: e.PAGE_PRODUCT_NAME,
+      accentColor: e.PAGE_ACCENT_COLOR,
+      logoUrl: e.PAGE_LOGO_URL === '' ? undefined : e.PAGE_LOGO_URL,
+    },
   };
   return { ok: true, config: Object.freeze(config) };
 }

@@ -86,12 +86,43 @@ describe('gatehouse users CLI on a real database', () => {
       'no user with email nobody@example.com',
     ],
     [['disable', '--email', 'nobody@example.com'], '', 1, 'no user with email'],
-    [['frobnicate'], '', 2, 'unknown command: frobnicate'],
+    [['frobnicate'], '', 2, 'unknown command (an argument not shown'],
     [['add', '--email', 'new@example.com'], '', 2, 'use --password-stdin'],
   ])('users %j fails clearly', async (args, stdin, code, message) => {
     const result = await users(args, stdin);
     expect(result.code).toBe(code);
     expect(result.stderr).toContain(message);
+  });
+
+  it.each([
+    [['add', '--email', 'x@example.com', 'Tr0ub4dor and 3 horses']],
+    [['add', '--email', 'Tr0ub4dor and 3 horses', '--password-stdin']],
+    [['add', '--email', 'x@example.com', '--password=Tr0ub4dor and 3 horses']],
+    [['add', '--Tr0ub4dor and 3 horses']],
+    [['Tr0ub4dor and 3 horses']],
+    [['users-typo', 'Tr0ub4dor and 3 horses']],
+  ])('users %j never prints the stray argument (it might be a password)', async (args) => {
+    const result = await runNode('gatehouse-cli.cjs', ['users', ...args], env, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toBe('');
+    expect(`${result.stdout}${result.stderr}`).not.toContain('Tr0ub4dor');
+  });
+
+  it('a new data folder is made 0700 and the database files 0600', async () => {
+    const dataDir = path.join(dir, 'fresh', 'data');
+    const result = await runNode(
+      'gatehouse-cli.cjs',
+      ['users', 'add', '--email', 'mode@example.com', '--password-stdin'],
+      { DATA_DIR: dataDir },
+      'a long and fine password',
+    );
+    expect(result.code).toBe(0);
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    const files = fs.readdirSync(dataDir).filter((name) => name.startsWith('gatehouse.db'));
+    expect(files).toContain('gatehouse.db');
+    for (const name of files) {
+      expect([name, fs.statSync(path.join(dataDir, name)).mode & 0o777]).toEqual([name, 0o600]);
+    }
   });
 
   it.each(['add', 'list', 'set-password', 'disable', 'enable', 'remove', 'revoke-sessions'])(

@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.js';
 
 const secret = 'a'.repeat(32);
+// What `openssl rand -base64 33` gives: production refuses the weak one above.
+const strongSecret = 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt';
 
 describe('configuration', () => {
   it('defaults are safe and complete in development', () => {
@@ -67,11 +69,59 @@ describe('configuration', () => {
   it('AUTH_URL keeps only its origin; production listens on all interfaces', () => {
     const result = parseConfig({
       NODE_ENV: 'production',
-      AUTH_SECRET: secret,
+      AUTH_SECRET: strongSecret,
       AUTH_URL: 'https://a.example/x/',
     });
     expect(result.ok && result.config.authUrl).toBe('https://a.example');
     expect(result.ok && result.config.host).toBe('0.0.0.0');
+  });
+
+  it.each([
+    ['one character repeated', 'x'.repeat(40)],
+    ['a short pattern repeated', 'abc123'.repeat(8)],
+    ['few distinct characters', 'abababababcdcdcdcdcdeeeeeeeeeeabababababab'],
+    ['a listed older secret that is weak', `${strongSecret},${'0123456789'.repeat(4)}`],
+  ])(
+    'production refuses an obviously weak AUTH_SECRET (%s), saying how to make one',
+    (_, value) => {
+      const result = parseConfig({
+        NODE_ENV: 'production',
+        AUTH_SECRET: value,
+        AUTH_URL: 'https://auth.example.com',
+      });
+      expect(!result.ok && result.problems).toEqual([
+        'AUTH_SECRET: is too weak for production (few distinct characters or a repeated pattern); generate one with: openssl rand -base64 33',
+      ]);
+    },
+  );
+
+  it('random hex and base64 secrets are accepted in production', () => {
+    for (const value of [
+      strongSecret,
+      '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    ]) {
+      const result = parseConfig({
+        NODE_ENV: 'production',
+        AUTH_SECRET: value,
+        AUTH_URL: 'https://auth.example.com',
+      });
+      expect(result.ok).toBe(true);
+    }
+  });
+
+  it('production refuses to start without AUTH_URL unless AUTH_TRUST_HOST opts into Host-derived origins', () => {
+    const without = parseConfig({ NODE_ENV: 'production', AUTH_SECRET: strongSecret });
+    expect(!without.ok && without.problems.join('\n')).toMatch(
+      /^AUTH_URL: is required in production: the public origin, e\.g\. https:\/\/auth\.example\.com .*AUTH_TRUST_HOST=true/,
+    );
+    const optedIn = parseConfig({
+      NODE_ENV: 'production',
+      AUTH_SECRET: strongSecret,
+      AUTH_TRUST_HOST: 'true',
+    });
+    expect(optedIn.ok && optedIn.config.authUrl).toBe(undefined);
+    expect(parseConfig({ AUTH_SECRET: strongSecret }).ok).toBe(true);
+    expect(parseConfig({ NODE_ENV: 'production', AUTH_TRUST_HOST: 'maybe' }).ok).toBe(false);
   });
 
   it('the CLI does not need AUTH_SECRET even in production', () => {
@@ -91,12 +141,13 @@ describe('secrets from files (Docker and Kubernetes secrets)', () => {
   it('AUTH_SECRET_FILE and DATABASE_URL_FILE are read, their trailing newline dropped', () => {
     const result = parseConfig({
       NODE_ENV: 'production',
-      AUTH_SECRET_FILE: write('auth-secret', `${secret}\n`),
+      AUTH_SECRET_FILE: write('auth-secret', `${strongSecret}\n`),
+      AUTH_URL: 'https://auth.example.com',
       DATABASE_URL_FILE: write('database-url', 'postgres://u:p@db:5432/gatehouse\n'),
     });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(result.config.authSecrets).toEqual([secret]);
+    expect(result.config.authSecrets).toEqual([strongSecret]);
     expect(result.config.databaseUrl).toBe('postgres://u:p@db:5432/gatehouse');
   });
 
@@ -121,7 +172,11 @@ describe('secrets from files (Docker and Kubernetes secrets)', () => {
 
   it('a missing file names the variable and the path, and only that problem is reported', () => {
     const missing = path.join(dir, 'no-such-secret');
-    const result = parseConfig({ NODE_ENV: 'production', AUTH_SECRET_FILE: missing });
+    const result = parseConfig({
+      NODE_ENV: 'production',
+      AUTH_SECRET_FILE: missing,
+      AUTH_URL: 'https://auth.example.com',
+    });
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.problems).toEqual([`AUTH_SECRET_FILE: cannot read ${missing} (no such file)`]);

@@ -27,6 +27,7 @@ function startReplica(databaseUrl: string, secret: string): Replica {
       PORT: String(port),
       DATABASE_URL: databaseUrl,
       AUTH_SECRET: secret,
+      AUTH_URL: `http://127.0.0.1:${port}`,
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,4 +1,4 @@
-import { encode as authjsEncode } from '@auth/core/jwt';
+import { decode as authjsDecode, encode as authjsEncode } from '@auth/core/jwt';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from './helpers/client.js';
 import { addUser, fakeClock, startServer, testSecret, type TestServer } from './helpers/server.js';
@@ -164,28 +164,70 @@ describe('session lifetime and revocation', () => {
     expect(logText).not.toContain(token.slice(20, 60));
   });
 
-  it('over https the session and CSRF cookies use __Host- names with Secure and no Domain', async () => {
+  it.each([
+    ['__Secure-', undefined],
+    ['__Host-', '__Host-'],
+  ] as const)(
+    'over https the session cookie is %sauthjs.session-token (Secure, HttpOnly, Lax, Path=/, no Domain) and the CSRF cookie __Host-',
+    async (prefix, setting) => {
+      const server = await start({
+        config: {
+          authUrl: 'https://auth.example.com',
+          ...(setting === undefined ? {} : { sessionCookiePrefix: setting }),
+        },
+      });
+      await addUser(server, 'ada@example.com', password);
+      const client = new Client(server.url);
+      const csrf = await client.get('/api/auth/csrf');
+      const csrfCookie = csrf.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('__Host-authjs.csrf-token='));
+      expect(csrfCookie).toMatch(/Secure/);
+      const response = await client.signIn('ada@example.com', password);
+      expect(response.status).toBe(200);
+      const session = response.headers
+        .getSetCookie()
+        .find((c) => c.startsWith(`${prefix}authjs.session-token=`));
+      expect(session).toBeDefined();
+      expect(session).toMatch(/; Secure/);
+      expect(session).toMatch(/HttpOnly/);
+      expect(session).toMatch(/SameSite=Lax/);
+      expect(session).toMatch(/Path=\//);
+      expect(session).not.toMatch(/Domain=/i);
+      expect(response.headers.get('strict-transport-security')).toMatch(/max-age=31536000/);
+      expect(((await response.json()) as { url: string }).url).toBe('https://auth.example.com');
+      expect(await client.session()).toMatchObject({ user: { email: 'ada@example.com' } });
+
+      // The name is also the token's key-derivation salt: an unchanged Auth.js / next-auth
+      // server (default salt `__Secure-authjs.session-token`) reads the default cookie, and
+      // reads the __Host- one only when told its name.
+      const token = session!.split(';')[0]!.split('=').slice(1).join('=');
+      const decoded = await authjsDecode({
+        token,
+        secret: testSecret,
+        salt: '__Secure-authjs.session-token',
+      }).catch(() => null);
+      if (prefix === '__Secure-') expect(decoded).toMatchObject({ email: 'ada@example.com' });
+      else expect(decoded).toBeNull();
+      const named = await authjsDecode({
+        token,
+        secret: testSecret,
+        salt: `${prefix}authjs.session-token`,
+      });
+      expect(named).toMatchObject({ email: 'ada@example.com' });
+    },
+  );
+
+  it('over https a cookie under the other prefix is not read as a session', async () => {
     const server = await start({ config: { authUrl: 'https://auth.example.com' } });
     await addUser(server, 'ada@example.com', password);
     const client = new Client(server.url);
-    const csrf = await client.get('/api/auth/csrf');
-    const csrfCookie = csrf.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('__Host-authjs.csrf-token='));
-    expect(csrfCookie).toMatch(/Secure/);
-    const response = await client.signIn('ada@example.com', password);
-    expect(response.status).toBe(200);
-    const session = response.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('__Host-authjs.session-token='));
-    expect(session).toBeDefined();
-    expect(session).toMatch(/; Secure/);
-    expect(session).toMatch(/HttpOnly/);
-    expect(session).toMatch(/SameSite=Lax/);
-    expect(session).toMatch(/Path=\//);
-    expect(session).not.toMatch(/Domain=/i);
-    expect(response.headers.get('strict-transport-security')).toMatch(/max-age=31536000/);
-    expect(((await response.json()) as { url: string }).url).toBe('https://auth.example.com');
-    expect(await client.session()).toMatchObject({ user: { email: 'ada@example.com' } });
+    await client.signIn('ada@example.com', password);
+    const token = client.cookies.get('__Secure-authjs.session-token');
+    expect(token).toBeDefined();
+    const response = await fetch(`${server.url}/api/auth/session`, {
+      headers: { cookie: `__Host-authjs.session-token=${token}` },
+    });
+    expect(await response.json()).toBeNull();
   });
 });

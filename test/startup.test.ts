@@ -70,6 +70,14 @@ describe('the service process', () => {
       { NODE_ENV: 'production', AUTH_SECRET: 'too-short' },
       'AUTH_SECRET: each comma-separated secret must be at least 32 bytes',
     ],
+    [
+      { NODE_ENV: 'production', AUTH_SECRET: 'x'.repeat(40), AUTH_URL: 'https://a.example' },
+      'AUTH_SECRET: is too weak for production',
+    ],
+    [
+      { NODE_ENV: 'production', AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt' },
+      'AUTH_URL: is required in production',
+    ],
     [{ PORT: 'http' }, 'PORT:'],
   ])('refuses to start with %j and names the variable', async (env, message) => {
     const result = await runNode('gatehouse.mjs', [], { DATA_DIR: dir, ...env });

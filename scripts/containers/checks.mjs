@@ -631,6 +631,8 @@ await check(
           `AUTH_SECRET=${secret}`,
           '-e',
           `DATABASE_URL=${pgUrl}`,
+          '-e',
+          `AUTH_URL=http://127.0.0.1:${ports[i]}`,
           image,
         ),
       ),

@@ -5,19 +5,16 @@ import Credentials from '@auth/core/providers/credentials';
 import type { User } from '@auth/core/types';
 import type { FastifyBaseLogger } from 'fastify';
 import { GateFullError } from '../users/work-gate.js';
+import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import type { AuthRequestContext } from './request-context.js';
 import type { SessionClaims } from './session-claims.js';
 
 export const authBasePath = '/api/auth';
 
-/** Auth.js's cookie names, with the `__Host-` prefix for the session over https. */
-export function sessionCookieName(secure: boolean): string {
-  return secure ? '__Host-authjs.session-token' : 'authjs.session-token';
-}
-
 export interface AuthConfigDeps {
   secrets: readonly string[];
   session: { maxAgeSeconds: number; updateAgeSeconds: number };
+  sessionCookiePrefix: SessionCookiePrefix;
   authorize: (
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
@@ -88,7 +85,7 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
     cookies: secure
       ? {
           sessionToken: {
-            name: sessionCookieName(true),
+            name: authCookieNames(true, deps.sessionCookiePrefix).session,
             options: { httpOnly: true, sameSite: 'lax', path: '/', secure: true },
           },
         }

@@ -14,7 +14,7 @@ export function loadOrCreateDevSecret(dataDir: string): { secret: string; create
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(33).toString('base64');
   fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
   return { secret, created: true };

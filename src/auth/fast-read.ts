@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { JweCodec } from './jwe-codec.js';
-import { sessionCookieName } from './auth-config.js';
+import { authCookieNames, type AuthCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { parseCookies, serializeCookie } from './cookies.js';
 import { RecentCache } from '../util/recent-cache.js';
 import { expClockToleranceSeconds, readClaims, type SessionClaims } from './session-claims.js';
@@ -17,26 +17,7 @@ export interface FastReadDeps {
   codec: JweCodec;
   claims: SessionClaims;
   now: () => number;
-}
-
-interface CookieNames {
-  session: string;
-  csrf: string;
-  callbackUrl: string;
-}
-
-function cookieNames(secure: boolean): CookieNames {
-  return secure
-    ? {
-        session: sessionCookieName(true),
-        csrf: '__Host-authjs.csrf-token',
-        callbackUrl: '__Secure-authjs.callback-url',
-      }
-    : {
-        session: sessionCookieName(false),
-        csrf: 'authjs.csrf-token',
-        callbackUrl: 'authjs.callback-url',
-      };
+  sessionCookiePrefix: SessionCookiePrefix;
 }
 
 const recentCapacity = 2048;
@@ -87,7 +68,7 @@ export function createFastReader(deps: FastReadDeps) {
   /** Auth.js's init(): keep a valid CSRF cookie, else make one; settle the callback-url cookie. */
   function initCookies(
     cookies: Map<string, string>,
-    names: CookieNames,
+    names: AuthCookieNames,
     origin: string,
     secure: boolean,
   ) {
@@ -133,7 +114,7 @@ export function createFastReader(deps: FastReadDeps) {
       origin: string,
       secure: boolean,
     ): FastAnswer | undefined {
-      const names = cookieNames(secure);
+      const names = authCookieNames(secure, deps.sessionCookiePrefix);
       const init = initCookies(parseCookies(cookieHeader), names, origin, secure);
       if (init === undefined) return undefined;
       return {
@@ -148,7 +129,7 @@ export function createFastReader(deps: FastReadDeps) {
       origin: string,
       secure: boolean,
     ): Promise<FastAnswer | undefined> {
-      const names = cookieNames(secure);
+      const names = authCookieNames(secure, deps.sessionCookiePrefix);
       const cookies = parseCookies(cookieHeader);
       const init = initCookies(cookies, names, origin, secure);
       if (init === undefined) return undefined;

@@ -3,8 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest } from '../http/web-bridge.js';
+import type { AuthPages, PageSite } from '../pages/auth-pages.js';
+import { withRetryAfter } from '../pages/retry-after.js';
 import type { WorkGate } from '../users/work-gate.js';
-import { authBasePath, sessionCookieName, type AuthConfigFor } from './auth-config.js';
+import { authBasePath, type AuthConfigFor } from './auth-config.js';
+import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { parseCookies } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
 import { StoreUnavailableError, type AuthRequestContext } from './request-context.js';
@@ -26,12 +29,17 @@ export interface AuthRouteDeps {
   configs: { http: AuthConfigFor; https: AuthConfigFor };
   /** Answers session and CSRF reads without Auth.js's pipeline (fast paths on). */
   fastReader: FastReader | undefined;
+  sessionCookiePrefix: SessionCookiePrefix;
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;
   /** Sign-ins inside Auth.js at once, and how many may wait at the door (src/app.ts). */
   signIns: WorkGate;
+  /** Gatehouse's sign-in and sign-out pages (src/pages/); without them, Auth.js's own. */
+  pages?: AuthPages;
 }
+
+const signInPath = /^\/api\/auth\/(?:signin|callback)\/credentials(?:$|\?)/;
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
   if (publicOrigin !== undefined) return publicOrigin;
@@ -48,6 +56,7 @@ function answerInterruption(
   reply: FastifyReply,
   context: AuthRequestContext,
   response: Response,
+  refuse: (error: HttpError) => Promise<FastifyReply> | FastifyReply,
 ): Promise<FastifyReply> | FastifyReply {
   const interruption = context.interruption;
   switch (interruption?.kind) {
@@ -57,15 +66,18 @@ function answerInterruption(
       // Auth.js's own answer (code=rate_limited), plus Retry-After; JSON callers get 429.
       reply.header('retry-after', String(interruption.retryAfterSeconds));
       const isJson = response.headers.get('content-type')?.startsWith('application/json');
-      if (!isJson) return sendWebResponse(reply, response);
+      // A form post's browser follows the 302 and drops the header: the URL tells the page.
+      if (!isJson) {
+        return sendWebResponse(reply, withRetryAfter(response, interruption.retryAfterSeconds));
+      }
       const headers = new Headers(response.headers);
       return sendWebResponse(reply, new Response(response.body, { status: 429, headers }));
     }
     case 'overloaded':
-      return sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      return refuse(new HttpError('overloaded', { 'retry-after': '1' }));
     case 'unavailable':
       request.log.error({ err: interruption.error }, 'database unavailable during auth');
-      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      return refuse(new HttpError('unavailable', { 'retry-after': '5' }));
     case 'internal':
       request.log.error({ err: interruption.error }, 'unexpected error during auth');
       return reply.code(500).send(errorBody('internal_error', request.id));
@@ -91,14 +103,33 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
 
   const isSecure = (request: FastifyRequest) =>
     request.protocol === 'https' || deps.publicOrigin?.startsWith('https:') === true;
+  const siteOf = (request: FastifyRequest): PageSite => {
+    const secure = isSecure(request);
+    const authConfig = secure ? deps.configs.https : deps.configs.http;
+    return { origin: originOf(request, deps.publicOrigin), secure, authConfig };
+  };
+  /** A sign-in or sign-out we cannot take now: a browser's form post sees the page, others JSON. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: HttpError) =>
+    deps.pages?.busy(request, reply, error, () => siteOf(request)) ?? sendError(reply, error);
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const secure = isSecure(request);
     let body: Buffer | undefined;
     if (request.method === 'POST') {
       // Login CSRF: a cross-site page could post its own valid token pair and sign the
-      // victim into the attacker's account. Browsers say where a request comes from.
-      if (request.headers['sec-fetch-site'] === 'cross-site') throw new HttpError('cross_site');
+      // victim into the attacker's account. Browsers say where a request comes from: a
+      // sign-in must come from this origin (or be typed: `none`), never a sibling site.
+      const fetchSite = request.headers['sec-fetch-site']?.toLowerCase();
+      if (fetchSite === 'cross-site') throw new HttpError('cross_site');
+      if (signInPath.test(request.url)) {
+        if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
+          throw new HttpError('cross_site');
+        }
+        const origin = request.headers.origin;
+        if (origin !== undefined && origin.toLowerCase() !== originOf(request, deps.publicOrigin)) {
+          throw new HttpError('cross_site');
+        }
+      }
       const mediaType = (request.headers['content-type'] ?? '')
         .split(';', 1)[0]
         ?.trim()
@@ -121,7 +152,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       // queue; admitted whole, its pre-hash work would hold the event loop in one block that
       // session reads and probes wait behind.
       const overloaded = () =>
-        sendError(reply, new HttpError('overloaded', { 'retry-after': '1' }));
+        refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
       const admitted = deps.signIns.tryRun(async () =>
         // A client that gave up while waiting at the door costs no hash and no throttle charge.
         request.raw.socket.destroyed
@@ -145,10 +176,14 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     const webRequest = toWebRequest(request, `${originOf(request, deps.publicOrigin)}${url}`, body);
     const context: AuthRequestContext = {
       clientIp: request.ip,
-      previousSessionToken: parseCookies(request.headers.cookie).get(sessionCookieName(secure)),
+      previousSessionToken: parseCookies(request.headers.cookie).get(
+        authCookieNames(secure, deps.sessionCookiePrefix).session,
+      ),
     };
     const response = await Auth(webRequest, config(context));
-    return answerInterruption(request, reply, context, response);
+    return answerInterruption(request, reply, context, response, (error) =>
+      refuse(request, reply, error),
+    );
   }
 
   const fastReader = deps.fastReader;
@@ -175,8 +210,21 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       return answer === undefined ? handler(request, reply) : sendFast(reply, answer);
     };
 
+  const pages = deps.pages;
+  // Gatehouse's pages answer GET and HEAD; a POST to /signout stays Auth.js's.
+  const pageHandler = (action: 'signin' | 'signout') =>
+    async function page(request: FastifyRequest, reply: FastifyReply) {
+      if (request.method === 'POST' || pages === undefined) return handler(request, reply);
+      return pages.show(action, request, reply, siteOf(request));
+    };
+
   for (const [action, methods] of Object.entries(authRoutes)) {
-    const routeHandler = action === 'session' || action === 'csrf' ? fastHandler(action) : handler;
+    const routeHandler =
+      action === 'session' || action === 'csrf'
+        ? fastHandler(action)
+        : action === 'signin' || action === 'signout'
+          ? pageHandler(action)
+          : handler;
     app.route({ method: [...methods], url: `${authBasePath}/${action}`, handler: routeHandler });
   }
 }

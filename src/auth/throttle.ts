@@ -56,6 +56,11 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
       await store.refund(keys.ip, ipLimit);
     },
 
+    /** An admin lifted the lock (users unlock, set-password, enable): the count starts over. */
+    async unlockEmail(email: string): Promise<void> {
+      await store.clear(keyFor('email', email));
+    },
+
     prune: (now: number) => store.prune(now, Math.max(windowMs, lockMs)),
   };
 }

@@ -37,7 +37,8 @@ export async function openCliContext(): Promise<CliContext> {
 export function requireEmail(raw: string | undefined): string {
   if (raw === undefined) throw new CliError('--email is required', 2);
   const email = normaliseEmail(raw);
-  if (!isPlausibleEmail(email)) throw new CliError(`not an email address: ${raw}`, 2);
+  // The value is not repeated: a password typed after --email must not reach a log.
+  if (!isPlausibleEmail(email)) throw new CliError('--email is not an email address', 2);
   return email;
 }
 

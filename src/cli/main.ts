@@ -32,6 +32,7 @@ const commands: Record<string, Command> = {
   enable: { help: state.enableHelp, options: email, run: state.enable },
   remove: { help: state.removeHelp, options: email, run: state.remove },
   'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
+  unlock: { help: state.unlockHelp, options: email, run: state.unlock },
 };
 
 const usage = `Usage: gatehouse users <command> [options]
@@ -44,8 +45,41 @@ Commands:
   enable            allow sign-in again
   remove            delete a user and their sessions
   revoke-sessions   end every session of a user
+  unlock            lift a sign-in lock from an email
 
 Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).`;
+
+/**
+ * An argument as an error message may show it: a command or option Gatehouse knows, else a
+ * placeholder. A stray argument might be a password typed in the wrong place, and error
+ * output ends up in terminals, CI logs and support tickets.
+ */
+function shown(arg: string, known: Iterable<string>): string {
+  return [...known].includes(arg) ? `'${arg}'` : '(an argument not shown: it might be a password)';
+}
+
+/** Node's parseArgs messages quote the offending argument: say what went wrong without it. */
+function describeParseError(error: unknown, options: Iterable<string>): string {
+  const code = (error as { code?: string }).code;
+  const offending = /'([^']*)'/.exec((error as Error).message)?.[1] ?? '';
+  const option = offending.split('=')[0] ?? '';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${shown(offending, [])}; this command takes only options`;
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${shown(
+        option,
+        [...options].map((name) => `--${name}`),
+      )}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return `an option is missing its value, or takes none (${shown(
+        option,
+        [...options].map((name) => `--${name}`),
+      )})`;
+    default:
+      return 'the arguments could not be read';
+  }
+}
 
 async function main(argv: string[]): Promise<number> {
   const [group, name, ...rest] = argv;
@@ -58,9 +92,17 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return group === undefined || (group === 'users' && name === undefined) ? 2 : 0;
   }
-  if (group !== 'users') throw new CliError(`unknown command group: ${group}\n\n${usage}`, 2);
-  const command = name === undefined ? undefined : commands[name];
-  if (command === undefined) throw new CliError(`unknown command: ${name ?? ''}\n\n${usage}`, 2);
+  if (group !== 'users') {
+    throw new CliError(`unknown command group ${shown(group, ['users'])}\n\n${usage}`, 2);
+  }
+  const command =
+    name === undefined ? undefined : Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (command === undefined) {
+    throw new CliError(
+      `unknown command ${shown(name ?? '', Object.keys(commands))}\n\n${usage}`,
+      2,
+    );
+  }
   let values: Values;
   try {
     ({ values } = parseArgs({
@@ -74,7 +116,8 @@ async function main(argv: string[]): Promise<number> {
     const hint = rest.some((arg) => arg.startsWith('--password') && arg !== '--password-stdin')
       ? '\npasswords are never taken from arguments: use the prompt or --password-stdin'
       : '';
-    throw new CliError(`${(error as Error).message}${hint}\n\n${command.help}`, 2);
+    const options = [...Object.keys(command.options), 'help'];
+    throw new CliError(`${describeParseError(error, options)}${hint}\n\n${command.help}`, 2);
   }
   if (values.help === true) {
     process.stdout.write(`${command.help}\n`);

@@ -34,10 +34,17 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
-/** Opens (creating its folder) the SQLite file; WAL so readers never wait on the writer. */
+/**
+ * Opens the SQLite file, WAL so readers never wait on the writer. A new folder is made 0700 and
+ * a new database file 0600 (password hashes and session ids): SQLite gives its -wal and -shm
+ * files the database file's mode.
+ */
 export function openSqlite(filePath: string): { db: Kysely<Database>; sqlite: SQLite.Database } {
-  if (filePath !== ':memory:')
-    fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true });
+  if (filePath !== ':memory:') {
+    fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true, mode: 0o700 });
+    // 'a' creates the file if missing and never truncates one that exists.
+    fs.closeSync(fs.openSync(filePath, 'a', 0o600));
+  }
   const sqlite = new SQLite(filePath, { timeout: sqliteBusyTimeoutMs });
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

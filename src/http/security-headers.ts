@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
-// The only HTML we serve is Auth.js's built-in pages: inline styles, images, a form to ourselves.
+// Auth.js's remaining built-in page (/api/auth/error): inline styles, images, a form to ourselves.
+// Gatehouse's own pages (src/pages/) set a stricter CSP and their own Referrer-Policy, kept below.
 const htmlPolicy =
   "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
@@ -21,10 +22,15 @@ export function jsonSecurityHeaders(https: boolean): Record<string, string> {
 export function installSecurityHeaders(app: FastifyInstance, publicIsHttps: boolean): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
+    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'no-referrer');
     reply.header('x-frame-options', 'DENY');
     const type = String(reply.getHeader('content-type') ?? '');
-    reply.header('content-security-policy', type.startsWith('text/html') ? htmlPolicy : apiPolicy);
+    if (!reply.hasHeader('content-security-policy')) {
+      reply.header(
+        'content-security-policy',
+        type.startsWith('text/html') ? htmlPolicy : apiPolicy,
+      );
+    }
     if (publicIsHttps || request.protocol === 'https') {
       reply.header('strict-transport-security', hsts);
     }

@@ -83,7 +83,9 @@ export class Client {
 
   sessionCookie(): string | undefined {
     return (
-      this.cookies.get('authjs.session-token') ?? this.cookies.get('__Host-authjs.session-token')
+      this.cookies.get('authjs.session-token') ??
+      this.cookies.get('__Secure-authjs.session-token') ??
+      this.cookies.get('__Host-authjs.session-token')
     );
   }
 }

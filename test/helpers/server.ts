@@ -89,6 +89,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     authSecrets: [testSecret],
     authUrl: undefined,
     trustProxy: [],
+    sessionCookiePrefix: '__Secure-',
     session: {
       maxAgeSeconds: 30 * 86400,
       updateAgeSeconds: 86400,

@@ -3,8 +3,8 @@ import { readAcceptablePassword } from '../new-password.js';
 
 export const help = `Usage: gatehouse users set-password --email <email> [--password-stdin]
 
-Sets a new password (hidden prompt, or standard input with --password-stdin) and
-ends every session of that user.`;
+Sets a new password (hidden prompt, or standard input with --password-stdin), ends
+every session of that user and lifts a sign-in lock on the email.`;
 
 export async function run(
   context: CliContext,
@@ -19,5 +19,6 @@ export async function run(
     user.id,
     await context.services.hasher.hash(password),
   );
+  await context.services.throttle.unlockEmail(user.email);
   context.out(`password set for ${user.email}; its sessions have ended`);
 }

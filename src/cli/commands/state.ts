@@ -6,7 +6,12 @@ Refuses sign-in for the user and ends every session of that user.`;
 
 export const enableHelp = `Usage: gatehouse users enable --email <email>
 
-Allows a disabled user to sign in again.`;
+Allows a disabled user to sign in again, and lifts a sign-in lock on the email.`;
+
+export const unlockHelp = `Usage: gatehouse users unlock --email <email>
+
+Lifts the sign-in lock that failed attempts put on the email (it would also end by itself
+after THROTTLE_LOCK_SECONDS). Works whether or not a user has that email.`;
 
 export const removeHelp = `Usage: gatehouse users remove --email <email>
 
@@ -25,7 +30,14 @@ export async function disable(context: CliContext, values: { email?: string }) {
 export async function enable(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
   await context.services.users.setDisabled(user.id, false);
+  await context.services.throttle.unlockEmail(user.email);
   context.out(`enabled ${user.email}`);
+}
+
+export async function unlock(context: CliContext, values: { email?: string }) {
+  const email = requireEmail(values.email);
+  await context.services.throttle.unlockEmail(email);
+  context.out(`unlocked ${email}: it may sign in again at once`);
 }
 
 export async function remove(context: CliContext, values: { email?: string }) {

@@ -1,0 +1,50 @@
+/** The colours the pages derive from the configured accent, each with enough contrast to read. */
+export interface Palette {
+  /** The accent as `#rrggbb`: the button's background. */
+  accent: string;
+  /** The button's text: white or black, whichever reads better on the accent. */
+  onAccent: string;
+  /** The focus ring: the accent where it stands out from white, else near-black. */
+  focus: string;
+}
+
+const white = '#ffffff';
+const black = '#000000';
+const ink = '#1f2328';
+
+// WCAG 2.2: 4.5:1 for text (1.4.3), 3:1 for a focus indicator against its background (1.4.11).
+const nonTextMinContrast = 3;
+
+function expand(hex: string): string {
+  const digits = hex.slice(1).toLowerCase();
+  return digits.length === 3
+    ? `#${[...digits].map((digit) => digit + digit).join('')}`
+    : `#${digits}`;
+}
+
+/** WCAG relative luminance of a `#rrggbb` colour. */
+function luminance(hex: string): number {
+  const [r = 0, g = 0, b = 0] = [1, 3, 5].map((at) => {
+    const channel = Number.parseInt(hex.slice(at, at + 2), 16) / 255;
+    return channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+/** WCAG contrast ratio of two `#rrggbb` colours, from 1 to 21. */
+export function contrastRatio(a: string, b: string): number {
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/**
+ * Any accent an operator picks stays readable: every colour has at least 4.58:1 against white
+ * or against black (pure black: a softer ink drops the worst case below 4.5:1), so the button's
+ * text takes whichever is higher.
+ */
+export function paletteFor(accentColor: string): Palette {
+  const accent = expand(accentColor);
+  const onAccent = contrastRatio(accent, white) >= contrastRatio(accent, black) ? white : black;
+  const focus = contrastRatio(accent, white) >= nonTextMinContrast ? accent : ink;
+  return { accent, onAccent, focus };
+}

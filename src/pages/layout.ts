@@ -1,0 +1,57 @@
+import { markup, trustedHtml, type SafeHtml } from './html.js';
+import type { Notice } from './notices.js';
+import type { PageStyle } from './page-style.js';
+
+/** What every page shares: the product's name, its logo and the stylesheet. */
+export interface PageShell {
+  productName: string;
+  logoUrl: string | undefined;
+  style: PageStyle;
+}
+
+/** The id of the notice, for `aria-describedby` on the controls it is about. */
+export const noticeId = 'notice';
+
+/** The notice box, or nothing: an alert for errors, a status for news. */
+export function renderNotice(notice: Notice | undefined): SafeHtml | undefined {
+  if (notice === undefined) return undefined;
+  const role = notice.tone === 'error' ? 'alert' : 'status';
+  return markup`<div id="${noticeId}" class="notice notice-${notice.tone}" role="${role}"><p>${notice.text}</p></div>`;
+}
+
+/**
+ * A whole page around its `<main>` content. No script anywhere: the pages work as plain forms
+ * and their CSP allows none. An error puts "Error:" first in the title, which is what a screen
+ * reader announces first on arrival. The `<style>` element holds exactly the hashed stylesheet:
+ * one more blank inside it and the CSP would refuse it.
+ */
+export function renderDocument(
+  shell: PageShell,
+  heading: string,
+  content: SafeHtml,
+  notice: Notice | undefined,
+): string {
+  const title = `${notice?.tone === 'error' ? 'Error: ' : ''}${heading} – ${shell.productName}`;
+  // The heading names the product, so the logo is decorative (alt="") and not read twice.
+  const logo =
+    shell.logoUrl === undefined
+      ? undefined
+      : markup`<img class="logo" src="${shell.logoUrl}" alt="">\n`;
+  return markup`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<style>${trustedHtml(shell.style.css)}</style>
+</head>
+<body>
+<main aria-labelledby="page-title">
+${logo}<h1 id="page-title">${heading}</h1>
+${content}
+</main>
+</body>
+</html>
+`.value;
+}

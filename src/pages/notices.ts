@@ -1,0 +1,103 @@
+import { readRetryAfter } from './retry-after.js';
+
+/** What a page tells the person about what just happened. */
+export interface Notice {
+  /** `error` is announced at once (role="alert"); `info` politely (role="status"). */
+  tone: 'error' | 'info';
+  text: string;
+  /** The email and password as typed were refused: the fields are marked invalid. */
+  fieldsInvalid?: boolean;
+}
+
+/** The sign-in page's query parameter for "you have just signed out" (set by the sign-out page). */
+export const signedOutParam = 'signedOut';
+
+const secondsPerMinute = 60;
+const minutesPerHour = 60;
+
+const plural = (count: number, unit: string) => `${count} ${unit}${count === 1 ? '' : 's'}`;
+
+/** "less than a minute", "15 minutes", "1 hour and 5 minutes": rounded up, never too early. */
+export function formatWait(seconds: number): string {
+  if (seconds < secondsPerMinute) return 'less than a minute';
+  const minutes = Math.ceil(seconds / secondsPerMinute);
+  if (minutes < minutesPerHour) return plural(minutes, 'minute');
+  const hours = Math.floor(minutes / minutesPerHour);
+  const rest = minutes % minutesPerHour;
+  return rest === 0
+    ? plural(hours, 'hour')
+    : `${plural(hours, 'hour')} and ${plural(rest, 'minute')}`;
+}
+
+// One message for an unknown email, a wrong password and a disabled account: the page must not
+// say which, as Auth.js's answer does not.
+const wrongCredentials: Notice = {
+  tone: 'error',
+  text: 'Wrong email or password. Check both and try again.',
+  fieldsInvalid: true,
+};
+
+function throttled(retryAfterSeconds: number | undefined): Notice {
+  const when =
+    retryAfterSeconds === undefined
+      ? 'Please try again later.'
+      : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+  return {
+    tone: 'error',
+    // Said outright because people who are told nothing retry with the right password at once.
+    text: `Too many sign-in attempts. Sign-in is paused for now to keep accounts safe, and your password was not checked this time. ${when}`,
+  };
+}
+
+const formExpired: Notice = {
+  tone: 'error',
+  text: 'This form expired before it was sent, so nothing happened. Please try again. If this keeps happening, allow cookies for this site.',
+};
+
+const sessionEnded: Notice = {
+  tone: 'info',
+  text: 'Your session has ended. Please sign in again to continue.',
+};
+
+const signedOut: Notice = { tone: 'info', text: 'You have signed out.' };
+
+const somethingWrong: Notice = {
+  tone: 'error',
+  text: 'Something went wrong while signing in. Please try again.',
+};
+
+/** The sign-in page's answer to a form post the service could not take (503). */
+export const signInBusy: Notice = {
+  tone: 'error',
+  text: 'The service is busy right now and could not check your details. Please try again in a few seconds.',
+};
+
+/** The sign-out page's answer to a form post the service could not take (503). */
+export const signOutBusy: Notice = {
+  tone: 'error',
+  text: 'The service is busy right now and could not sign you out. Please try again in a few seconds.',
+};
+
+/**
+ * The notice for the sign-in page's query string: Auth.js's `error` (and `code`) values, our own
+ * `retryAfter` and `signedOut`. Values map to fixed texts; nothing from the URL is printed.
+ */
+export function signInNotice(params: URLSearchParams): Notice | undefined {
+  const error = params.get('error');
+  if (error === null || error === '') {
+    return params.get(signedOutParam) === '1' ? signedOut : undefined;
+  }
+  switch (error) {
+    case 'CredentialsSignin':
+      return params.get('code') === 'rate_limited'
+        ? throttled(readRetryAfter(params))
+        : wrongCredentials;
+    case 'MissingCSRF':
+      return formExpired;
+    // Auth.js's code for "this page needs a session" (next-auth's useSession({ required })).
+    case 'SessionRequired':
+      return sessionEnded;
+    default:
+      return somethingWrong;
+  }
+}

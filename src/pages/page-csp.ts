@@ -1,0 +1,21 @@
+import type { PageStyle } from './page-style.js';
+
+/**
+ * The pages' Content-Security-Policy: nothing by default, so no script of any kind runs; the
+ * one inline stylesheet by its hash; images only from where the configured logo lives; forms
+ * only to this origin (Chrome also holds the sign-in's redirect to it, and Auth.js only
+ * redirects to this origin). Framing is refused as on every other answer.
+ */
+export function pagePolicy(style: PageStyle, logoUrl: string | undefined): string {
+  const directives = ["default-src 'none'", `style-src ${style.cspSource}`];
+  if (logoUrl !== undefined) {
+    directives.push(`img-src ${logoUrl.startsWith('/') ? "'self'" : new URL(logoUrl).origin}`);
+  }
+  directives.push(
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "object-src 'none'",
+  );
+  return directives.join('; ');
+}

@@ -1,0 +1,48 @@
+/** The sign-in and sign-out pages' branding: `PAGE_PRODUCT_NAME`, `PAGE_ACCENT_COLOR`, `PAGE_LOGO_URL`. */
+export interface PageSettings {
+  readonly productName: string;
+  /** `#rgb` or `#rrggbb`. */
+  readonly accentColor: string;
+  /** An https:// URL or an absolute path on this origin; undefined: no logo. */
+  readonly logoUrl: string | undefined;
+}
+
+/** What the pages show when nothing is configured (also for apps built without the setting). */
+export const pageDefaults: PageSettings = {
+  productName: 'Gatehouse',
+  // Blue with 5.2:1 contrast against white text (WCAG AA for normal text needs 4.5:1).
+  accentColor: '#2563eb',
+  logoUrl: undefined,
+};
+
+export const productNameMaxLength = 60;
+
+/** `#rgb` or `#rrggbb`: the only colour syntax accepted, so no CSS can ride in with it. */
+export const hexColourPattern = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
+
+/** A product name: printable, not blank, short enough for a heading on a phone. */
+export function isProductName(value: string): boolean {
+  return (
+    value.trim().length > 0 &&
+    value.length <= productNameMaxLength &&
+    // Control characters (newlines included) have no place in a title or a heading.
+    !/\p{Cc}/u.test(value)
+  );
+}
+
+/**
+ * An https:// URL (no user name or password in it) or an absolute path on this origin. Not
+ * `//host/…`, which is another origin in disguise, and nothing a browser would read differently
+ * from the CSP (backslashes, blanks, control characters).
+ */
+export function isLogoUrl(value: string): boolean {
+  if (/[\s\\\p{Cc}]/u.test(value)) return false;
+  if (value.startsWith('/')) return !value.startsWith('//');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'https:' && url.username === '' && url.password === '';
+}
