@@ -1,5 +1,10 @@
 import { decode as authjsDecode } from '@auth/core/jwt';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from 'fastify';
 import { createFastHealth } from './health/fast-health.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -7,6 +12,7 @@ import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import { createAuthConfig } from './auth/auth-config.js';
 import { authCookieNames } from './auth/cookie-names.js';
+import { createClientErrorHandler } from './http/client-error.js';
 import { createAuthorize } from './auth/authorize.js';
 import { createFastReader } from './auth/fast-read.js';
 import { createFrontRead } from './auth/front-read.js';
@@ -90,6 +96,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     connectionTimeoutMs: config.requestTimeoutMs * 2,
     keepAliveTimeoutMs: 72_000,
   });
+  const parserLog: { current?: FastifyBaseLogger } = {};
   const app = Fastify({
     logger: deps.logger,
     genReqId: nextRequestId,
@@ -110,8 +117,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
     // One access line per request (below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // Fastify calls it with itself as `this`, but typed loosely: the logger is handed over below.
+    clientErrorHandler: createClientErrorHandler(publicIsHttps, () => parserLog.current),
   });
 
+  parserLog.current = app.log;
   // A drain must not wait on connections that never sent a request (see front-door.ts).
   app.addHook('preClose', (done) => {
     frontDoor.closeUnstarted();

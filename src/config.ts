@@ -101,6 +101,7 @@ const envSchema = (requireSecret: boolean) =>
       THROTTLE_IP_MAX_FAILURES: integer(1, 1_000_000, 100),
       THROTTLE_WINDOW_SECONDS: integer(1, 86400, 900),
       THROTTLE_LOCK_SECONDS: integer(1, 86400, 900),
+      SESSIONS_PER_USER_MAX: integer(1, 100_000, 100),
       HASH_CONCURRENCY: integer(1, 256, Math.max(1, os.availableParallelism())),
       HASH_QUEUE_MAX: integer(0, 100_000, 64),
       BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
@@ -205,6 +206,8 @@ export interface Config {
     readonly windowSeconds: number;
     readonly lockSeconds: number;
   };
+  /** Live sessions per user; signing in past it ends the oldest. */
+  readonly sessionsPerUserMax: number;
   readonly hashConcurrency: number;
   readonly hashQueueMax: number;
   readonly bodyLimitBytes: number;
@@ -261,6 +264,7 @@ export function parseConfig(
       windowSeconds: e.THROTTLE_WINDOW_SECONDS,
       lockSeconds: e.THROTTLE_LOCK_SECONDS,
     },
+    sessionsPerUserMax: e.SESSIONS_PER_USER_MAX,
     hashConcurrency: e.HASH_CONCURRENCY,
     hashQueueMax: e.HASH_QUEUE_MAX,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

@@ -10,6 +10,7 @@ import { createKyselyUserStore } from './users/kysely-store.js';
 /** `sqlite` / `pgPool`: the raw handle `openDatabase` gave with `db`. */
 export interface ServiceSettings extends RawHandles {
   throttle: ThrottleSettings;
+  sessionsPerUserMax?: number;
   hashConcurrency: number;
   hashQueueMax: number;
 }

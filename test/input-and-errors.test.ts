@@ -69,6 +69,26 @@ describe('bad input and error answers', () => {
     expect(((await response.json()) as ErrorBody).error.code).toBe('unsupported_media_type');
   });
 
+  it.each([
+    ['application/x-www-form-urlencoded; charset=application/json', 'email=a%40b.co&password=x'],
+    ['application/x-www-form-urlencoded; x="application/json"', 'email=a%40b.co'],
+    ['APPLICATION/X-WWW-FORM-URLENCODED;Application/JSON', 'csrfToken=x'],
+    ['application/json; charset=utf-8', 'email=a%40b.co'],
+  ])(
+    'a body Auth.js would read as JSON (Content-Type %s) is checked as JSON first: 400, never a 5xx',
+    async (type, body) => {
+      for (const path of ['/api/auth/callback/credentials', '/api/auth/signout']) {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body,
+        });
+        expect(response.status).toBe(400);
+        expect(((await response.json()) as ErrorBody).error.code).toBe('bad_request');
+      }
+    },
+  );
+
   it('a POST with no Content-Type gets 415', async () => {
     const response = await fetch(`${server.url}/api/auth/signout`, {
       method: 'POST',

@@ -74,6 +74,7 @@ for (const backend of backends) {
         db,
         {
           throttle: throttleSettings,
+          sessionsPerUserMax: 3,
           hashConcurrency: 1,
           hashQueueMax: 10,
           sqlite: opened.sqlite,
@@ -237,6 +238,24 @@ for (const backend of backends) {
           createdAt: start + 5,
         });
         expect(await services.sessions.findActive('no-such-session')).toBeNull();
+      });
+
+      it('past the per-user cap, a new session ends the oldest live ones of that user only', async () => {
+        const ada = await createUser('ada@example.com');
+        const grace = await createUser('grace@example.com');
+        const graceSid = await services.sessions.create(grace.id, start);
+        const sids = [];
+        for (let i = 0; i < 5; i += 1) sids.push(await services.sessions.create(ada.id, start + i));
+        const live = await Promise.all(
+          sids.map(async (sid) => (await services.sessions.findActive(sid)) !== null),
+        );
+        expect(live).toEqual([false, false, true, true, true]);
+        expect(await services.sessions.findActive(graceSid)).not.toBeNull();
+        // A revoked session does not count: revoking one leaves room for a new one.
+        await services.sessions.revoke(sids[4]!, start + 10);
+        const sixth = await services.sessions.create(ada.id, start + 11);
+        expect(await services.sessions.findActive(sids[2]!)).not.toBeNull();
+        expect(await services.sessions.findActive(sixth)).not.toBeNull();
       });
 
       it('a revoked session is no longer active, and revoking it again is harmless', async () => {

@@ -130,15 +130,18 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
           throw new HttpError('cross_site');
         }
       }
-      const mediaType = (request.headers['content-type'] ?? '')
-        .split(';', 1)[0]
-        ?.trim()
-        .toLowerCase();
+      const contentType = (request.headers['content-type'] ?? '').toLowerCase();
+      const mediaType = contentType.split(';', 1)[0]?.trim();
       if (mediaType !== 'application/x-www-form-urlencoded' && mediaType !== 'application/json') {
         throw new HttpError('unsupported_media_type');
       }
       body = request.body instanceof Buffer ? request.body : Buffer.alloc(0);
-      assertAuthBody(mediaType, body);
+      // Auth.js reads the body as JSON when `application/json` appears anywhere in the header
+      // (a parameter too), so that is how it is checked: no parameter smuggles a body past.
+      assertAuthBody(
+        contentType.includes('application/json') ? 'application/json' : mediaType,
+        body,
+      );
     }
     // The contract's sign-in path signs in; in Auth.js only the callback path does.
     const url = request.url.replace(

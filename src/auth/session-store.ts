@@ -24,6 +24,9 @@ export interface SessionStore {
   prune(createdBefore: number): Promise<void>;
 }
 
+/** Live sessions a user may hold at once (`SESSIONS_PER_USER_MAX`). */
+export const defaultSessionsPerUserMax = 100;
+
 /** Ends every live session of a user; also used inside the user store's transactions. */
 export function revokeUserSessions(db: Kysely<Database>, userId: string, at: number) {
   return db
@@ -69,7 +72,11 @@ function postgresFindActive(pool: PgPool): FindActive {
  * prepared statement on the primary key (a better-sqlite3 statement, or a named PostgreSQL
  * statement) on the raw handle behind `db`, instead of a Kysely build-and-compile per read.
  */
-export function createKyselySessionStore(db: Kysely<Database>, handles: RawHandles): SessionStore {
+export function createKyselySessionStore(
+  db: Kysely<Database>,
+  handles: RawHandles & { sessionsPerUserMax?: number },
+): SessionStore {
+  const perUserMax = handles.sessionsPerUserMax ?? defaultSessionsPerUserMax;
   let findActive: FindActive;
   if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite);
   else if (handles.pgPool !== undefined) findActive = postgresFindActive(handles.pgPool);
@@ -80,6 +87,24 @@ export function createKyselySessionStore(db: Kysely<Database>, handles: RawHandl
       await db
         .insertInto('sessions')
         .values({ id, user_id: userId, created_at: createdAt, revoked_at: null })
+        .execute();
+      // A bounded number of live sessions per user: a client signing in in a loop would
+      // otherwise grow the table without end. The oldest sign-ins beyond it are ended.
+      await db
+        .updateTable('sessions')
+        .set({ revoked_at: createdAt })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .where('id', 'not in', (qb) =>
+          qb
+            .selectFrom('sessions')
+            .select('id')
+            .where('user_id', '=', userId)
+            .where('revoked_at', 'is', null)
+            .orderBy('created_at', 'desc')
+            .orderBy('id', 'desc')
+            .limit(perUserMax),
+        )
         .execute();
       return id;
     },

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { clientGroup } from './client-group.js';
 import type { ThrottleLimit, ThrottleStore } from './throttle-store.js';
 
 export interface ThrottleSettings {
@@ -30,7 +31,7 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
 
   return {
     async admit(email: string, ip: string, now: number): Promise<Admission> {
-      const keys = { email: keyFor('email', email), ip: keyFor('ip', ip) };
+      const keys = { email: keyFor('email', email), ip: keyFor('ip', clientGroup(ip)) };
       const retryAfter = (until: number) => Math.max(1, Math.ceil((until - now) / 1000));
       const byIp = await store.charge(keys.ip, ipLimit, now);
       // A throttled address does not get to run up anyone's account counter either.

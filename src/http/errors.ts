@@ -7,11 +7,13 @@ export const errorCatalogue = {
   },
   not_found: { status: 404, message: 'No such route.' },
   method_not_allowed: { status: 405, message: 'This method is not allowed on this route.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   unsupported_media_type: {
     status: 415,
     message: 'Send application/x-www-form-urlencoded or application/json.',
   },
+  headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   overloaded: { status: 503, message: 'The service is busy; retry shortly.' },
   unavailable: { status: 503, message: 'The service cannot reach its database; retry shortly.' },

@@ -46,6 +46,7 @@ export interface TestServer {
 export interface TestServerOptions {
   config?: Partial<AppConfig>;
   throttle?: Partial<ReturnType<typeof defaultThrottle>>;
+  sessionsPerUserMax?: number;
   hashConcurrency?: number;
   hashQueueMax?: number;
   now?: () => number;
@@ -70,6 +71,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     db,
     {
       throttle: { ...defaultThrottle(), ...options.throttle },
+      sessionsPerUserMax: options.sessionsPerUserMax,
       hashConcurrency: options.hashConcurrency ?? 2,
       hashQueueMax: options.hashQueueMax ?? 1000,
       sqlite,

@@ -1,0 +1,45 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
+import { errorBody, errorCatalogue, type ErrorCode } from './errors.js';
+import { jsonSecurityHeaders } from './security-headers.js';
+
+function codeFor(error: NodeJS.ErrnoException): ErrorCode {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return 'headers_too_large';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
+  return 'bad_request';
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's parser refused (bad framing or header bytes,
+ * headers too large, too slow) is answered like every other error, in the catalogue's JSON
+ * shape with the security headers, and the connection closed. Only the parser's error code is
+ * logged: the error also carries the raw bytes received, which may hold cookies or passwords.
+ */
+export function createClientErrorHandler(
+  publicIsHttps: boolean,
+  log: () => FastifyBaseLogger | undefined,
+) {
+  return (error: NodeJS.ErrnoException, socket: Socket): void => {
+    // A reset connection has nobody left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const code = codeFor(error);
+    const { status } = errorCatalogue[code];
+    log()?.info({ parserError: error.code ?? 'unknown', status }, 'request refused by the parser');
+    if (socket.writable) {
+      const body = JSON.stringify(errorBody(code));
+      const headers: Record<string, string> = {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': String(Buffer.byteLength(body)),
+        ...jsonSecurityHeaders(publicIsHttps),
+        'cache-control': 'no-store',
+        connection: 'close',
+      };
+      const head = Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+    }
+    socket.destroySoon();
+  };
+}
