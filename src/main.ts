@@ -7,6 +7,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { readPackageVersion } from './health/version.js';
 import { loggerOptions } from './log.js';
+import { superviseWorkers } from './boot/supervise-workers.js';
 import { createServices } from './services.js';
 
 const pruneIntervalMs = 10 * 60 * 1000;
@@ -87,26 +88,7 @@ async function primary(config: Config): Promise<void> {
   await db.destroy();
   // The workers get the secrets resolved here (a file already read, or the development one).
   const workerEnv = { AUTH_SECRET: secrets.join(','), AUTH_SECRET_FILE: undefined };
-  for (let i = 0; i < config.workers; i += 1) cluster.fork(workerEnv);
-  let running = config.workers;
-  let stopping = false;
-  cluster.on('exit', (worker, code) => {
-    running -= 1;
-    if (!stopping && code !== 0) {
-      process.stderr.write(
-        `gatehouse: worker ${worker.process.pid} exited with ${code}; restarting\n`,
-      );
-      running += 1;
-      cluster.fork(workerEnv);
-    }
-    if (running === 0) process.exit(0);
-  });
-  const stop = () => {
-    stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  superviseWorkers(config.workers, workerEnv);
 }
 
 /**

@@ -230,6 +230,28 @@ describe('sign-in, session and sign-out over HTTP', () => {
     expect(await client.session()).toMatchObject({ user: { id: userId } });
   });
 
+  it('signing in again ends the held session also when it arrives as chunked cookies', async () => {
+    const holder = new Client(server.url);
+    await holder.signIn('ada@example.com', password);
+    const first = holder.sessionCookie()!;
+    // The same token as Auth.js's SessionStore would split it: .0, .1, …
+    const cut = Math.floor(first.length / 2);
+    const client = new Client(server.url);
+    client.cookies.set('authjs.session-token.1', first.slice(cut));
+    client.cookies.set('authjs.session-token.0', first.slice(0, cut));
+    // Read without the jar: Auth.js would re-issue the chunks as one cookie.
+    const chunked = await fetch(`${server.url}/api/auth/session`, {
+      headers: { cookie: client.cookieHeader() },
+    });
+    expect(await chunked.json()).toMatchObject({ user: { id: userId } });
+    await client.signIn('ada@example.com', password);
+    expect(client.sessionCookie()).not.toBe(first);
+    const old = await fetch(`${server.url}/api/auth/session`, {
+      headers: { cookie: `authjs.session-token=${first}` },
+    });
+    expect(await old.json()).toBeNull();
+  });
+
   it('JSON bodies sign in like forms (Auth.js parses JSON), CSRF still required', async () => {
     const client = new Client(server.url);
     const csrfToken = await client.csrfToken();

@@ -218,6 +218,42 @@ describe('session lifetime and revocation', () => {
     },
   );
 
+  it('a fresh token sealed with an older listed secret is re-sealed with the current one on its next read', async () => {
+    const olderSecret = 'an-older-secret-still-listed-0123456789abcdef';
+    const server = await start({ config: { authSecrets: [testSecret, olderSecret] } });
+    await addUser(server, 'ada@example.com', password);
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', password);
+    const salt = 'authjs.session-token';
+    const claims = await authjsDecode({ token: client.sessionCookie()!, secret: testSecret, salt });
+    const token = Object.fromEntries(
+      Object.entries(claims!).filter(([name]) => !['iat', 'exp', 'jti'].includes(name)),
+    );
+    const old = await authjsEncode({ token, secret: olderSecret, salt });
+    const response = await fetch(`${server.url}/api/auth/session`, {
+      headers: { cookie: `${salt}=${old}` },
+    });
+    expect(await response.json()).toMatchObject({ user: { email: 'ada@example.com' } });
+    const renewed = response.headers
+      .getSetCookie()
+      .find((line) => line.startsWith(`${salt}=`))
+      ?.split(';')[0]
+      ?.slice(salt.length + 1);
+    expect(renewed).toBeDefined();
+    // Sealed with the current secret alone: it survives the older secret being dropped.
+    expect(await authjsDecode({ token: renewed!, secret: testSecret, salt })).toMatchObject({
+      email: 'ada@example.com',
+    });
+    const after = await start({
+      config: { authSecrets: [testSecret] },
+      databaseUrl: `file:${server.dir}/test.db`,
+    });
+    const read = await fetch(`${after.url}/api/auth/session`, {
+      headers: { cookie: `${salt}=${renewed}` },
+    });
+    expect(await read.json()).toMatchObject({ user: { email: 'ada@example.com' } });
+  });
+
   it('over https a cookie under the other prefix is not read as a session', async () => {
     const server = await start({ config: { authUrl: 'https://auth.example.com' } });
     await addUser(server, 'ada@example.com', password);

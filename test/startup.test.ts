@@ -222,6 +222,31 @@ describe('the service process', () => {
     await closedByServer;
   }, 20_000);
 
+  it('WORKERS=2 whose workers keep failing to start backs off, then exits 1 with the cause', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const started = Date.now();
+    try {
+      const result = await runNode('gatehouse.mjs', [], {
+        DATA_DIR: path.join(dir, 'failing-workers'),
+        AUTH_SECRET: 'x'.repeat(40),
+        WORKERS: '2',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('EADDRINUSE');
+      expect(result.stderr).toMatch(/restarting in \d+ ms/);
+      expect(result.stderr).toContain('times in a row within 10 s of starting');
+      // Backed off (0.25 + 0.5 + 1 + 2 s at least), yet gave up well before a minute.
+      expect(Date.now() - started).toBeGreaterThan(1500);
+      expect(Date.now() - started).toBeLessThan(30_000);
+    } finally {
+      blocker.close();
+    }
+  }, 40_000);
+
   it('WORKERS=2 serves from two processes that share sessions, and stops cleanly', async () => {
     const dataDir = await dataDirWithUser('cluster', 'c@example.com');
     const service = await startService({ DATA_DIR: dataDir, WORKERS: '2', LOG_LEVEL: 'info' });

@@ -40,3 +40,21 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (options.secure) cookie += '; Secure';
   return `${cookie}; SameSite=Lax`;
 }
+
+/**
+ * The session token as Auth.js's `SessionStore` assembles it: every non-empty cookie whose name
+ * starts with the session cookie's (the cookie itself, or its `.0`, `.1`… chunks), ordered by
+ * the number after the last dot, joined. Same comparator, so the same order as Auth.js's.
+ */
+export function sessionTokenFrom(cookies: Map<string, string>, name: string): string | undefined {
+  const chunks: Record<string, string> = {};
+  for (const [cookieName, value] of cookies) {
+    if (cookieName.startsWith(name) && value !== '') chunks[cookieName] = value;
+  }
+  const names = Object.keys(chunks).sort((a, b) => {
+    const aSuffix = parseInt(a.split('.').pop() || '0');
+    const bSuffix = parseInt(b.split('.').pop() || '0');
+    return aSuffix - bSuffix;
+  });
+  return names.length === 0 ? undefined : names.map((key) => chunks[key]).join('');
+}

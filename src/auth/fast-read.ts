@@ -151,8 +151,13 @@ export function createFastReader(deps: FastReadDeps) {
 
       const now = deps.now();
       const { maxAgeSeconds, updateAgeSeconds, absoluteMaxAgeSeconds } = deps.session;
-      // Auth.js re-issues the cookie on every read; we do so once its refresh is due (updateAge).
-      const refreshDue = (payload.exp - maxAgeSeconds + updateAgeSeconds) * 1000 <= now;
+      // Auth.js re-issues the cookie on every read; we do so once its refresh is due (updateAge),
+      // or at once when an older listed secret sealed it, so a rotation completes as people
+      // come back instead of waiting a refresh period.
+      const refreshDue =
+        (payload.exp - maxAgeSeconds + updateAgeSeconds) * 1000 <= now ||
+        (deps.secrets.length > 1 &&
+          !deps.codec.sealedWith(token, deps.secrets[0] as string, names.session));
       const set = init.set;
       let expiresMs = payload.exp * 1000;
       if (refreshDue) {

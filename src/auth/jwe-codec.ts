@@ -130,6 +130,8 @@ function checkClaims(plaintext: Buffer, header: Claims, nowSeconds: number): Cla
 export interface JweCodec {
   encode(params: JWTEncodeParams<Record<string, unknown>>): string;
   decode(params: JWTDecodeParams): Record<string, unknown> | null;
+  /** Whether the token's header names the key of `secret` (no decryption; a hint only). */
+  sealedWith(token: string, secret: string, salt: string): boolean;
 }
 
 /**
@@ -198,5 +200,10 @@ export function createJweCodec(options: JweCodecOptions = {}): JweCodec {
     return null;
   }
 
-  return { encode, decode };
+  function sealedWith(token: string, secret: string, salt: string): boolean {
+    const parsed = parse(token);
+    return parsed !== null && parsed.kid === derive(parsed.enc, secret, salt).kid;
+  }
+
+  return { encode, decode, sealedWith };
 }

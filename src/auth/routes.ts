@@ -8,7 +8,7 @@ import { withRetryAfter } from '../pages/retry-after.js';
 import type { WorkGate } from '../users/work-gate.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
-import { parseCookies } from './cookies.js';
+import { parseCookies, sessionTokenFrom } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
 import { StoreUnavailableError, type AuthRequestContext } from './request-context.js';
 import { assertAuthBody } from './signin-body.js';
@@ -179,7 +179,9 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     const webRequest = toWebRequest(request, `${originOf(request, deps.publicOrigin)}${url}`, body);
     const context: AuthRequestContext = {
       clientIp: request.ip,
-      previousSessionToken: parseCookies(request.headers.cookie).get(
+      // Chunked or not, as Auth.js reads it: signing in again must end the session held.
+      previousSessionToken: sessionTokenFrom(
+        parseCookies(request.headers.cookie),
         authCookieNames(secure, deps.sessionCookiePrefix).session,
       ),
     };
