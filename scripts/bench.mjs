@@ -305,6 +305,8 @@ function gatehouseEnv(dataDir, fastPaths, secret, port) {
     WORKERS: '1',
     THROTTLE_EMAIL_MAX_FAILURES: '1000000',
     THROTTLE_IP_MAX_FAILURES: '1000000',
+    THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000',
+    THROTTLE_IP_MAX_ATTEMPTS: '1000000',
   };
 }
 
@@ -956,7 +958,7 @@ function report({ machine, durations, baseline, hashOnly, on, off, elapsedS, loa
   const notes = [
     `† No Gatehouse route other than health exists on the baseline: session and csrf rows are compared with baseline health.`,
     `‡ Sign-in rows: ratio of Gatehouse (fast paths on) to hash-only argon2id verify at the same concurrency; near 1× means sign-in is bound by the hash.`,
-    `Sign-in: each op is \`GET /api/auth/csrf\` + \`POST /api/auth/callback/credentials\` (\`X-Auth-Return-Redirect: 1\`); throttling raised to \`THROTTLE_EMAIL_MAX_FAILURES=1000000\`, \`THROTTLE_IP_MAX_FAILURES=1000000\` so it does not interfere. Hash-only: \`@node-rs/argon2\` verify, m=19456, t=2, p=1, pinned like the servers.`,
+    `Sign-in: each op is \`GET /api/auth/csrf\` + \`POST /api/auth/callback/credentials\` (\`X-Auth-Return-Redirect: 1\`); throttling raised to 1000000 (\`THROTTLE_{EMAIL,IP}_MAX_{FAILURES,ATTEMPTS}\`) so it does not interfere. Hash-only: \`@node-rs/argon2\` verify, m=19456, t=2, p=1, pinned like the servers.`,
     `Where sign-in time goes (fast paths on): ${fmt.ms(1000 / on.signIn.sequential)} ms per sequential sign-in (csrf + post) vs ${fmt.ms(1000 / hashOnly.sequential)} ms per bare verify; a refused POST alone takes ${fmt.ms((on.timing.unknown + on.timing.wrong) / 2)} ms (median).`,
     `Health under hashing load (fast paths on): ${on.underHashing.n} probes (a separate process, every 5 ms, a new connection each) while ${hashingLoad} sign-ins arrived at once (answers ${JSON.stringify(on.underHashing.statuses)}; 503 is the hash queue shedding load): p50 ${fmt.ms(on.underHashing.p50)} ms, p99 ${fmt.ms(on.underHashing.p99)} ms, max ${fmt.ms(on.underHashing.max)} ms; RSS after it ${fmt.mb(on.rssAfterFlood)} MB. Fast paths off: p99 ${fmt.ms(off.underHashing.p99)} ms, RSS after ${fmt.mb(off.rssAfterFlood)} MB.`,
     `Refusal timing: ${on.timing.n} + ${on.timing.n} interleaved POSTs (random order per pair), one CSRF pair reused, only the POST timed. Fast paths on: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms (${signed(on.timing.diffPct)} %), same response body: ${on.timing.sameBody ? 'yes' : 'NO'}. Fast paths off: ${fmt.ms(off.timing.unknown)} vs ${fmt.ms(off.timing.wrong)} ms (${signed(off.timing.diffPct)} %), same body: ${off.timing.sameBody ? 'yes' : 'NO'}.`,

@@ -235,7 +235,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // only as many as that queue holds, and the hasher never refuses a sign-in let in. The rest
   // wait at the door, in a queue as long as the hasher's.
   const { concurrency, queueMax } = deps.hasher.limits;
-  const signIns = new WorkGate(concurrency + Math.min(concurrency, queueMax), queueMax);
+  // One client address may fill a quarter of the queue (at least one place), so a flood from
+  // one address leaves room for everyone else, who are then let in round-robin.
+  const signIns = new WorkGate(
+    concurrency + Math.min(concurrency, queueMax),
+    queueMax,
+    Math.max(1, Math.ceil(queueMax / 4)),
+  );
   void app.register((scope, _options, done) => {
     registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },

@@ -99,6 +99,8 @@ const envSchema = (requireSecret: boolean) =>
       PASSWORD_MIN_LENGTH: integer(8, 1024, 12),
       THROTTLE_EMAIL_MAX_FAILURES: integer(1, 1_000_000, 10),
       THROTTLE_IP_MAX_FAILURES: integer(1, 1_000_000, 100),
+      THROTTLE_EMAIL_MAX_ATTEMPTS: integer(1, 1_000_000, 50),
+      THROTTLE_IP_MAX_ATTEMPTS: integer(1, 1_000_000, 300),
       THROTTLE_WINDOW_SECONDS: integer(1, 86400, 900),
       THROTTLE_LOCK_SECONDS: integer(1, 86400, 900),
       SESSIONS_PER_USER_MAX: integer(1, 100_000, 100),
@@ -202,6 +204,8 @@ export interface Config {
   readonly passwordMinLength: number;
   readonly throttle: {
     readonly emailMaxFailures: number;
+    readonly emailMaxAttempts: number;
+    readonly ipMaxAttempts: number;
     readonly ipMaxFailures: number;
     readonly windowSeconds: number;
     readonly lockSeconds: number;
@@ -260,6 +264,8 @@ export function parseConfig(
     passwordMinLength: e.PASSWORD_MIN_LENGTH,
     throttle: {
       emailMaxFailures: e.THROTTLE_EMAIL_MAX_FAILURES,
+      emailMaxAttempts: e.THROTTLE_EMAIL_MAX_ATTEMPTS,
+      ipMaxAttempts: e.THROTTLE_IP_MAX_ATTEMPTS,
       ipMaxFailures: e.THROTTLE_IP_MAX_FAILURES,
       windowSeconds: e.THROTTLE_WINDOW_SECONDS,
       lockSeconds: e.THROTTLE_LOCK_SECONDS,

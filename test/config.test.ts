@@ -22,6 +22,8 @@ describe('configuration', () => {
     expect(result.config.throttle).toEqual({
       emailMaxFailures: 10,
       ipMaxFailures: 100,
+      emailMaxAttempts: 50,
+      ipMaxAttempts: 300,
       windowSeconds: 900,
       lockSeconds: 900,
     });

@@ -8,6 +8,7 @@ import { withRetryAfter } from '../pages/retry-after.js';
 import type { WorkGate } from '../users/work-gate.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
+import { clientGroup } from './client-group.js';
 import { parseCookies, sessionTokenFrom } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
 import { StoreUnavailableError, type AuthRequestContext } from './request-context.js';
@@ -156,11 +157,15 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       // session reads and probes wait behind.
       const overloaded = () =>
         refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
-      const admitted = deps.signIns.tryRun(async () =>
-        // A client that gave up while waiting at the door costs no hash and no throttle charge.
-        request.raw.socket.destroyed
-          ? overloaded()
-          : authenticate(request, reply, url, body, secure),
+      // Fair between clients: waiters are let in round-robin by client address (IPv6 per
+      // /64), and one address holds only a share of the queue.
+      const admitted = deps.signIns.tryRun(
+        async () =>
+          // A client that gave up while waiting at the door costs no hash and no throttle charge.
+          request.raw.socket.destroyed
+            ? overloaded()
+            : authenticate(request, reply, url, body, secure),
+        clientGroup(request.ip),
       );
       return admitted ?? overloaded();
     }

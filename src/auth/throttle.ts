@@ -5,16 +5,28 @@ import type { ThrottleLimit, ThrottleStore } from './throttle-store.js';
 export interface ThrottleSettings {
   emailMaxFailures: number;
   ipMaxFailures: number;
+  /** Every attempt, successes too, per window: one client signing in in a loop is bounded. */
+  emailMaxAttempts?: number;
+  ipMaxAttempts?: number;
   windowSeconds: number;
   lockSeconds: number;
 }
 
+export const defaultEmailMaxAttempts = 50;
+export const defaultIpMaxAttempts = 300;
+
+interface ThrottleKeys {
+  email: string;
+  ip: string;
+  emailAttempts: string;
+  ipAttempts: string;
+}
+
 export type Admission =
-  | { admitted: true; keys: { email: string; ip: string } }
-  | { admitted: false; retryAfterSeconds: number };
+  { admitted: true; keys: ThrottleKeys } | { admitted: false; retryAfterSeconds: number };
 
 // Counters are keyed by a digest: the table never holds the addresses people typed.
-function keyFor(kind: 'email' | 'ip', value: string): string {
+function keyFor(kind: 'email' | 'ip' | 'email-attempts' | 'ip-attempts', value: string): string {
   return `${kind}:${createHash('sha256').update(value).digest('base64url')}`;
 }
 
@@ -28,11 +40,37 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
   const lockMs = settings.lockSeconds * 1000;
   const emailLimit: ThrottleLimit = { maxFailures: settings.emailMaxFailures, windowMs, lockMs };
   const ipLimit: ThrottleLimit = { maxFailures: settings.ipMaxFailures, windowMs, lockMs };
+  // Attempt limits hold until their window ends: they bound a rate, they punish nothing.
+  const emailAttemptLimit: ThrottleLimit = {
+    maxFailures: settings.emailMaxAttempts ?? defaultEmailMaxAttempts,
+    windowMs,
+    lockMs: windowMs,
+  };
+  const ipAttemptLimit: ThrottleLimit = {
+    maxFailures: settings.ipMaxAttempts ?? defaultIpMaxAttempts,
+    windowMs,
+    lockMs: windowMs,
+  };
 
   return {
     async admit(email: string, ip: string, now: number): Promise<Admission> {
-      const keys = { email: keyFor('email', email), ip: keyFor('ip', clientGroup(ip)) };
+      const group = clientGroup(ip);
+      const keys: ThrottleKeys = {
+        email: keyFor('email', email),
+        ip: keyFor('ip', group),
+        emailAttempts: keyFor('email-attempts', email),
+        ipAttempts: keyFor('ip-attempts', group),
+      };
       const retryAfter = (until: number) => Math.max(1, Math.ceil((until - now) / 1000));
+      // Every attempt first, then failures: a refused attempt is charged nowhere else.
+      const byIpAttempts = await store.charge(keys.ipAttempts, ipAttemptLimit, now);
+      if (byIpAttempts.failures > ipAttemptLimit.maxFailures) {
+        return { admitted: false, retryAfterSeconds: retryAfter(byIpAttempts.lockedUntil) };
+      }
+      const byEmailAttempts = await store.charge(keys.emailAttempts, emailAttemptLimit, now);
+      if (byEmailAttempts.failures > emailAttemptLimit.maxFailures) {
+        return { admitted: false, retryAfterSeconds: retryAfter(byEmailAttempts.lockedUntil) };
+      }
       const byIp = await store.charge(keys.ip, ipLimit, now);
       // A throttled address does not get to run up anyone's account counter either.
       if (byIp.failures > ipLimit.maxFailures) {
@@ -45,21 +83,27 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
       return { admitted: true, keys };
     },
 
-    /** A correct password: the account's count starts over and the address gets its charge back. */
-    async succeeded(keys: { email: string; ip: string }): Promise<void> {
+    /**
+     * A correct password: the account's failure count starts over and the address gets its
+     * failure charge back; the attempt still counts against the attempt limits.
+     */
+    async succeeded(keys: ThrottleKeys): Promise<void> {
       await store.clear(keys.email);
       await store.refund(keys.ip, ipLimit);
     },
 
     /** The password was never checked (load shed, database error): the attempt does not count. */
-    async notChecked(keys: { email: string; ip: string }): Promise<void> {
+    async notChecked(keys: ThrottleKeys): Promise<void> {
       await store.refund(keys.email, emailLimit);
       await store.refund(keys.ip, ipLimit);
+      await store.refund(keys.emailAttempts, emailAttemptLimit);
+      await store.refund(keys.ipAttempts, ipAttemptLimit);
     },
 
     /** An admin lifted the lock (users unlock, set-password, enable): the count starts over. */
     async unlockEmail(email: string): Promise<void> {
       await store.clear(keyFor('email', email));
+      await store.clear(keyFor('email-attempts', email));
     },
 
     prune: (now: number) => store.prune(now, Math.max(windowMs, lockMs)),
