@@ -13,6 +13,7 @@ import { pingDatabase } from './db/ping.js';
 import { createAuthConfig } from './auth/auth-config.js';
 import { authCookieNames } from './auth/cookie-names.js';
 import { createClientErrorHandler } from './http/client-error.js';
+import { defaultConnectionLimits, openFileLimit } from './http/connection-limits.js';
 import { createAuthorize } from './auth/authorize.js';
 import { createFastReader } from './auth/fast-read.js';
 import { createFrontRead } from './auth/front-read.js';
@@ -38,6 +39,8 @@ export type AppConfig = Pick<
   | 'authUrl'
   | 'trustProxy'
   | 'sessionCookiePrefix'
+  | 'keepAliveTimeoutMs'
+  | 'connectionLimits'
   | 'session'
   | 'bodyLimitBytes'
   | 'requestTimeoutMs'
@@ -94,7 +97,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const frontDoor = serverWithFrontDoor(fronts, {
     requestTimeoutMs: config.requestTimeoutMs,
     connectionTimeoutMs: config.requestTimeoutMs * 2,
-    keepAliveTimeoutMs: 72_000,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? 72_000,
+    connections: {
+      limits: { ...defaultConnectionLimits(openFileLimit()), ...config.connectionLimits },
+      warn: (details, message) => parserLog.current?.warn(details, message),
+    },
   });
   const parserLog: { current?: FastifyBaseLogger } = {};
   const app = Fastify({

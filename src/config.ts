@@ -107,6 +107,9 @@ const envSchema = (requireSecret: boolean) =>
       HASH_CONCURRENCY: integer(1, 256, Math.max(1, os.availableParallelism())),
       HASH_QUEUE_MAX: integer(0, 100_000, 64),
       BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
+      KEEP_ALIVE_TIMEOUT_MS: integer(1000, 3_600_000, 72_000),
+      MAX_CONNECTIONS: integer(0, 1_000_000, 0),
+      MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 0),
       REQUEST_TIMEOUT_MS: integer(1000, 600_000, 10_000),
       FAST_PATHS: onOff,
       WORKERS: z.pipe(
@@ -216,6 +219,10 @@ export interface Config {
   readonly hashQueueMax: number;
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
+  /** Idle keep-alive connections close after this; keep it above a load balancer's idle timeout. */
+  readonly keepAliveTimeoutMs?: number;
+  /** Only the limits set explicitly; the rest come from the descriptor limit at start-up. */
+  readonly connectionLimits?: { max?: number; perAddress?: number };
   readonly fastPaths: boolean;
   readonly workers: number;
   /** The sign-in and sign-out pages' product name, accent colour and logo. */
@@ -275,6 +282,11 @@ export function parseConfig(
     hashQueueMax: e.HASH_QUEUE_MAX,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    connectionLimits: {
+      ...(e.MAX_CONNECTIONS > 0 && { max: e.MAX_CONNECTIONS }),
+      ...(e.MAX_CONNECTIONS_PER_ADDRESS > 0 && { perAddress: e.MAX_CONNECTIONS_PER_ADDRESS }),
+    },
     fastPaths: e.FAST_PATHS,
     workers: e.WORKERS,
     page: {

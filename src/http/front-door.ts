@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { limitConnections, type ConnectionLimits } from './connection-limits.js';
 
 /**
  * A request answered in front of Fastify. Returns false to leave it to Fastify at once; true
@@ -16,6 +17,11 @@ export interface ServerTimeouts {
   requestTimeoutMs: number;
   connectionTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  /** Caps on open connections, with the warning to log while they bite. */
+  connections?: {
+    limits: ConnectionLimits;
+    warn: (details: Record<string, unknown>, message: string) => void;
+  };
 }
 
 /**
@@ -49,6 +55,9 @@ export function serverWithFrontDoor(fronts: readonly Front[], timeouts: ServerTi
       unstarted.add(socket);
       socket.once('close', () => unstarted.delete(socket));
     });
+    if (timeouts.connections !== undefined) {
+      limitConnections(server, timeouts.connections.limits, timeouts.connections.warn);
+    }
     server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
     server.requestTimeout = timeouts.requestTimeoutMs;
     server.setTimeout(timeouts.connectionTimeoutMs);
