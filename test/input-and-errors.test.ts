@@ -89,6 +89,34 @@ describe('bad input and error answers', () => {
     },
   );
 
+  it.each([
+    ['POST', '/api/nope', 'application/json', 404],
+    ['PUT', '/api/health', 'application/json', 405],
+    ['DELETE', '/api/auth/session', 'application/json', 405],
+    ['POST', '/api/auth/signout', 'text/plain', 415],
+    ['GET', '/api/auth/providers', 'application/json', 200],
+  ])(
+    '%s %s with a body it will not use is answered at once and the connection closed, the body unread',
+    async (method, path, type, status) => {
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+          // The 5,000 promised bytes never come: an answer that waited for them would hang.
+          socket.write(
+            `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 5000\r\n\r\n`,
+          );
+        });
+        let data = '';
+        socket.on('data', (chunk) => (data += chunk.toString()));
+        socket.on('close', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(answer.toLowerCase()).toContain('connection: close');
+      expect(Date.now() - started).toBeLessThan(3000);
+    },
+  );
+
   it('a POST with no Content-Type gets 415', async () => {
     const response = await fetch(`${server.url}/api/auth/signout`, {
       method: 'POST',

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, HttpError, type ErrorCode } from './errors.js';
 
 /** Fastify's own client errors, mapped onto the catalogue; anything else is ours and a 500. */
@@ -39,12 +39,28 @@ export function installErrorHandlers(
     return reply.code(500).send(errorBody('internal_error', request.id));
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  const refuseUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     const methods = allowedMethods(path);
     if (methods !== undefined) {
       return sendError(reply, new HttpError('method_not_allowed', { allow: methods.join(', ') }));
     }
     return sendError(reply, new HttpError('not_found'));
+  };
+  // A 404 or 405 is answered as soon as the request line is known, before any body is read.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    void refuseUnrouted(request, reply);
+  });
+  app.setNotFoundHandler(refuseUnrouted);
+  // An answer sent before the request's body was read (404, 405, 415, 413, a GET with a
+  // body) closes the connection instead of reading the rest only to throw it away.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const length = request.headers['content-length'];
+    const hasBody =
+      (length !== undefined && length !== '0') ||
+      request.headers['transfer-encoding'] !== undefined;
+    if (hasBody && !request.raw.complete) reply.header('connection', 'close');
+    done(null, payload);
   });
 }
