@@ -1,13 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, type SqliteDatabase } from 'kysely';
 import { RecentCache } from '../util/recent-cache.js';
 import type { Database } from './schema.js';
+import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js';
 
-// better-sqlite3 waits for a lock synchronously, stalling the event loop: keep the wait short.
-// Our own process serialises on one connection; only another process (the CLI) competes.
-export const sqliteBusyTimeoutMs = 250;
+// better-sqlite3 waits for a lock synchronously, stalling the event loop: it does not wait at
+// all; a statement that meets another process's lock (the CLI, a backup) is retried on timers
+// instead (sqlite-lock-wait.ts). Our own process serialises on one connection.
+export const sqliteBusyTimeoutMs = 0;
+// Opening (switching to WAL) happens before anything is served: waiting there blocks nobody.
+const openBusyTimeoutMs = 5000;
 
 // Distinct statements Gatehouse runs: a few dozen; the bound only guards against a query
 // whose text varies with its input.
@@ -45,10 +49,11 @@ export function openSqlite(filePath: string): { db: Kysely<Database>; sqlite: SQ
     // 'a' creates the file if missing and never truncates one that exists.
     fs.closeSync(fs.openSync(filePath, 'a', 0o600));
   }
-  const sqlite = new SQLite(filePath, { timeout: sqliteBusyTimeoutMs });
+  const sqlite = new SQLite(filePath, { timeout: openBusyTimeoutMs });
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  const dialect = new SqliteDialect({ database: withStatementCache(sqlite) });
+  sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  const dialect = new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) });
   return { db: new Kysely<Database>({ dialect }), sqlite };
 }
