@@ -103,6 +103,7 @@ const envSchema = (requireSecret: boolean) =>
       THROTTLE_IP_MAX_ATTEMPTS: integer(1, 1_000_000, 300),
       THROTTLE_WINDOW_SECONDS: integer(1, 86400, 900),
       THROTTLE_LOCK_SECONDS: integer(1, 86400, 900),
+      DATABASE_PREPARED: onOff,
       SESSIONS_PER_USER_MAX: integer(1, 100_000, 100),
       HASH_CONCURRENCY: integer(1, 256, Math.max(1, os.availableParallelism())),
       HASH_QUEUE_MAX: integer(0, 100_000, 64),
@@ -213,6 +214,8 @@ export interface Config {
     readonly windowSeconds: number;
     readonly lockSeconds: number;
   };
+  /** Named prepared statements on PostgreSQL; off behind PgBouncer in transaction mode. */
+  readonly databasePrepared: boolean;
   /** Live sessions per user; signing in past it ends the oldest. */
   readonly sessionsPerUserMax: number;
   readonly hashConcurrency: number;
@@ -277,6 +280,7 @@ export function parseConfig(
       windowSeconds: e.THROTTLE_WINDOW_SECONDS,
       lockSeconds: e.THROTTLE_LOCK_SECONDS,
     },
+    databasePrepared: e.DATABASE_PREPARED,
     sessionsPerUserMax: e.SESSIONS_PER_USER_MAX,
     hashConcurrency: e.HASH_CONCURRENCY,
     hashQueueMax: e.HASH_QUEUE_MAX,

@@ -11,6 +11,8 @@ import { createKyselyUserStore } from './users/kysely-store.js';
 export interface ServiceSettings extends RawHandles {
   throttle: ThrottleSettings;
   sessionsPerUserMax?: number;
+  /** Named PostgreSQL statements (`DATABASE_PREPARED`); off behind a transaction-mode pooler. */
+  databasePrepared?: boolean;
   hashConcurrency: number;
   hashQueueMax: number;
 }

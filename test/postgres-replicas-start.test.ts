@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pgbouncerBinary, startPgBouncer, type PgBouncer } from './helpers/pgbouncer.js';
 import {
   createTestDatabase,
-  describeIfPostgres,
+  hasPostgres,
+  testPostgresUrl,
   withPgClient,
   type TestDatabase,
 } from './helpers/postgres.js';
@@ -17,7 +19,7 @@ interface Replica {
   kill(): void;
 }
 
-function startReplica(databaseUrl: string, secret: string): Replica {
+function startReplica(databaseUrl: string, secret: string, prepared = true): Replica {
   const port = 20000 + Math.floor(Math.random() * 30000);
   const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
     env: {
@@ -29,6 +31,7 @@ function startReplica(databaseUrl: string, secret: string): Replica {
       AUTH_SECRET: secret,
       AUTH_URL: `http://127.0.0.1:${port}`,
       LOG_LEVEL: 'warn',
+      DATABASE_PREPARED: prepared ? 'on' : 'off',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -60,24 +63,36 @@ async function readyOrExit(replica: Replica): Promise<'ready' | string> {
   return `not ready after 20 s: ${replica.stderr()}`;
 }
 
-describeIfPostgres('several replicas on one empty PostgreSQL', () => {
+describe.each([
+  ['directly', false],
+  ['through PgBouncer 1.18 in transaction mode', true],
+] as const)('several replicas on one empty PostgreSQL, %s', (_, viaPgBouncer) => {
   let database: TestDatabase | undefined;
+  let bouncer: PgBouncer | undefined;
   let replicas: Replica[] = [];
+  const skip = !hasPostgres || (viaPgBouncer && pgbouncerBinary === undefined);
 
   afterEach(async () => {
     for (const replica of replicas) replica.kill();
     await Promise.all(replicas.map((replica) => replica.exited));
     replicas = [];
+    await bouncer?.stop();
+    bouncer = undefined;
     await database?.drop();
   });
 
   // Three rounds, each on a new database: a race that loses only sometimes still shows.
-  it.each([1, 2, 3])(
+  it.skipIf(skip).each([1, 2, 3])(
     'three replicas started at the same moment all become ready, with one schema (round %i)',
     async () => {
       database = await createTestDatabase();
       const secret = randomBytes(32).toString('base64');
-      replicas = [1, 2, 3].map(() => startReplica(database!.url, secret));
+      let url = database.url;
+      if (viaPgBouncer) {
+        bouncer = await startPgBouncer(testPostgresUrl as string);
+        url = bouncer.url(database.name);
+      }
+      replicas = [1, 2, 3].map(() => startReplica(url, secret, !viaPgBouncer));
       const outcomes = await Promise.all(replicas.map(readyOrExit));
       expect(outcomes).toEqual(['ready', 'ready', 'ready']);
 

@@ -9,7 +9,8 @@ import { openDatabase, type Dialect } from '../src/db/open.js';
 import type { Database } from '../src/db/schema.js';
 import { createServices } from '../src/services.js';
 import { normaliseEmail } from '../src/users/email.js';
-import { createTestDatabase, hasPostgres } from './helpers/postgres.js';
+import { pgbouncerBinary, startPgBouncer } from './helpers/pgbouncer.js';
+import { createTestDatabase, hasPostgres, testPostgresUrl } from './helpers/postgres.js';
 
 /**
  * One contract, every backend: the stores must behave the same on SQLite and PostgreSQL.
@@ -20,6 +21,8 @@ interface Backend {
   name: string;
   dialect: Dialect;
   skip: boolean;
+  /** Named prepared statements: off behind PgBouncer in transaction mode. */
+  prepared?: boolean;
   create(): Promise<{ url: string; dispose(): Promise<void> }>;
 }
 
@@ -43,6 +46,23 @@ const backends: Backend[] = [
     async create() {
       const database = await createTestDatabase();
       return { url: database.url, dispose: () => database.drop() };
+    },
+  },
+  {
+    name: 'PostgreSQL through PgBouncer 1.18 in transaction mode (DATABASE_PREPARED=off)',
+    dialect: 'postgres',
+    skip: !hasPostgres || pgbouncerBinary === undefined,
+    prepared: false,
+    async create() {
+      const database = await createTestDatabase();
+      const bouncer = await startPgBouncer(testPostgresUrl as string);
+      return {
+        url: bouncer.url(database.name),
+        dispose: async () => {
+          await bouncer.stop();
+          await database.drop();
+        },
+      };
     },
   },
 ];
@@ -75,6 +95,7 @@ for (const backend of backends) {
         {
           throttle: throttleSettings,
           sessionsPerUserMax: 3,
+          databasePrepared: backend.prepared,
           hashConcurrency: 1,
           hashQueueMax: 10,
           sqlite: opened.sqlite,

@@ -58,9 +58,12 @@ function sqliteFindActive(handle: SQLiteDatabase): FindActive {
   };
 }
 
-function postgresFindActive(pool: PgPool): FindActive {
-  // A named query is parsed and planned once per pooled connection, then only executed.
-  const query = { name: 'gatehouse_find_active_session', text: activeSessionSql('$1') };
+function postgresFindActive(pool: PgPool, named: boolean): FindActive {
+  // A named query is parsed and planned once per pooled connection, then only executed; a
+  // pooler in transaction mode (PgBouncer before 1.21, or without max_prepared_statements)
+  // cannot keep one, and then an unnamed one is sent each time.
+  const text = activeSessionSql('$1');
+  const query = named ? { name: 'gatehouse_find_active_session', text } : { text };
   return async (sessionId) => {
     const result = await pool.query<ActiveSession>({ ...query, values: [sessionId] });
     return toActive(result.rows[0]);
@@ -74,13 +77,14 @@ function postgresFindActive(pool: PgPool): FindActive {
  */
 export function createKyselySessionStore(
   db: Kysely<Database>,
-  handles: RawHandles & { sessionsPerUserMax?: number },
+  handles: RawHandles & { sessionsPerUserMax?: number; databasePrepared?: boolean },
 ): SessionStore {
   const perUserMax = handles.sessionsPerUserMax ?? defaultSessionsPerUserMax;
   let findActive: FindActive;
   if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite);
-  else if (handles.pgPool !== undefined) findActive = postgresFindActive(handles.pgPool);
-  else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
+  else if (handles.pgPool !== undefined) {
+    findActive = postgresFindActive(handles.pgPool, handles.databasePrepared !== false);
+  } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
     async create(userId, createdAt) {
       const id = randomUUID();

@@ -1,4 +1,11 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import {
+  Migrator,
+  PostgresAdapter,
+  sql,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
 import * as initial from './migrations/001-initial.js';
 import type { Database } from './schema.js';
 
@@ -26,15 +33,49 @@ async function isUpToDate(db: Kysely<Database>): Promise<boolean> {
   }
 }
 
+// Kysely's own migration lock key: a Kysely Migrator run elsewhere waits for us, and we for it.
+const postgresMigrationLock = sql.raw('3853314791062309107');
+
+/**
+ * PostgreSQL: the pending migrations and their bookkeeping (Kysely's `kysely_migration` table)
+ * in one transaction that first takes a transaction-level advisory lock. Kysely's Migrator
+ * takes a session-level lock instead, which a pooler in transaction mode (PgBouncer) may take
+ * on one server connection and release on another, leaving it held.
+ */
+async function migratePostgres(db: Kysely<Database>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${postgresMigrationLock})`.execute(trx);
+    await sql`create table if not exists kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(
+      trx,
+    );
+    const done = await sql<{ name: string }>`select name from kysely_migration`.execute(trx);
+    const applied = new Set(done.rows.map((row) => row.name));
+    for (const name of Object.keys(migrations).sort()) {
+      if (applied.has(name)) continue;
+      try {
+        await (migrations[name] as Migration).up(trx as unknown as Kysely<unknown>);
+      } catch (error) {
+        throw new Error(`database migration ${name} failed`, { cause: error });
+      }
+      await sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(
+        trx,
+      );
+    }
+  });
+}
+
 /**
  * Brings the schema to the latest version; throws with the failing migration's name. Safe when
- * several replicas start at once on one database: Kysely's Migrator runs the migrations in one
- * transaction under an advisory lock on PostgreSQL (the write lock on SQLite), re-reads what
- * was applied once it holds the lock, and tolerates losing the race to create its own tables
- * (test/postgres-replicas-start.test.ts).
+ * several replicas start at once on one database: on PostgreSQL under a transaction-level
+ * advisory lock (above), on SQLite through Kysely's Migrator under the write lock
+ * (test/postgres-replicas-start.test.ts, and through PgBouncer in test/pgbouncer.test.ts).
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   if (await isUpToDate(db)) return;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await migratePostgres(db);
+    return;
+  }
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');

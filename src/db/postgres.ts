@@ -7,9 +7,17 @@ import type { Database } from './schema.js';
 // Loaded only when PostgreSQL is chosen: the SQLite default starts without it.
 const require = createRequire(import.meta.url);
 
+/** A statement running longer than this is cancelled by the server. */
+export const statementTimeoutMs = 5000;
+
 /**
  * A pooled PostgreSQL connection; queries time out so a stuck server cannot hold requests. The
  * pool is returned too, for named (server-side prepared) statements on hot paths.
+ *
+ * The server-side timeout is a `SET` on each new connection, not a startup parameter: poolers
+ * (PgBouncer, with its stock settings) refuse unknown startup parameters. Behind a pooler in
+ * transaction mode the `SET` reaches one server connection only, so the client-side
+ * `query_timeout` is the deadline that always holds.
  */
 export function openPostgres(connectionString: string): { db: Kysely<Database>; pool: PgPool } {
   const pg = require('pg') as typeof PgModule;
@@ -19,8 +27,7 @@ export function openPostgres(connectionString: string): { db: Kysely<Database>; 
     connectionString,
     max: 10,
     connectionTimeoutMillis: 3000,
-    statement_timeout: 5000,
-    query_timeout: 6000,
+    query_timeout: statementTimeoutMs + 1000,
   });
   // An idle client's error (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
@@ -29,6 +36,8 @@ export function openPostgres(connectionString: string): { db: Kysely<Database>; 
   // query in flight fails by itself, and on release the pool drops the broken client.
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
+    // Queued before the client's first query; a failure surfaces on that query.
+    client.query(`set statement_timeout = ${statementTimeoutMs}`).catch(() => undefined);
   });
   return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
 }

@@ -47,6 +47,7 @@ export interface TestServerOptions {
   config?: Partial<AppConfig>;
   throttle?: Partial<ReturnType<typeof defaultThrottle>>;
   sessionsPerUserMax?: number;
+  databasePrepared?: boolean;
   hashConcurrency?: number;
   hashQueueMax?: number;
   now?: () => number;
@@ -80,6 +81,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     {
       throttle: { ...defaultThrottle(), ...options.throttle },
       sessionsPerUserMax: options.sessionsPerUserMax,
+      databasePrepared: options.databasePrepared,
       hashConcurrency: options.hashConcurrency ?? 2,
       hashQueueMax: options.hashQueueMax ?? 1000,
       sqlite,
