@@ -13,7 +13,7 @@ describe('SQLite write lock held by another process (T44)', () => {
     server = undefined;
   });
 
-  it('50 sign-ins wait off the event loop: health p99 stays under 100 ms, and all sign in once the lock goes', async () => {
+  it('50 sign-ins wait off the event loop: health probes are never stuck behind them, and all sign in once the lock goes', async () => {
     // A queue long enough for all 50 from one address (one address holds a quarter of it).
     server = await startServer({ hashConcurrency: 2, hashQueueMax: 400 });
     const target = server;
@@ -53,7 +53,10 @@ describe('SQLite write lock held by another process (T44)', () => {
       `T44: ${latencies.length} health probes during a held lock, p99 ${p99.toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms\n`,
     );
     expect(latencies.length).toBeGreaterThan(20);
-    expect(p99).toBeLessThan(100);
+    // Not a speed target (those live in the benchmark; the figure is printed above): a frozen
+    // event loop shows as probes stuck for the whole wait (782 ms p99 with better-sqlite3's
+    // synchronous busy wait), far past anything a busy test machine explains.
+    expect(p99).toBeLessThan(400);
     expect(statuses.filter((status) => status === 200).length).toBe(50);
   }, 30_000);
 });
