@@ -13,6 +13,7 @@ import { pingDatabase } from './db/ping.js';
 import { createAuthConfig } from './auth/auth-config.js';
 import { authCookieNames } from './auth/cookie-names.js';
 import { createClientErrorHandler } from './http/client-error.js';
+import { createConnectRefusal } from './http/connect-refusal.js';
 import { defaultConnectionLimits, openFileLimit } from './http/connection-limits.js';
 import { createAuthorize } from './auth/authorize.js';
 import { createFastReader } from './auth/fast-read.js';
@@ -129,6 +130,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
 
   parserLog.current = app.log;
+  // A CONNECT request is answered 405, not dropped (Node destroys it when nobody listens).
+  app.server.on('connect', createConnectRefusal(publicIsHttps));
   // A drain must not wait on connections that never sent a request (see front-door.ts).
   app.addHook('preClose', (done) => {
     frontDoor.closeUnstarted();

@@ -1,6 +1,12 @@
 import type { AuthConfig } from '@auth/core';
 import { AuthError, CredentialsSignin } from '@auth/core/errors';
-import { decode as authjsDecode, encode as authjsEncode, type JWTOptions } from '@auth/core/jwt';
+import {
+  decode as authjsDecode,
+  encode as authjsEncode,
+  type JWT,
+  type JWTDecodeParams,
+  type JWTOptions,
+} from '@auth/core/jwt';
 import Credentials from '@auth/core/providers/credentials';
 import type { User } from '@auth/core/types';
 import type { FastifyBaseLogger } from 'fastify';
@@ -52,6 +58,20 @@ function authLogger(log: FastifyBaseLogger): AuthConfig['logger'] {
   };
 }
 
+/**
+ * Auth.js's own decode, with an unreadable token as `null` instead of a throw (as Gatehouse's
+ * codec does). Every caller treats both as "no session"; but sign-out, on a throw, skips its
+ * `signOut` event, and with it the revocation of the other sessions the request holds tokens
+ * for (a stray chunk beside a valid cookie makes the assembled token unreadable).
+ */
+async function decodeOrNull(params: JWTDecodeParams): Promise<JWT | null> {
+  try {
+    return await authjsDecode(params);
+  } catch {
+    return null;
+  }
+}
+
 /** Auth.js's configuration for one request: its callbacks see that request's context. */
 export type AuthConfigFor = (context: AuthRequestContext) => AuthConfig;
 
@@ -81,7 +101,7 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
       maxAge: deps.session.maxAgeSeconds,
       updateAge: deps.session.updateAgeSeconds,
     },
-    jwt: deps.codec ?? { encode: authjsEncode, decode: authjsDecode },
+    jwt: deps.codec ?? { encode: authjsEncode, decode: decodeOrNull },
     cookies: secure
       ? {
           sessionToken: {

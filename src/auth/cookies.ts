@@ -1,20 +1,49 @@
 /**
  * Cookie parsing and serialisation with exactly the semantics of the `cookie` code Auth.js
  * vendors (`@auth/core/lib/vendored/cookie.js`, not exported): first occurrence of a name
- * wins, blanks around names and values are trimmed, `%` sequences are decoded when valid.
- * The fast read paths must see and write cookies byte for byte as Auth.js does.
+ * wins, spaces and tabs (only those) around names and values are trimmed, `%` sequences are
+ * decoded when valid. The fast read paths must see and write cookies byte for byte as Auth.js
+ * does: a value it keeps with a no-break space must not read as a valid token here.
  */
 export function parseCookies(header: string | undefined): Map<string, string> {
   const cookies = new Map<string, string>();
-  if (header === undefined) return cookies;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    const name = part.slice(0, eq).trim();
-    if (name === '' || cookies.has(name)) continue;
-    cookies.set(name, decode(part.slice(eq + 1).trim()));
-  }
+  if (header === undefined || header.length < 2) return cookies;
+  // The vendored parser's loop, kept step for step (a `;` before the next `=` starts over).
+  const length = header.length;
+  let index = 0;
+  do {
+    const eq = header.indexOf('=', index);
+    if (eq === -1) break;
+    const semicolon = header.indexOf(';', index);
+    const end = semicolon === -1 ? length : semicolon;
+    if (eq > end) {
+      index = header.lastIndexOf(';', eq - 1) + 1;
+      continue;
+    }
+    const name = header.slice(blankEnd(header, index, eq), blankStart(header, eq, index));
+    if (!cookies.has(name)) {
+      const valueStart = blankEnd(header, eq + 1, end);
+      cookies.set(name, decode(header.slice(valueStart, blankStart(header, end, valueStart))));
+    }
+    index = end + 1;
+  } while (index < length);
   return cookies;
+}
+
+const isBlank = (code: number) => code === 0x20 || code === 0x09;
+
+/** The first index from `from` (before `max`) that is not a space or tab. */
+function blankEnd(text: string, from: number, max: number): number {
+  let index = from;
+  while (index < max && isBlank(text.charCodeAt(index))) index += 1;
+  return Math.min(index, max);
+}
+
+/** The index after the last non-blank character before `from` (not below `min`). */
+function blankStart(text: string, from: number, min: number): number {
+  let index = from;
+  while (index > min && isBlank(text.charCodeAt(index - 1))) index -= 1;
+  return index;
 }
 
 function decode(value: string): string {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { JweCodec } from './jwe-codec.js';
 import { authCookieNames, type AuthCookieNames, type SessionCookiePrefix } from './cookie-names.js';
+import { settleCallbackUrl } from './callback-url.js';
 import { parseCookies, serializeCookie } from './cookies.js';
 import { RecentCache } from '../util/recent-cache.js';
 import { expClockToleranceSeconds, readClaims, type SessionClaims } from './session-claims.js';
@@ -90,33 +91,19 @@ export function createFastReader(deps: FastReadDeps) {
       set.push(serializeCookie(names.csrf, `${csrfToken}|${csrfHash(csrfToken)}`, { secure }));
     }
     const callback = cookies.get(names.callbackUrl);
-    // Auth.js's default redirect callback: a same-origin absolute URL is kept as it is.
-    let settled: string = origin;
-    if (callback !== undefined && callback !== '') {
-      if (callback.startsWith('/')) settled = `${origin}${callback}`;
-      else {
-        let callbackOrigin: string;
-        try {
-          callbackOrigin = new URL(callback).origin;
-        } catch {
-          return undefined;
-        }
-        if (callbackOrigin === origin) settled = callback;
-      }
-    }
+    // Auth.js's default redirect callback; an unusable value counts as absent, as in the route.
+    const settled =
+      callback === undefined || callback === ''
+        ? origin
+        : (settleCallbackUrl(callback, origin) ?? origin);
     if (settled !== callback) set.push(serializeCookie(names.callbackUrl, settled, { secure }));
     return { csrfToken, set };
   }
 
   return {
-    csrf(
-      cookieHeader: string | undefined,
-      origin: string,
-      secure: boolean,
-    ): FastAnswer | undefined {
+    csrf(cookieHeader: string | undefined, origin: string, secure: boolean): FastAnswer {
       const names = authCookieNames(secure, deps.sessionCookiePrefix);
       const init = initCookies(parseCookies(cookieHeader), names, origin, secure);
-      if (init === undefined) return undefined;
       return {
         headers: readHeaders,
         cookies: init.set,
@@ -132,7 +119,6 @@ export function createFastReader(deps: FastReadDeps) {
       const names = authCookieNames(secure, deps.sessionCookiePrefix);
       const cookies = parseCookies(cookieHeader);
       const init = initCookies(cookies, names, origin, secure);
-      if (init === undefined) return undefined;
       // Auth.js's SessionStore takes every cookie whose name starts with the session name.
       const sessionCookies = [...cookies.keys()].filter(
         (n) => n.startsWith(names.session) && cookies.get(n) !== '',

@@ -6,6 +6,22 @@ import { jsonSecurityHeaders } from '../http/security-headers.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
 import { RecentCache } from '../util/recent-cache.js';
 
+/** How a session read tried in front of Fastify ended, when it handed the request on. */
+export type FrontReadOutcome =
+  /** The reader leaves this one to Auth.js: the route need not ask it again. */
+  | { kind: 'deferred' }
+  /** The read failed (a store error: 503); the route answers it without reading again. */
+  | { kind: 'failed'; error: unknown };
+
+const handedOn = new WeakMap<IncomingMessage, FrontReadOutcome>();
+
+/** How the read in front of Fastify ended for this request, if one was tried (taken once). */
+export function takeFrontReadOutcome(request: IncomingMessage): FrontReadOutcome | undefined {
+  const outcome = handedOn.get(request);
+  handedOn.delete(request);
+  return outcome;
+}
+
 export interface FrontReadOptions {
   reader: FastReader;
   /** AUTH_URL's origin; without it the origin comes from the Host header, as in the route. */
@@ -23,7 +39,9 @@ export interface FrontReadOptions {
  * line. A session read is the most frequent request an application sends; Fastify's routing,
  * hooks and reply cost about a third of it. Anything else, or anything the reader leaves to
  * Auth.js (or fails on), goes to Fastify untouched: nothing has been written by then, and a
- * GET carries no body. Only without TRUST_PROXY, where http vs https is fixed by AUTH_URL.
+ * GET carries no body. What the read found goes along (src/auth/routes.ts): a request it leaves
+ * to Auth.js goes straight there, and a failed read is answered, not tried again. Only without
+ * TRUST_PROXY, where http vs https is fixed by AUTH_URL.
  * Differential tests against plain Auth.js cover it (test/fast-read.test.ts).
  */
 export function createFrontRead(options: FrontReadOptions): Front {
@@ -116,7 +134,6 @@ export function createFrontRead(options: FrontReadOptions): Front {
 
     if (!isSession) {
       const answer = reader.csrf(headers.cookie, origin, secure);
-      if (answer === undefined) return false;
       const reqId = received(request);
       send(response, answer);
       answered(request, reqId, startedAt);
@@ -126,13 +143,20 @@ export function createFrontRead(options: FrontReadOptions): Front {
       .session(headers.cookie, origin, secure)
       .then(
         (answer) => {
-          if (answer === undefined) return fallback(request, response);
+          if (answer === undefined) {
+            handedOn.set(request, { kind: 'deferred' });
+            return fallback(request, response);
+          }
           const reqId = received(request);
           send(response, answer);
           answered(request, reqId, startedAt);
         },
-        // The route reads again and answers the failure as it does (503 on a store error).
-        () => fallback(request, response),
+        // The route answers the failure as it does its own (503 on a store error), without
+        // asking the store again: one failing read per request, not two.
+        (error: unknown) => {
+          handedOn.set(request, { kind: 'failed', error });
+          fallback(request, response);
+        },
       )
       .catch((error: unknown) => {
         logger().log.error({ err: error }, 'front session read failed after answering began');

@@ -35,11 +35,18 @@ const SIZES: Record<Enc, { key: number; iv: number; tag: number }> = {
 // jose rejects invalid UTF-8 in the header and claims instead of substituting U+FFFD.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-// Strict base64url: Auth.js never pads, and Buffer.from would silently skip stray characters.
+/**
+ * base64url exactly as jose decodes it on Node 20 (no `Uint8Array.fromBase64`): `+` and `/` are
+ * refused, then `atob`'s forgiving rules apply: ASCII whitespace is skipped, and one or two `=`
+ * may pad a length that is a multiple of four. A token Auth.js reads with a padded or spaced
+ * segment must read here too (the IV, ciphertext and tag are not covered by the tag's AAD), and
+ * Buffer.from alone would also skip characters jose refuses.
+ */
 function b64u(segment: string): Buffer | null {
-  return /^[\w-]*$/.test(segment) && segment.length % 4 !== 1
-    ? Buffer.from(segment, 'base64url')
-    : null;
+  if (segment.includes('+') || segment.includes('/')) return null;
+  let data = segment.replace(/[\t\n\f\r ]/g, '');
+  if (data.length % 4 === 0) data = data.replace(/={1,2}$/, '');
+  return /^[\w-]*$/.test(data) && data.length % 4 !== 1 ? Buffer.from(data, 'base64url') : null;
 }
 
 // jose decodes strictly and wants a top-level object, for the header and the claims alike.

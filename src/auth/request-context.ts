@@ -16,6 +16,12 @@ export interface AuthRequestContext {
   clientIp: string;
   /** The session token the client held when it signed in again (fixation: it is revoked). */
   previousSessionToken: string | undefined;
+  /**
+   * On sign-out, every session token the request carries: each session cookie alone as well as
+   * Auth.js's assembly of its chunks. A stray chunk beside a valid cookie makes the assembly
+   * unreadable; sign-out must still end the session the valid cookie names.
+   */
+  heldSessionTokens?: readonly string[];
   interruption?: Interruption;
 }
 

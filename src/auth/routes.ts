@@ -2,15 +2,17 @@ import { Auth } from '@auth/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
-import { sendWebResponse, toWebRequest } from '../http/web-bridge.js';
+import { sendWebResponse, toWebRequest, webHeaders } from '../http/web-bridge.js';
 import type { AuthPages, PageSite } from '../pages/auth-pages.js';
 import { withRetryAfter } from '../pages/retry-after.js';
 import type { WorkGate } from '../users/work-gate.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
+import { withUsableCallbackUrls } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { clientGroup } from './client-group.js';
 import { parseCookies, sessionTokenFrom } from './cookies.js';
 import type { FastAnswer, FastReader } from './fast-read.js';
+import { takeFrontReadOutcome } from './front-read.js';
 import { StoreUnavailableError, type AuthRequestContext } from './request-context.js';
 import { assertAuthBody } from './signin-body.js';
 
@@ -40,12 +42,61 @@ export interface AuthRouteDeps {
   pages?: AuthPages;
 }
 
-const signInPath = /^\/api\/auth\/(?:signin|callback)\/credentials(?:$|\?)/;
+const signInPaths = new Set([
+  `${authBasePath}/signin/credentials`,
+  `${authBasePath}/callback/credentials`,
+]);
+
+/**
+ * The route a request reached and its query, as a URL parser reads the target. Fastify routes
+ * `/api/auth/%73ession` and `http://host/api/auth/session` (absolute-form) to the session route;
+ * every check and Auth.js itself must see that route, not the raw target (Auth.js would read
+ * `%73ession` as an unknown action, and an absolute-form target as a path after the origin).
+ */
+function routeOf(request: FastifyRequest): { path: string; search: string } {
+  const path = request.routeOptions.url;
+  if (path === undefined) throw new HttpError('not_found');
+  try {
+    return { path, search: new URL(request.url, 'http://target.invalid').search };
+  } catch {
+    throw new HttpError('bad_request', {}, 'The request target is not a valid URL.');
+  }
+}
+
+/** Each non-empty session cookie alone, then Auth.js's assembly of them (when it differs). */
+function heldSessionTokens(
+  cookies: Map<string, string>,
+  name: string,
+  assembled: string | undefined,
+): string[] {
+  const tokens = new Set<string>();
+  for (const [cookieName, value] of cookies) {
+    if (cookieName.startsWith(name) && value !== '') tokens.add(value);
+  }
+  if (assembled !== undefined && tokens.size > 1) tokens.add(assembled);
+  return [...tokens];
+}
+
+/**
+ * Auth.js's error page takes its status from the `error` it names: any client can ask for
+ * `?error=Configuration` and get a 500. The page itself was served; the error it describes
+ * happened to an earlier request, so it answers 200 here (a 5xx means this request failed).
+ */
+function servedPage(path: string, response: Response): Response {
+  if (path !== `${authBasePath}/error` || response.status < 500) return response;
+  return new Response(response.body, { status: 200, headers: response.headers });
+}
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
   if (publicOrigin !== undefined) return publicOrigin;
+  // Behind a trusted proxy the scheme is X-Forwarded-Proto's: any other word than these two
+  // would make an opaque origin ("null") that no URL can be built on.
+  const protocol = request.protocol as string;
+  if (protocol !== 'http' && protocol !== 'https') {
+    throw new HttpError('bad_request', {}, 'The forwarded protocol is not http or https.');
+  }
   try {
-    return new URL(`${request.protocol}://${request.host}`).origin;
+    return new URL(`${protocol}://${request.host}`).origin;
   } catch {
     throw new HttpError('bad_request', {}, 'The Host header is not a valid host.');
   }
@@ -115,6 +166,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const secure = isSecure(request);
+    const route = routeOf(request);
     let body: Buffer | undefined;
     if (request.method === 'POST') {
       // Login CSRF: a cross-site page could post its own valid token pair and sign the
@@ -122,7 +174,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       // sign-in must come from this origin (or be typed: `none`), never a sibling site.
       const fetchSite = request.headers['sec-fetch-site']?.toLowerCase();
       if (fetchSite === 'cross-site') throw new HttpError('cross_site');
-      if (signInPath.test(request.url)) {
+      if (signInPaths.has(route.path)) {
         if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
           throw new HttpError('cross_site');
         }
@@ -145,11 +197,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       );
     }
     // The contract's sign-in path signs in; in Auth.js only the callback path does.
-    const url = request.url.replace(
-      /^\/api\/auth\/signin\/credentials(?=$|\?)/,
-      `${authBasePath}/callback/credentials`,
-    );
-    if (request.method === 'POST' && url.startsWith(`${authBasePath}/callback/credentials`)) {
+    const path = signInPaths.has(route.path) ? `${authBasePath}/callback/credentials` : route.path;
+    if (request.method === 'POST' && path === `${authBasePath}/callback/credentials`) {
       // Sign-ins wait at the door, not inside Auth.js, and past the queue are refused before
       // Auth.js works on them (CSRF digest, config, throttle, database) with the answer the
       // hash queue would give. A burst arrives all at once, before any of it reaches the hash
@@ -164,33 +213,59 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
           // A client that gave up while waiting at the door costs no hash and no throttle charge.
           request.raw.socket.destroyed
             ? overloaded()
-            : authenticate(request, reply, url, body, secure),
+            : authenticate(request, reply, path, route.search, body, secure),
         clientGroup(request.ip),
       );
       return admitted ?? overloaded();
     }
-    return authenticate(request, reply, url, body, secure);
+    return authenticate(request, reply, path, route.search, body, secure);
   };
 
   /** The request as Auth.js sees it; our callbacks' interruptions are answered by us. */
   async function authenticate(
     request: FastifyRequest,
     reply: FastifyReply,
-    url: string,
+    path: string,
+    search: string,
     body: Buffer | undefined,
     secure: boolean,
   ) {
     const config = secure ? deps.configs.https : deps.configs.http;
-    const webRequest = toWebRequest(request, `${originOf(request, deps.publicOrigin)}${url}`, body);
+    const origin = originOf(request, deps.publicOrigin);
+    const names = authCookieNames(secure, deps.sessionCookiePrefix);
+    // A callbackUrl Auth.js cannot use (it would answer 500, or fail before signing out) is
+    // dropped, wherever it came from: Auth.js then falls back as for an absent one.
+    const headers = webHeaders(request);
+    const usable = withUsableCallbackUrls(
+      {
+        search,
+        cookie: headers.get('cookie') ?? undefined,
+        body,
+        contentType: headers.get('content-type'),
+      },
+      origin,
+      names.callbackUrl,
+    );
+    if (usable.cookie === undefined) headers.delete('cookie');
+    else headers.set('cookie', usable.cookie);
+    const webRequest = toWebRequest(
+      request,
+      `${origin}${path}${usable.search}`,
+      usable.body,
+      headers,
+    );
+    const cookies = parseCookies(request.headers.cookie);
+    const previousSessionToken = sessionTokenFrom(cookies, names.session);
     const context: AuthRequestContext = {
       clientIp: request.ip,
       // Chunked or not, as Auth.js reads it: signing in again must end the session held.
-      previousSessionToken: sessionTokenFrom(
-        parseCookies(request.headers.cookie),
-        authCookieNames(secure, deps.sessionCookiePrefix).session,
-      ),
+      previousSessionToken,
+      // Sign-out ends every session the request holds a token for, whatever else it carries.
+      ...(path === `${authBasePath}/signout` && {
+        heldSessionTokens: heldSessionTokens(cookies, names.session, previousSessionToken),
+      }),
     };
-    const response = await Auth(webRequest, config(context));
+    const response = servedPage(path, await Auth(webRequest, config(context)));
     return answerInterruption(request, reply, context, response, (error) =>
       refuse(request, reply, error),
     );
@@ -199,8 +274,14 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
   const fastReader = deps.fastReader;
   const fastHandler = (action: 'session' | 'csrf') =>
     async function fast(request: FastifyRequest, reply: FastifyReply) {
+      // A read already tried in front of Fastify is not tried again (src/auth/front-read.ts).
+      const front = takeFrontReadOutcome(request.raw);
       // A query string may carry callbackUrl, which only Auth.js's own path handles.
-      if (fastReader === undefined || request.method === 'POST' || request.url.includes('?')) {
+      if (
+        fastReader === undefined ||
+        front?.kind === 'deferred' ||
+        (front === undefined && (request.method === 'POST' || routeOf(request).search !== ''))
+      ) {
         return handler(request, reply);
       }
       const secure = isSecure(request);
@@ -208,6 +289,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       const cookie = request.headers.cookie;
       let answer: FastAnswer | undefined;
       try {
+        if (front?.kind === 'failed') throw front.error;
         answer =
           action === 'csrf'
             ? fastReader.csrf(cookie, origin, secure)

@@ -122,9 +122,16 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
     },
 
     async signOut(message: { token?: JWT | null }, context: AuthRequestContext): Promise<void> {
+      // The session Auth.js read, and every other one the request holds a token for.
+      const sids = new Set<string>();
       const claims = readClaims(message.token ?? null);
-      if (claims !== null) {
-        await fromStore(context, () => deps.sessions.revoke(claims.sid, deps.now()));
+      if (claims !== null) sids.add(claims.sid);
+      for (const token of context.heldSessionTokens ?? []) {
+        const held = readClaims(await deps.decodeSessionToken(token));
+        if (held !== null) sids.add(held.sid);
+      }
+      for (const sid of sids) {
+        await fromStore(context, () => deps.sessions.revoke(sid, deps.now()));
       }
     },
   };

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { limitConnections, type ConnectionLimits } from './connection-limits.js';
+import { continueWhenNext } from './expect-continue.js';
 
 /**
  * A request answered in front of Fastify. Returns false to leave it to Fastify at once; true
@@ -42,15 +43,17 @@ export const unstartedGraceMs = 1000;
 export function serverWithFrontDoor(fronts: readonly Front[], timeouts: ServerTimeouts) {
   const unstarted = new Set<Socket>();
   const factory = (handler: http.RequestListener): http.Server => {
+    const listener: http.RequestListener = (request, response) => {
+      unstarted.delete(request.socket);
+      for (const front of fronts) if (front(request, response, handler)) return;
+      handler(request, response);
+    };
     const server = http.createServer(
       // Slow clients: headers must arrive within the request timeout, checked every second.
       { headersTimeout: timeouts.requestTimeoutMs, connectionsCheckingInterval: 1000 },
-      (request, response) => {
-        unstarted.delete(request.socket);
-        for (const front of fronts) if (front(request, response, handler)) return;
-        handler(request, response);
-      },
+      listener,
     );
+    server.on('checkContinue', continueWhenNext(listener));
     server.on('connection', (socket: Socket) => {
       unstarted.add(socket);
       socket.once('close', () => unstarted.delete(socket));

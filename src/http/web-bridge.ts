@@ -4,7 +4,21 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * Fastify ⇄ Web `Request`/`Response`, for handing a request to Auth.js. Written by hand: the
  * adapters that exist are framework glue for other servers, and this is a few exact lines.
  */
-export function toWebRequest(request: FastifyRequest, url: string, body?: Buffer): Request {
+export function toWebRequest(
+  request: FastifyRequest,
+  url: string,
+  body?: Buffer,
+  headers: Headers = webHeaders(request),
+): Request {
+  // Auth.js only knows GET and POST; HEAD is answered as GET and Fastify drops the body.
+  const method = request.method === 'HEAD' ? 'GET' : request.method;
+  const init: RequestInit = { method, headers };
+  if (body !== undefined && method !== 'GET') init.body = new Uint8Array(body);
+  return new Request(url, init);
+}
+
+/** The request's headers as a Web `Headers` (repeats kept; Cookie lines joined with `; `). */
+export function webHeaders(request: FastifyRequest): Headers {
   const headers = new Headers();
   const raw = request.raw.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -12,11 +26,7 @@ export function toWebRequest(request: FastifyRequest, url: string, body?: Buffer
     // HTTP/2 pseudo-headers are not headers to a Web Request.
     if (!name.startsWith(':')) headers.append(name, raw[i + 1] as string);
   }
-  // Auth.js only knows GET and POST; HEAD is answered as GET and Fastify drops the body.
-  const method = request.method === 'HEAD' ? 'GET' : request.method;
-  const init: RequestInit = { method, headers };
-  if (body !== undefined && method !== 'GET') init.body = new Uint8Array(body);
-  return new Request(url, init);
+  return headers;
 }
 
 /** Copies status, every header (each Set-Cookie separately) and the body bytes untouched. */

@@ -2,6 +2,7 @@ import { Auth } from '@auth/core';
 import type { FastifyRequest } from 'fastify';
 import { authBasePath, type AuthConfigFor } from '../auth/auth-config.js';
 import { authCookieNames } from '../auth/cookie-names.js';
+import { withUsableCallbackUrls } from '../auth/callback-url.js';
 import { parseCookies } from '../auth/cookies.js';
 
 /** Where a page request stands, as the auth routes see it. */
@@ -35,8 +36,8 @@ function setCookieValue(cookies: string[], name: string): string | undefined {
  * printed, the cookies it would have set (a new double-submit cookie unless the one held
  * verifies; the callback-url cookie), and the callback URL it settled on (`query`'s
  * `callbackUrl`, else the held cookie, else the origin). Asking Auth.js keeps one definition of
- * a valid token in both modes. Anything but a token (a malformed `callbackUrl` makes Auth.js
- * redirect to its error page) comes back for the caller to pass on unchanged.
+ * a valid token in both modes. Anything but a token comes back for the caller to pass on
+ * unchanged.
  */
 export async function pageCsrf(
   request: FastifyRequest,
@@ -44,9 +45,19 @@ export async function pageCsrf(
   query: string,
 ): Promise<PageCsrf> {
   const held = request.headers.cookie;
+  // The session cookie's prefix does not change the callback-url cookie's name.
+  const name = authCookieNames(site.secure, '__Secure-').callbackUrl;
+  // An unusable callbackUrl (query or cookie) counts as absent, as on every auth route.
+  const usable = withUsableCallbackUrls(
+    { search: query, cookie: held, body: undefined, contentType: null },
+    site.origin,
+    name,
+  );
   const headers = new Headers();
-  if (held !== undefined) headers.set('cookie', held);
-  const authRequest = new Request(`${site.origin}${authBasePath}/csrf${query}`, { headers });
+  if (usable.cookie !== undefined) headers.set('cookie', usable.cookie);
+  const authRequest = new Request(`${site.origin}${authBasePath}/csrf${usable.search}`, {
+    headers,
+  });
   const response = await Auth(
     authRequest,
     site.authConfig({ clientIp: request.ip, previousSessionToken: undefined }),
@@ -55,8 +66,7 @@ export async function pageCsrf(
   const { csrfToken } = (await response.json()) as { csrfToken: string };
   const cookies = response.headers.getSetCookie();
   // Auth.js sets the callback-url cookie whenever its choice differs from the one held.
-  // The session cookie's prefix does not change the callback-url cookie's name.
-  const name = authCookieNames(site.secure, '__Secure-').callbackUrl;
-  const callbackUrl = setCookieValue(cookies, name) ?? parseCookies(held).get(name) ?? site.origin;
+  const callbackUrl =
+    setCookieValue(cookies, name) ?? parseCookies(usable.cookie).get(name) ?? site.origin;
   return { ok: true, csrfToken, cookies, callbackUrl };
 }
