@@ -113,6 +113,18 @@ const envSchema = (requireSecret: boolean) =>
       MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 0),
       REQUEST_TIMEOUT_MS: integer(1000, 600_000, 10_000),
       FAST_PATHS: onOff,
+      // Empty means off, like unset (platforms often cannot unset a variable).
+      METRICS_PORT: z.pipe(
+        z._default(
+          z.union([
+            z.literal(''),
+            z.coerce.number().check(z.int(), z.minimum(1), z.maximum(65535)),
+          ]),
+          '',
+        ),
+        z.transform((value) => (value === '' ? undefined : value)),
+      ),
+      METRICS_HOST: z._default(z.string().check(z.minLength(1)), '127.0.0.1'),
       WORKERS: z.pipe(
         z._default(
           z.union([
@@ -177,6 +189,13 @@ const envSchema = (requireSecret: boolean) =>
             });
           }
         }
+        if (env.METRICS_PORT !== undefined && env.METRICS_PORT === env.PORT) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['METRICS_PORT'],
+            message: 'must differ from PORT: metrics are served on a listener of their own',
+          });
+        }
         if (env.SESSION_ABSOLUTE_MAX_AGE < env.SESSION_MAX_AGE) {
           ctx.addIssue({
             code: 'custom',
@@ -227,6 +246,8 @@ export interface Config {
   /** Only the limits set explicitly; the rest come from the descriptor limit at start-up. */
   readonly connectionLimits?: { max?: number; perAddress?: number };
   readonly fastPaths: boolean;
+  /** Prometheus metrics on a listener of their own; off (undefined) unless METRICS_PORT is set. */
+  readonly metrics: { readonly port: number; readonly host: string } | undefined;
   readonly workers: number;
   /** The sign-in and sign-out pages' product name, accent colour and logo. */
   readonly page: PageSettings;
@@ -292,6 +313,8 @@ export function parseConfig(
       ...(e.MAX_CONNECTIONS_PER_ADDRESS > 0 && { perAddress: e.MAX_CONNECTIONS_PER_ADDRESS }),
     },
     fastPaths: e.FAST_PATHS,
+    metrics:
+      e.METRICS_PORT === undefined ? undefined : { port: e.METRICS_PORT, host: e.METRICS_HOST },
     workers: e.WORKERS,
     page: {
       productName: e.PAGE_PRODUCT_NAME,

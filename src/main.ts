@@ -8,6 +8,8 @@ import { openDatabase } from './db/open.js';
 import { readPackageVersion } from './health/version.js';
 import { loggerOptions } from './log.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
+import { noObserver } from './metrics/observer.js';
+import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
 import { createServices } from './services.js';
 
 const pruneIntervalMs = 10 * 60 * 1000;
@@ -25,9 +27,16 @@ function loadConfig(): Config {
 
 /** Config → database → migrations → app → listen; drains on SIGTERM/SIGINT and exits 0. */
 async function serve(config: Config, secrets: readonly string[], migrate: boolean): Promise<void> {
-  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl);
+  const metrics =
+    config.metrics === undefined
+      ? undefined
+      : await createProcessMetrics(cluster.isWorker ? 'worker' : 'process');
+  const observer = metrics?.observer ?? noObserver;
+  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl, {
+    onQueryError: observer.databaseError,
+  });
   if (migrate) await migrateToLatest(db);
-  const services = createServices(db, { ...config, sqlite, pgPool });
+  const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
   let draining = false;
   const app = buildApp({
     config: { ...config, authSecrets: secrets },
@@ -38,9 +47,15 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     version: readPackageVersion(new URL('../package.json', import.meta.url)),
     logger: loggerOptions(config.logLevel),
     isDraining: () => draining,
+    observer,
   });
 
   await app.listen({ host: config.host, port: config.port });
+  const metricsServer =
+    config.metrics === undefined ? undefined : await metrics?.listen(config.metrics, app.log);
+  if (metricsServer !== undefined) {
+    app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
+  }
   if ((await services.users.count()) === 0) {
     app.log.warn('no users yet: add one with `npm run users -- add --email you@example.com`');
   }
@@ -61,6 +76,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     clearInterval(prune);
     app
       .close()
+      .then(() => metricsServer?.close())
       .then(() => db.destroy())
       .then(() => process.exit(0))
       .catch((error: unknown) => {
@@ -88,6 +104,12 @@ async function primary(config: Config): Promise<void> {
   await db.destroy();
   // The workers get the secrets resolved here (a file already read, or the development one).
   const workerEnv = { AUTH_SECRET: secrets.join(','), AUTH_SECRET_FILE: undefined };
+  if (config.metrics !== undefined) {
+    await serveClusterMetrics(config.metrics, {
+      error: (fields, message) =>
+        process.stderr.write(`gatehouse: ${message}: ${JSON.stringify(fields)}\n`),
+    });
+  }
   superviseWorkers(config.workers, workerEnv);
 }
 

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
-import { createKyselySessionStore } from './auth/session-store.js';
+import { createKyselySessionStore } from './sessions/session-store.js';
 import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
 import type { RawHandles } from './db/open.js';
 import type { Database } from './db/schema.js';
+import { noObserver, type Observer } from './metrics/observer.js';
 import { createArgon2Hasher } from './users/hasher.js';
 import { createKyselyUserStore } from './users/kysely-store.js';
 
@@ -22,14 +23,21 @@ export function createServices(
   db: Kysely<Database>,
   settings: ServiceSettings,
   now = () => Date.now(),
+  observer: Observer = noObserver,
 ) {
+  const hasher = createArgon2Hasher({
+    concurrency: settings.hashConcurrency,
+    queueMax: settings.hashQueueMax,
+  });
+  observer.watchHasher(hasher.load, hasher.limits);
   return {
     users: createKyselyUserStore(db, now),
-    sessions: createKyselySessionStore(db, settings),
-    throttle: createThrottle(createKyselyThrottleStore(db), settings.throttle),
-    hasher: createArgon2Hasher({
-      concurrency: settings.hashConcurrency,
-      queueMax: settings.hashQueueMax,
-    }),
+    sessions: createKyselySessionStore(db, settings, observer),
+    throttle: createThrottle(
+      createKyselyThrottleStore(db),
+      settings.throttle,
+      observer.throttleLock,
+    ),
+    hasher,
   };
 }

@@ -55,6 +55,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       rawPassword.length > passwordMaxLength * 4
     ) {
       deps.log.info({ reason: 'malformed', clientIp }, 'sign-in refused');
+      context.signInResult = 'invalid';
       return null;
     }
     const email = normaliseEmail(rawEmail);
@@ -65,6 +66,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       email.length > emailMaxLength
     ) {
       deps.log.info({ reason: 'malformed', clientIp }, 'sign-in refused');
+      context.signInResult = 'invalid';
       return null;
     }
 
@@ -86,6 +88,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       if (user === null || !matches || user.disabled) {
         const reason = user === null ? 'unknown_email' : matches ? 'disabled' : 'wrong_password';
         deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
+        context.signInResult = 'invalid';
         return null;
       }
       await fromStore(context, () => deps.throttle.succeeded(admission.keys));
@@ -96,6 +99,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
         );
       }
       deps.log.info({ userId: user.id, clientIp }, 'signed in');
+      context.signInResult = 'success';
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });

@@ -23,6 +23,8 @@ export interface AuthRequestContext {
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;
+  /** What `authorize` decided, once it ran: the details were right, or they were not. */
+  signInResult?: 'success' | 'invalid';
 }
 
 /**

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest, webHeaders } from '../http/web-bridge.js';
+import type { Observer, SignInOutcome } from '../metrics/observer.js';
 import type { AuthPages, PageSite } from '../pages/auth-pages.js';
 import { withRetryAfter } from '../pages/retry-after.js';
 import type { WorkGate } from '../users/work-gate.js';
@@ -40,6 +41,8 @@ export interface AuthRouteDeps {
   signIns: WorkGate;
   /** Gatehouse's sign-in and sign-out pages (src/pages/); without them, Auth.js's own. */
   pages?: AuthPages;
+  /** Told how each sign-in ended. */
+  observer: Pick<Observer, 'signIn'>;
 }
 
 const signInPaths = new Set([
@@ -85,6 +88,17 @@ function heldSessionTokens(
 function servedPage(path: string, response: Response): Response {
   if (path !== `${authBasePath}/error` || response.status < 500) return response;
   return new Response(response.body, { status: 200, headers: response.headers });
+}
+
+/**
+ * How a sign-in that went through Auth.js ended: our interruption if there was one, else what
+ * `authorize` decided. Auth.js calls `authorize` only once the CSRF token checks out, so a
+ * sign-in it answered without calling it was refused for its token.
+ */
+function signInOutcome(context: AuthRequestContext): SignInOutcome {
+  const kind = context.interruption?.kind;
+  if (kind === undefined) return context.signInResult ?? 'csrf';
+  return kind === 'internal' ? 'error' : kind;
 }
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
@@ -169,18 +183,23 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     const route = routeOf(request);
     let body: Buffer | undefined;
     if (request.method === 'POST') {
+      const signingIn = signInPaths.has(route.path);
+      const crossSite = () => {
+        if (signingIn) deps.observer.signIn('csrf');
+        return new HttpError('cross_site');
+      };
       // Login CSRF: a cross-site page could post its own valid token pair and sign the
       // victim into the attacker's account. Browsers say where a request comes from: a
       // sign-in must come from this origin (or be typed: `none`), never a sibling site.
       const fetchSite = request.headers['sec-fetch-site']?.toLowerCase();
-      if (fetchSite === 'cross-site') throw new HttpError('cross_site');
-      if (signInPaths.has(route.path)) {
+      if (fetchSite === 'cross-site') throw crossSite();
+      if (signingIn) {
         if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
-          throw new HttpError('cross_site');
+          throw crossSite();
         }
         const origin = request.headers.origin;
         if (origin !== undefined && origin.toLowerCase() !== originOf(request, deps.publicOrigin)) {
-          throw new HttpError('cross_site');
+          throw crossSite();
         }
       }
       const contentType = (request.headers['content-type'] ?? '').toLowerCase();
@@ -204,8 +223,10 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       // hash queue would give. A burst arrives all at once, before any of it reaches the hash
       // queue; admitted whole, its pre-hash work would hold the event loop in one block that
       // session reads and probes wait behind.
-      const overloaded = () =>
-        refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      const overloaded = () => {
+        deps.observer.signIn('overloaded');
+        return refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      };
       // Fair between clients: waiters are let in round-robin by client address (IPv6 per
       // /64), and one address holds only a share of the queue.
       const admitted = deps.signIns.tryRun(
@@ -266,6 +287,9 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       }),
     };
     const response = servedPage(path, await Auth(webRequest, config(context)));
+    if (request.method === 'POST' && path === `${authBasePath}/callback/credentials`) {
+      deps.observer.signIn(signInOutcome(context));
+    }
     return answerInterruption(request, reply, context, response, (error) =>
       refuse(request, reply, error),
     );

@@ -1,7 +1,7 @@
 import type { JWT } from '@auth/core/jwt';
 import type { Session } from '@auth/core/types';
 import { fromStore, type AuthRequestContext } from './request-context.js';
-import type { SessionStore } from './session-store.js';
+import type { SessionStore } from '../sessions/session-store.js';
 
 export interface SessionClaimsDeps {
   sessions: SessionStore;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { ThrottleScope } from '../metrics/observer.js';
 import { clientGroup } from './client-group.js';
-import type { ThrottleLimit, ThrottleStore } from './throttle-store.js';
+import type { Charge, ThrottleLimit, ThrottleStore } from './throttle-store.js';
 
 export interface ThrottleSettings {
   emailMaxFailures: number;
@@ -35,7 +36,11 @@ function keyFor(kind: 'email' | 'ip' | 'email-attempts' | 'ip-attempts', value: 
  * client address. Each attempt is charged before the password is checked, so concurrent
  * guesses cannot overrun the limit; a success takes its charge back.
  */
-export function createThrottle(store: ThrottleStore, settings: ThrottleSettings) {
+export function createThrottle(
+  store: ThrottleStore,
+  settings: ThrottleSettings,
+  onLock: (scope: ThrottleScope) => void = () => undefined,
+) {
   const windowMs = settings.windowSeconds * 1000;
   const lockMs = settings.lockSeconds * 1000;
   const emailLimit: ThrottleLimit = { maxFailures: settings.emailMaxFailures, windowMs, lockMs };
@@ -52,6 +57,15 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
     lockMs: windowMs,
   };
 
+  // The store locks a counter on the charge that brings it to its limit (throttle-store.ts).
+  const charge = async (key: string, limit: ThrottleLimit, scope: ThrottleScope, now: number) => {
+    const result: Charge = await store.charge(key, limit, now);
+    if (result.failures === Math.max(1, limit.maxFailures) && result.lockedUntil > now) {
+      onLock(scope);
+    }
+    return result;
+  };
+
   return {
     async admit(email: string, ip: string, now: number): Promise<Admission> {
       const group = clientGroup(ip);
@@ -63,20 +77,25 @@ export function createThrottle(store: ThrottleStore, settings: ThrottleSettings)
       };
       const retryAfter = (until: number) => Math.max(1, Math.ceil((until - now) / 1000));
       // Every attempt first, then failures: a refused attempt is charged nowhere else.
-      const byIpAttempts = await store.charge(keys.ipAttempts, ipAttemptLimit, now);
+      const byIpAttempts = await charge(keys.ipAttempts, ipAttemptLimit, 'ip_attempts', now);
       if (byIpAttempts.failures > ipAttemptLimit.maxFailures) {
         return { admitted: false, retryAfterSeconds: retryAfter(byIpAttempts.lockedUntil) };
       }
-      const byEmailAttempts = await store.charge(keys.emailAttempts, emailAttemptLimit, now);
+      const byEmailAttempts = await charge(
+        keys.emailAttempts,
+        emailAttemptLimit,
+        'email_attempts',
+        now,
+      );
       if (byEmailAttempts.failures > emailAttemptLimit.maxFailures) {
         return { admitted: false, retryAfterSeconds: retryAfter(byEmailAttempts.lockedUntil) };
       }
-      const byIp = await store.charge(keys.ip, ipLimit, now);
+      const byIp = await charge(keys.ip, ipLimit, 'ip', now);
       // A throttled address does not get to run up anyone's account counter either.
       if (byIp.failures > ipLimit.maxFailures) {
         return { admitted: false, retryAfterSeconds: retryAfter(byIp.lockedUntil) };
       }
-      const byEmail = await store.charge(keys.email, emailLimit, now);
+      const byEmail = await charge(keys.email, emailLimit, 'email', now);
       if (byEmail.failures > emailLimit.maxFailures) {
         return { admitted: false, retryAfterSeconds: retryAfter(byEmail.lockedUntil) };
       }

@@ -1,5 +1,5 @@
 import type { Database as SQLiteDatabase } from 'better-sqlite3';
-import type { Kysely } from 'kysely';
+import type { Kysely, LogEvent } from 'kysely';
 import type { Pool as PgPool } from 'pg';
 import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
@@ -19,11 +19,24 @@ export interface OpenDatabase extends RawHandles {
   dialect: Dialect;
 }
 
+export interface OpenOptions {
+  /** Told of every statement run through Kysely that fails (metrics). */
+  onQueryError?: () => void;
+}
+
 /** Chooses the backend from the URL: `file:<path>` is SQLite, `postgres://` PostgreSQL. */
-export function openDatabase(url: string): OpenDatabase {
+export function openDatabase(url: string, options: OpenOptions = {}): OpenDatabase {
+  const onQueryError = options.onQueryError;
+  // Kysely calls a log function for every query; only its failures are wanted.
+  const log =
+    onQueryError === undefined
+      ? undefined
+      : (event: LogEvent) => {
+          if (event.level === 'error') onQueryError();
+        };
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { db, pool } = openPostgres(url);
+    const { db, pool } = openPostgres(url, log);
     return { db, dialect: 'postgres', pgPool: pool };
   }
-  return { ...openSqlite(url.replace(/^file:/, '')), dialect: 'sqlite' };
+  return { ...openSqlite(url.replace(/^file:/, ''), log), dialect: 'sqlite' };
 }

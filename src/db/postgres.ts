@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type Logger } from 'kysely';
 import type PgModule from 'pg';
 import type { Pool as PgPool } from 'pg';
 import type { Database } from './schema.js';
@@ -19,7 +19,10 @@ export const statementTimeoutMs = 5000;
  * transaction mode the `SET` reaches one server connection only, so the client-side
  * `query_timeout` is the deadline that always holds.
  */
-export function openPostgres(connectionString: string): { db: Kysely<Database>; pool: PgPool } {
+export function openPostgres(
+  connectionString: string,
+  log?: Logger,
+): { db: Kysely<Database>; pool: PgPool } {
   const pg = require('pg') as typeof PgModule;
   // bigint columns hold millisecond timestamps, well inside Number's exact range.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -39,5 +42,6 @@ export function openPostgres(connectionString: string): { db: Kysely<Database>; 
     // Queued before the client's first query; a failure surfaces on that query.
     client.query(`set statement_timeout = ${statementTimeoutMs}`).catch(() => undefined);
   });
-  return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
+  const dialect = new PostgresDialect({ pool });
+  return { db: new Kysely<Database>({ dialect, ...(log && { log }) }), pool };
 }

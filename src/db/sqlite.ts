@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type SqliteDatabase } from 'kysely';
+import { Kysely, type Logger, type SqliteDatabase } from 'kysely';
 import { RecentCache } from '../util/recent-cache.js';
 import type { Database } from './schema.js';
 import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js';
@@ -43,7 +43,10 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
  * a new database file 0600 (password hashes and session ids): SQLite gives its -wal and -shm
  * files the database file's mode.
  */
-export function openSqlite(filePath: string): { db: Kysely<Database>; sqlite: SQLite.Database } {
+export function openSqlite(
+  filePath: string,
+  log?: Logger,
+): { db: Kysely<Database>; sqlite: SQLite.Database } {
   if (filePath !== ':memory:') {
     fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true, mode: 0o700 });
     // 'a' creates the file if missing and never truncates one that exists.
@@ -55,5 +58,5 @@ export function openSqlite(filePath: string): { db: Kysely<Database>; sqlite: SQ
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
   const dialect = new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) });
-  return { db: new Kysely<Database>({ dialect }), sqlite };
+  return { db: new Kysely<Database>({ dialect, ...(log && { log }) }), sqlite };
 }

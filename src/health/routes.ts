@@ -8,6 +8,8 @@ export interface HealthDeps {
   pingDatabase(): Promise<void>;
   isDraining(): boolean;
   now: () => number;
+  /** Told each readiness answer (metrics). */
+  reportReadiness?(ready: boolean): void;
 }
 
 export const readyTimeoutMs = 1000;
@@ -37,6 +39,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
 
   app.get('/api/health/ready', async (request, reply) => {
     if (deps.isDraining()) {
+      deps.reportReadiness?.(false);
       return sendError(
         reply,
         new HttpError('unavailable', { 'retry-after': '5' }, 'The service is shutting down.'),
@@ -44,8 +47,10 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
     }
     try {
       await withTimeout(deps.pingDatabase(), readyTimeoutMs);
+      deps.reportReadiness?.(true);
       return reply.send({ status: 'ready' });
     } catch (error) {
+      deps.reportReadiness?.(false);
       request.log.warn({ err: error }, 'readiness check failed');
       return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
     }

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as Argon2 from '@node-rs/argon2';
-import { WorkGate } from './work-gate.js';
+import { WorkGate, type GateLoad } from './work-gate.js';
 
 // The native module loads on the first hash: start-up and idle memory do not pay for it.
 const require = createRequire(import.meta.url);
@@ -28,6 +28,8 @@ export interface PasswordHasher {
   needsRehash(passwordHash: string): boolean;
   /** Hashes and verifications it runs at once, and how many more may wait; past that it refuses. */
   readonly limits: { readonly concurrency: number; readonly queueMax: number };
+  /** How many run and wait right now (metrics read it when scraped). */
+  readonly load: GateLoad;
 }
 
 export interface HasherOptions {
@@ -40,6 +42,7 @@ export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const gate = new WorkGate(options.concurrency, options.queueMax);
   return {
     limits: { concurrency: options.concurrency, queueMax: options.queueMax },
+    load: gate,
     hash: (password) => gate.run(() => native().hash(password, params)),
     verify: (passwordHash, password) =>
       gate.run(async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
-import { revokeUserSessions } from '../auth/session-store.js';
+import { revokeUserSessions } from '../sessions/session-store.js';
 import type { NewUser, User, UserStore } from './store.js';
 
 function toUser(row: Selectable<UsersTable>): User {

@@ -6,6 +6,12 @@ export class GateFullError extends Error {
   }
 }
 
+/** How many tasks a gate runs and holds waiting, right now. */
+export interface GateLoad {
+  readonly active: number;
+  readonly queued: number;
+}
+
 /**
  * Bounded concurrency with a bounded wait queue, shared fairly between parties (client
  * addresses, for sign-ins): waiters are admitted round-robin across parties, and one party may
@@ -13,7 +19,7 @@ export class GateFullError extends Error {
  * Written by hand: the libraries (p-limit, p-queue) have no cap on the queue, and the cap is
  * the point (memory under a flood), nor per-party fairness.
  */
-export class WorkGate {
+export class WorkGate implements GateLoad {
   #active = 0;
   #queued = 0;
   /** Waiters per party; Map order is the round-robin order (a served party moves to the end). */

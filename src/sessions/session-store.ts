@@ -4,6 +4,9 @@ import type { Kysely } from 'kysely';
 import type { Pool as PgPool } from 'pg';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
+import { noObserver, type Observer } from '../metrics/observer.js';
+
+type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
 /** What a valid session row says about its user right now. */
 export interface ActiveSession {
@@ -49,24 +52,35 @@ type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
 const toActive = (row: ActiveSession | undefined): ActiveSession | null =>
   row === undefined ? null : { ...row, createdAt: Number(row.createdAt) };
 
-function sqliteFindActive(handle: SQLiteDatabase): FindActive {
+function sqliteFindActive(handle: SQLiteDatabase, observer: StoreObserver): FindActive {
   let statement: Statement<[string], ActiveSession> | undefined;
   return async (sessionId) => {
-    // Prepared on first use: the table exists only once migrations have run.
-    statement ??= handle.prepare<[string], ActiveSession>(activeSessionSql('?'));
-    return toActive(statement.get(sessionId));
+    try {
+      // Prepared on first use: the table exists only once migrations have run.
+      statement ??= handle.prepare<[string], ActiveSession>(activeSessionSql('?'));
+      return toActive(statement.get(sessionId));
+    } catch (error) {
+      // Kysely's queries are counted where the database is opened; this one bypasses Kysely.
+      observer.databaseError();
+      throw error;
+    }
   };
 }
 
-function postgresFindActive(pool: PgPool, named: boolean): FindActive {
+function postgresFindActive(pool: PgPool, named: boolean, observer: StoreObserver): FindActive {
   // A named query is parsed and planned once per pooled connection, then only executed; a
   // pooler in transaction mode (PgBouncer before 1.21, or without max_prepared_statements)
   // cannot keep one, and then an unnamed one is sent each time.
   const text = activeSessionSql('$1');
   const query = named ? { name: 'gatehouse_find_active_session', text } : { text };
   return async (sessionId) => {
-    const result = await pool.query<ActiveSession>({ ...query, values: [sessionId] });
-    return toActive(result.rows[0]);
+    try {
+      const result = await pool.query<ActiveSession>({ ...query, values: [sessionId] });
+      return toActive(result.rows[0]);
+    } catch (error) {
+      observer.databaseError();
+      throw error;
+    }
   };
 }
 
@@ -78,12 +92,14 @@ function postgresFindActive(pool: PgPool, named: boolean): FindActive {
 export function createKyselySessionStore(
   db: Kysely<Database>,
   handles: RawHandles & { sessionsPerUserMax?: number; databasePrepared?: boolean },
+  observer: StoreObserver = noObserver,
 ): SessionStore {
   const perUserMax = handles.sessionsPerUserMax ?? defaultSessionsPerUserMax;
   let findActive: FindActive;
-  if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite);
+  if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite, observer);
   else if (handles.pgPool !== undefined) {
-    findActive = postgresFindActive(handles.pgPool, handles.databasePrepared !== false);
+    const named = handles.databasePrepared !== false;
+    findActive = postgresFindActive(handles.pgPool, named, observer);
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
     async create(userId, createdAt) {
@@ -94,7 +110,7 @@ export function createKyselySessionStore(
         .execute();
       // A bounded number of live sessions per user: a client signing in in a loop would
       // otherwise grow the table without end. The oldest sign-ins beyond it are ended.
-      await db
+      const evicted = await db
         .updateTable('sessions')
         .set({ revoked_at: createdAt })
         .where('user_id', '=', userId)
@@ -109,24 +125,28 @@ export function createKyselySessionStore(
             .orderBy('id', 'desc')
             .limit(perUserMax),
         )
-        .execute();
+        .executeTakeFirst();
+      observer.sessionsRevoked('limit', Number(evicted.numUpdatedRows));
       return id;
     },
 
     findActive,
 
     async revoke(sessionId, at) {
-      await db
+      const result = await db
         .updateTable('sessions')
         .set({ revoked_at: at })
         .where('id', '=', sessionId)
         .where('revoked_at', 'is', null)
-        .execute();
+        .executeTakeFirst();
+      observer.sessionsRevoked('ended', Number(result.numUpdatedRows));
     },
 
     async revokeAllForUser(userId, at) {
       const result = await revokeUserSessions(db, userId, at);
-      return Number(result.numUpdatedRows);
+      const count = Number(result.numUpdatedRows);
+      observer.sessionsRevoked('user', count);
+      return count;
     },
 
     async prune(createdBefore) {

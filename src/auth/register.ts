@@ -1,0 +1,142 @@
+import { decode as authjsDecode } from '@auth/core/jwt';
+import type { Config } from '../config.js';
+import type { Site } from '../http/site.js';
+import type { Observer } from '../metrics/observer.js';
+import { createAuthPages } from '../pages/auth-pages.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { PasswordHasher } from '../users/hasher.js';
+import type { UserStore } from '../users/store.js';
+import { WorkGate } from '../users/work-gate.js';
+import { createAuthConfig } from './auth-config.js';
+import { createAuthorize } from './authorize.js';
+import { authCookieNames } from './cookie-names.js';
+import { createFastReader } from './fast-read.js';
+import { createFrontRead } from './front-read.js';
+import type { JweCodec } from './jwe-codec.js';
+import { authRoutes, registerAuthRoutes } from './routes.js';
+import { createSessionClaims } from './session-claims.js';
+import type { Throttle } from './throttle.js';
+
+export type AuthSettings = Pick<
+  Config,
+  'authSecrets' | 'authUrl' | 'sessionCookiePrefix' | 'session' | 'bodyLimitBytes' | 'fastPaths'
+> &
+  // Optional: apps built without it (tests) get the default branding.
+  Partial<Pick<Config, 'page'>>;
+
+export interface AuthRegistration {
+  config: AuthSettings;
+  users: UserStore;
+  sessions: SessionStore;
+  throttle: Throttle;
+  hasher: PasswordHasher;
+  /** Gatehouse's synchronous JWE codec; used only while fast paths are on. */
+  codec?: JweCodec;
+  observer: Observer;
+}
+
+/** Every `/api/auth` path with the methods it answers (GET routes answer HEAD too). */
+const authPaths: Record<string, readonly string[]> = Object.fromEntries(
+  Object.entries(authRoutes).map(([action, methods]) => [
+    `/api/auth/${action}`,
+    methods.includes('GET') ? [...methods, 'HEAD'] : methods,
+  ]),
+);
+
+/**
+ * `/api/auth/*`: Auth.js with the Credentials provider, server-side sessions, the sign-in door,
+ * Gatehouse's pages, and the session and CSRF reads answered without Auth.js's pipeline (in
+ * front of Fastify when the site allows it) while fast paths are on.
+ */
+export function registerAuth(site: Site, deps: AuthRegistration): void {
+  const { config } = deps;
+  const now = site.now;
+  const codec = config.fastPaths ? deps.codec : undefined;
+  const decode = codec?.decode ?? authjsDecode;
+  const authorize = createAuthorize({
+    users: deps.users,
+    hasher: deps.hasher,
+    throttle: deps.throttle,
+    now,
+    log: site.app.log,
+  });
+  const claimsFor = (secure: boolean) =>
+    createSessionClaims({
+      sessions: deps.sessions,
+      absoluteMaxAgeSeconds: config.session.absoluteMaxAgeSeconds,
+      now,
+      decodeSessionToken: async (token) => {
+        try {
+          const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
+          return await decode({ token, salt, secret: [...config.authSecrets] });
+        } catch {
+          // An unreadable held token names no session to end.
+          return null;
+        }
+      },
+    });
+  const fastReader =
+    codec === undefined
+      ? undefined
+      : createFastReader({
+          secrets: config.authSecrets,
+          session: config.session,
+          codec,
+          // Same checks as the jwt callback: one source for what a valid session is.
+          claims: claimsFor(false),
+          now,
+          sessionCookiePrefix: config.sessionCookiePrefix,
+        });
+  if (site.answersInFront && fastReader !== undefined) {
+    site.addFront(
+      createFrontRead({
+        reader: fastReader,
+        publicOrigin: config.authUrl,
+        isDraining: site.isDraining,
+        log: () => site.app.log,
+        nextRequestId: site.nextRequestId,
+      }),
+    );
+  }
+  const configFor = (secure: boolean) =>
+    createAuthConfig(
+      {
+        secrets: config.authSecrets,
+        session: config.session,
+        sessionCookiePrefix: config.sessionCookiePrefix,
+        authorize,
+        claims: claimsFor(secure),
+        log: site.app.log,
+        codec,
+      },
+      secure,
+    );
+
+  // Up to two sign-ins in Auth.js per hash slot: one does its database work while the other
+  // hashes, so the hasher never idles. The second waits in the hasher's queue, so there are
+  // only as many as that queue holds, and the hasher never refuses a sign-in let in. The rest
+  // wait at the door, in a queue as long as the hasher's.
+  const { concurrency, queueMax } = deps.hasher.limits;
+  // One client address may fill a quarter of the queue (at least one place), so a flood from
+  // one address leaves room for everyone else, who are then let in round-robin.
+  const signIns = new WorkGate(
+    concurrency + Math.min(concurrency, queueMax),
+    queueMax,
+    Math.max(1, Math.ceil(queueMax / 4)),
+  );
+  deps.observer.watchDoor(signIns);
+  site.declareRoutes(authPaths);
+  void site.app.register((scope, _options, done) => {
+    registerAuthRoutes(scope, {
+      configs: { http: configFor(false), https: configFor(true) },
+      fastReader,
+      sessionCookiePrefix: config.sessionCookiePrefix,
+      publicOrigin: config.authUrl,
+      bodyLimitBytes: config.bodyLimitBytes,
+      signIns,
+      pages: createAuthPages(config.page),
+      observer: deps.observer,
+    });
+    done();
+  });
+}

@@ -1,0 +1,167 @@
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+} from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { createClientErrorHandler } from './client-error.js';
+import { createConnectRefusal } from './connect-refusal.js';
+import { defaultConnectionLimits, openFileLimit } from './connection-limits.js';
+import { installErrorHandlers } from './error-handler.js';
+import { serverWithFrontDoor, type Front } from './front-door.js';
+import { installSecurityHeaders } from './security-headers.js';
+
+export type SiteConfig = Pick<
+  Config,
+  | 'authUrl'
+  | 'trustProxy'
+  | 'keepAliveTimeoutMs'
+  | 'connectionLimits'
+  | 'bodyLimitBytes'
+  | 'requestTimeoutMs'
+  | 'fastPaths'
+>;
+
+export interface SiteDeps {
+  config: SiteConfig;
+  logger: FastifyServerOptions['logger'];
+  now: () => number;
+  isDraining: () => boolean;
+}
+
+/** What each capability's `register…` adds its routes and fronts to. */
+export interface Site {
+  app: FastifyInstance;
+  now: () => number;
+  isDraining: () => boolean;
+  /** AUTH_URL is https: every answer is for https, whatever the connection says. */
+  publicIsHttps: boolean;
+  /**
+   * Whether requests may be answered in front of Fastify. Behind trusted proxies https is per
+   * request (X-Forwarded-Proto): only Fastify's routes know, so none are.
+   */
+  answersInFront: boolean;
+  /** Adds a front (src/http/front-door.ts); it sees every request before Fastify does. */
+  addFront(front: Front): void;
+  /** Fastify's request ids, shared with the access lines written in front of it. */
+  nextRequestId(): string;
+  /** Paths and their methods: the rest is 404, or 405 with `Allow`. */
+  declareRoutes(routes: Readonly<Record<string, readonly string[]>>): void;
+  /** Whether a path is one of the declared routes. */
+  hasRoute(path: string): boolean;
+}
+
+function noSchemas(): never {
+  throw new Error('Gatehouse routes declare no JSON schemas');
+}
+
+/**
+ * Fastify behind the front door, with what every route shares: timeouts, connection limits,
+ * security headers, the drain, one error handler, access lines. Listens to nothing.
+ */
+export function createSite(deps: SiteDeps): Site {
+  const { config, now, isDraining } = deps;
+  const publicIsHttps = config.authUrl?.startsWith('https:') === true;
+  const fronts: Front[] = [];
+  let requestCount = 0;
+  const nextRequestId = () => `req-${(requestCount++).toString(36)}`;
+  const parserLog: { current?: FastifyBaseLogger } = {};
+  const frontDoor = serverWithFrontDoor(fronts, {
+    requestTimeoutMs: config.requestTimeoutMs,
+    connectionTimeoutMs: config.requestTimeoutMs * 2,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? 72_000,
+    connections: {
+      limits: { ...defaultConnectionLimits(openFileLimit()), ...config.connectionLimits },
+      warn: (details, message) => parserLog.current?.warn(details, message),
+    },
+  });
+  const app = Fastify({
+    logger: deps.logger,
+    genReqId: nextRequestId,
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    serverFactory: frontDoor.factory,
+    bodyLimit: config.bodyLimitBytes,
+    // A request that reaches the service while it drains is answered as usual (with
+    // `Connection: close`, below), not refused: the client sent it before it could know.
+    return503OnClosing: false,
+    // No route declares a JSON schema (bodies are checked by hand before Auth.js reads them),
+    // so Fastify's ajv and fast-json-stringify compilers are never needed; supplying these
+    // keeps them from loading at start-up (measured: ~140 ms of the boot before this).
+    schemaController: {
+      compilersFactory: {
+        buildValidator: () => noSchemas,
+        buildSerializer: () => noSchemas,
+      },
+    },
+    // One access line per request (below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Fastify calls it with itself as `this`, but typed loosely: the logger is handed over below.
+    clientErrorHandler: createClientErrorHandler(publicIsHttps, () => parserLog.current),
+  });
+
+  parserLog.current = app.log;
+  // A CONNECT request is answered 405, not dropped (Node destroys it when nobody listens).
+  app.server.on('connect', createConnectRefusal(publicIsHttps));
+  // A drain must not wait on connections that never sent a request (see front-door.ts).
+  app.addHook('preClose', (done) => {
+    frontDoor.closeUnstarted();
+    done();
+  });
+  installSecurityHeaders(app, publicIsHttps);
+  // While draining, every answer closes its connection, so kept-alive sockets do not hold
+  // the process open until their idle timeout.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (isDraining()) reply.header('connection', 'close');
+    done(null, payload);
+  });
+  const routes = new Map<string, readonly string[]>();
+  installErrorHandlers(app, (path) => routes.get(path));
+  installAccessLog(app);
+
+  return {
+    app,
+    now,
+    isDraining,
+    publicIsHttps,
+    answersInFront: config.fastPaths && config.trustProxy.length === 0,
+    addFront: (front) => fronts.push(front),
+    nextRequestId,
+    declareRoutes(declared) {
+      for (const [path, methods] of Object.entries(declared)) routes.set(path, methods);
+    },
+    hasRoute: (path) => routes.has(path),
+  };
+}
+
+/**
+ * Paths only: a query string may carry a callbackUrl, never worth a log line. The level is
+ * fixed at start-up, so a hook whose lines would be dropped is not installed at all.
+ */
+function installAccessLog(app: FastifyInstance): void {
+  // With logging off, Fastify's logger is a no-op object without isLevelEnabled.
+  const enabled = (level: string) =>
+    (app.log as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled?.(level) ?? false;
+  if (enabled('debug')) {
+    app.addHook('onRequest', (request, _reply, done) => {
+      request.log.debug({ method: request.method, path: request.url.split('?', 1)[0] }, 'received');
+      done();
+    });
+  }
+  if (enabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          method: request.method,
+          path: request.url.split('?', 1)[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          ip: request.ip,
+        },
+        'request',
+      );
+      done();
+    });
+  }
+}

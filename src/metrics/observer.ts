@@ -1,0 +1,45 @@
+import type { Front } from '../http/front-door.js';
+import type { GateLoad } from '../users/work-gate.js';
+
+/** How a sign-in ended, as `gatehouse_signins_total{outcome}` counts it. */
+export type SignInOutcome =
+  'success' | 'invalid' | 'throttled' | 'overloaded' | 'unavailable' | 'csrf' | 'error';
+
+/** Which throttle counter reached its limit. */
+export type ThrottleScope = 'email' | 'ip' | 'email_attempts' | 'ip_attempts';
+
+/**
+ * Why sessions were revoked by the server: one ended (sign-out, or replaced by signing in
+ * again), all of a user's, or the oldest past `SESSIONS_PER_USER_MAX`.
+ */
+export type RevocationReason = 'ended' | 'user' | 'limit';
+
+export type { GateLoad } from '../users/work-gate.js';
+
+/**
+ * What the service tells whoever watches it. Every call is cheap and never throws; with
+ * metrics off it is `noObserver`, whose calls do nothing and which times no request.
+ */
+export interface Observer {
+  /** Added first to the front door: it sees every request, answered in front or by Fastify. */
+  readonly requestFront?: (hasRoute: (path: string) => boolean) => Front;
+  signIn(outcome: SignInOutcome): void;
+  throttleLock(scope: ThrottleScope): void;
+  databaseError(): void;
+  sessionsRevoked(reason: RevocationReason, count: number): void;
+  readiness(ready: boolean): void;
+  watchHasher(load: GateLoad, limits: { concurrency: number; queueMax: number }): void;
+  watchDoor(load: GateLoad): void;
+}
+
+const ignore = () => undefined;
+
+export const noObserver: Observer = {
+  signIn: ignore,
+  throttleLock: ignore,
+  databaseError: ignore,
+  sessionsRevoked: ignore,
+  readiness: ignore,
+  watchHasher: ignore,
+  watchDoor: ignore,
+};

@@ -1,0 +1,137 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type {
+  GateLoad,
+  Observer,
+  RevocationReason,
+  SignInOutcome,
+  ThrottleScope,
+} from './observer.js';
+import { createRequestFront } from './request-front.js';
+import { createRequestHistogram } from './request-histogram.js';
+
+const outcomes: readonly SignInOutcome[] = [
+  'success',
+  'invalid',
+  'throttled',
+  'overloaded',
+  'unavailable',
+  'csrf',
+  'error',
+];
+const scopes: readonly ThrottleScope[] = ['email', 'ip', 'email_attempts', 'ip_attempts'];
+const reasons: readonly RevocationReason[] = ['ended', 'user', 'limit'];
+
+/** A gauge read from `read()` at scrape time: nothing is counted on the request path. */
+function gaugeOf(registry: Registry, name: string, help: string, read: () => number) {
+  return new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+/**
+ * The service's Prometheus metrics, in a registry of their own (never prom-client's global
+ * one, so two apps in one process do not collide), with Node's process defaults: CPU, memory,
+ * heap, handles, GC and event-loop delay (`nodejs_eventloop_lag_*`).
+ */
+export function createPrometheusMetrics(): { observer: Observer; registry: Registry } {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = createRequestHistogram();
+  registry.registerMetric(requests.metric as never);
+
+  const signIns = new Counter({
+    name: 'gatehouse_signins_total',
+    help: 'Sign-in attempts by outcome: success, invalid (wrong or malformed details), throttled, overloaded (refused at the door), unavailable (database), csrf (cross-site or missing/invalid CSRF token), error (a failure of ours).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const locks = new Counter({
+    name: 'gatehouse_throttle_locks_total',
+    help: 'Throttle counters that reached their limit and locked, by scope (email, ip, email_attempts, ip_attempts).',
+    labelNames: ['scope'],
+    registers: [registry],
+  });
+  const databaseErrors = new Counter({
+    name: 'gatehouse_database_errors_total',
+    help: 'Database statements that failed (connection lost, timeout, lock wait given up, ...).',
+    registers: [registry],
+  });
+  const revocations = new Counter({
+    name: 'gatehouse_session_revocations_total',
+    help: "Sessions the server revoked, by reason: ended (sign-out, or replaced by signing in again), user (all of a user's), limit (oldest past SESSIONS_PER_USER_MAX).",
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const ready = new Gauge({
+    name: 'gatehouse_ready',
+    help: 'The last readiness check: 1 ready, 0 not ready (database unreachable or draining).',
+    registers: [registry],
+  });
+  // Every label value exists from the start, so rate() and alert rules see a series at 0.
+  for (const outcome of outcomes) signIns.inc({ outcome }, 0);
+  for (const scope of scopes) locks.inc({ scope }, 0);
+  for (const reason of reasons) revocations.inc({ reason }, 0);
+
+  const hasher: { load?: GateLoad; limits?: { concurrency: number; queueMax: number } } = {};
+  gaugeOf(
+    registry,
+    'gatehouse_hasher_active',
+    'Password hashes and verifications running now.',
+    () => hasher.load?.active ?? 0,
+  );
+  gaugeOf(
+    registry,
+    'gatehouse_hasher_queued',
+    'Password hashes and verifications waiting for a slot.',
+    () => hasher.load?.queued ?? 0,
+  );
+  gaugeOf(
+    registry,
+    'gatehouse_hasher_concurrency',
+    'Hash slots (HASH_CONCURRENCY).',
+    () => hasher.limits?.concurrency ?? 0,
+  );
+  gaugeOf(
+    registry,
+    'gatehouse_hasher_queue_max',
+    'Places in the hash queue (HASH_QUEUE_MAX); past it sign-ins are refused.',
+    () => hasher.limits?.queueMax ?? 0,
+  );
+  let door: GateLoad | undefined;
+  gaugeOf(
+    registry,
+    'gatehouse_signin_door_active',
+    'Sign-ins let in past the door, being worked on.',
+    () => door?.active ?? 0,
+  );
+  gaugeOf(
+    registry,
+    'gatehouse_signin_door_waiting',
+    'Sign-ins waiting at the door.',
+    () => door?.queued ?? 0,
+  );
+
+  const observer: Observer = {
+    requestFront: (hasRoute) => createRequestFront(requests.observe, hasRoute),
+    signIn: (outcome) => signIns.inc({ outcome }),
+    throttleLock: (scope) => locks.inc({ scope }),
+    databaseError: () => databaseErrors.inc(),
+    sessionsRevoked: (reason, count) => {
+      if (count > 0) revocations.inc({ reason }, count);
+    },
+    readiness: (isReady) => ready.set(isReady ? 1 : 0),
+    watchHasher(load, limits) {
+      hasher.load = load;
+      hasher.limits = limits;
+    },
+    watchDoor(load) {
+      door = load;
+    },
+  };
+  return { observer, registry };
+}

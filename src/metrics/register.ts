@@ -1,0 +1,11 @@
+import type { Site } from '../http/site.js';
+import type { Observer } from './observer.js';
+
+/**
+ * Times every request the site answers, in front of Fastify or by it, when metrics are on; the
+ * rest of what is observed is reported by the capabilities themselves. Served on a listener of
+ * its own (src/metrics/server.ts), never on the public port.
+ */
+export function registerMetrics(site: Site, observer: Observer): void {
+  if (observer.requestFront !== undefined) site.addFront(observer.requestFront(site.hasRoute));
+}
