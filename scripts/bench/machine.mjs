@@ -1,5 +1,5 @@
 // The machine the bench runs on: which CPUs it may use, what they are, how much of them other
-// work took during the run, and how much memory one process holds (from /proc).
+// work took during the run, and what one process costs in CPU time and memory (from /proc).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -83,6 +83,24 @@ export function otherLoad(before, after, wallS) {
   const otherS = Math.max(0, after.busy - before.busy - (after.own - before.own)) / tick;
   const stealS = (after.steal - before.steal) / tick;
   return { otherS, stealS, pct: (otherS / (wallS * cores)) * 100 };
+}
+
+/**
+ * User + system CPU seconds the live processes `pids` have used so far; NaN when /proc cannot
+ * say (not Linux). A process gone in between is counted as 0: callers read it around one run.
+ */
+export function cpuSeconds(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = statFields(pid);
+      ticks += fields[11] + fields[12];
+    } catch {
+      if (!fs.existsSync('/proc/self/stat')) return NaN;
+      // The process ended (a pooled connection closed): its time is no longer readable.
+    }
+  }
+  return ticks / clockTick();
 }
 
 export function rssMb(pid) {

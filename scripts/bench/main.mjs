@@ -1,8 +1,9 @@
 // `npm run bench`: throughput, latency, sign-in cost, start-up and memory of Gatehouse with fast
-// paths on and off, against a bare node:http floor. A report, not a test: missed targets print
-// FAIL and still exit 0; a benchmark that could not measure (server would not start, 5xx, wrong
-// answers) exits 1, because its figures would be meaningless; without wrk it exits 2.
-// Env: BENCH_DURATION (default 8s).
+// paths on and off, against a bare node:http floor, and the session read on PostgreSQL beside
+// SQLite. A report, not a test: missed targets print FAIL and still exit 0; a benchmark that
+// could not measure (server would not start, 5xx, wrong answers) exits 1, because its figures
+// would be meaningless; without wrk it exits 2.
+// Env: BENCH_DURATION (default 8s); TEST_POSTGRES_URL (scripts/with-postgres.sh sets it).
 // This file is the runner: the order, the durations, the CPU pinning, the watchdog and the
 // report file. Each measurement is in its own file beside it.
 import { execFileSync } from 'node:child_process';
@@ -15,7 +16,12 @@ import { proberWorker } from './health-under-hashing.mjs';
 import { allowedCpus, cpuTicks, machineInfo, onPath, otherLoad } from './machine.mjs';
 import { bail, cleanup, installCleanupHandlers, setup } from './processes.mjs';
 import { prettyMarkdown, report } from './report.mjs';
+import { benchSessionReadPostgres, postgresWrkRuns } from './session-read-postgres.mjs';
 import { benchGatehouse } from './suite.mjs';
+
+// wrk runs of the two SQLite suites: health alternates three rounds on two servers, then three
+// more endpoints with fast paths on and four with them off.
+const suiteWrkRuns = 13;
 
 function parseDuration(raw) {
   const match = /^(\d+)(s|m)?$/.exec((raw ?? '8s').trim());
@@ -63,9 +69,10 @@ async function main() {
   const machine = machineInfo();
   pinCpus();
 
-  // Worst case per phase, so a hung step cannot keep the machine busy indefinitely.
-  // Thirteen wrk measurements in all (health alternates three rounds on two servers).
-  const budgetS = 14 * (seconds + durations.warmup + 25) + 240;
+  // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
+  // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
+  const wrkRuns = suiteWrkRuns + postgresWrkRuns;
+  const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + 360;
   const watchdog = setTimeout(
     () => bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
     budgetS * 1000,
@@ -76,6 +83,8 @@ async function main() {
   const on = await benchGatehouse(true, durations, baselineServer);
   const { baseline } = on;
   const off = await benchGatehouse(false, durations);
+  const postgres = await benchSessionReadPostgres(durations);
+
   clearTimeout(watchdog);
   await cleanup();
 
@@ -88,7 +97,17 @@ async function main() {
   }
   const resultsFile = path.resolve(process.cwd(), 'bench-results.md');
   const text = await prettyMarkdown(
-    report({ machine, durations, baseline, hashOnly, on, off, elapsedS, load }),
+    report({
+      machine,
+      durations,
+      baseline,
+      hashOnly,
+      on,
+      off,
+      postgres,
+      elapsedS,
+      load,
+    }),
     resultsFile,
   );
   process.stdout.write(`\n${text}`);

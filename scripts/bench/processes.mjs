@@ -12,6 +12,7 @@ import { onPath } from './machine.mjs';
 
 const children = new Set();
 const tempDirs = new Set();
+const cleanupHooks = [];
 
 /** Where the runner pinned things: servers on `serverCpu`, wrk and the client on `loadCpu`. */
 export const setup = {
@@ -44,8 +45,20 @@ export async function stopChild(child, graceMs = 3000) {
   }
 }
 
+/** Async work for `cleanup()` once the children are stopped (a database to drop). */
+export function onCleanup(hook) {
+  cleanupHooks.push(hook);
+}
+
 export async function cleanup() {
   await Promise.all([...children].map((child) => stopChild(child)));
+  for (const hook of cleanupHooks.splice(0)) {
+    try {
+      await hook();
+    } catch (error) {
+      process.stderr.write(`bench: cleanup: ${error?.message ?? error}\n`);
+    }
+  }
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
 }

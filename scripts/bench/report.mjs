@@ -5,6 +5,7 @@ import { gatehouseArgs, root, warnings } from './common.mjs';
 import { healthRounds } from './health.mjs';
 import { hashingLoad } from './health-under-hashing.mjs';
 import { setup, startupPollMs } from './processes.mjs';
+import { postgresRounds, postgresTargetRatio } from './session-read-postgres.mjs';
 import { unrelatedCookies } from './session-read.mjs';
 import { signInConcurrency } from './signin.mjs';
 import { startupRuns } from './startup.mjs';
@@ -95,10 +96,56 @@ function mainTable({ baseline, hashOnly, on, off }) {
   ].join('\n');
 }
 
+/** The session read on PostgreSQL beside SQLite: a table, its note, and its target. */
+function postgresPart(postgres) {
+  const target = `session (cookie jar) on PostgreSQL ≥ ${postgresTargetRatio}× SQLite (fast paths on, one core)`;
+  if (postgres.skipped) {
+    return { table: undefined, note: undefined, check: `SKIP ${target}: ${postgres.skipped}` };
+  }
+  const rows = [];
+  for (const mode of ['on', 'off']) {
+    const { sqlite, postgres: pg, ratio } = postgres[mode];
+    const name = `session (cookie jar) fast paths ${mode}`;
+    rows.push(
+      `| ${name} req/s | ${fmt.rps(sqlite.rps)} | ${fmt.rps(pg.rps)} | ${ratio.toFixed(2)}× ¶ |`,
+    );
+    for (const [stat, label] of [
+      ['p50', 'p50 ms'],
+      ['p99', 'p99 ms'],
+    ]) {
+      rows.push(
+        `| ${name} ${label} | ${fmt.ms(sqlite[stat])} | ${fmt.ms(pg[stat])} | ${fmt.ratio(pg[stat], sqlite[stat])} |`,
+      );
+    }
+    rows.push(
+      `| Gatehouse CPU µs per read, fast paths ${mode} | ${fmt.int(sqlite.cpuUs.gatehouse)} | ${fmt.int(pg.cpuUs.gatehouse)} | ${fmt.ratio(pg.cpuUs.gatehouse, sqlite.cpuUs.gatehouse)} |`,
+      `| PostgreSQL server CPU µs per read, fast paths ${mode} | — | ${fmt.int(pg.cpuUs.postgres)} | — |`,
+    );
+  }
+  const table = [
+    '| metric | SQLite | PostgreSQL | ratio PostgreSQL/SQLite |',
+    '| --- | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
+  const perRound = (mode) =>
+    `fast paths ${mode}: SQLite ${postgres[mode].sqlite.rounds.map(fmt.rps).join(' / ')}, PostgreSQL ${postgres[mode].postgres.rounds.map(fmt.rps).join(' / ')}`;
+  const note = `¶ PostgreSQL beside SQLite: PostgreSQL ${postgres.version} at \`TEST_POSTGRES_URL\` (under \`npm run bench\`, scripts/with-postgres.sh's throw-away server on 127.0.0.1, fsync off), in a database made for the run, and Gatehouse started twice per mode, one on each engine (\`DATABASE_URL\`; its pool holds 10 connections), pinned like every server, read with the same cookie-jar wrk script in alternating rounds, each warmed up; the req/s ratio is the median of the rounds' ratios. req/s per round: ${perRound('on')}; ${perRound('off')}. PostgreSQL's processes are not pinned: they run on whichever core is free, wrk's included. CPU per read: user + system time from \`/proc\` over the measured runs, of the Gatehouse process and of the PostgreSQL processes serving the bench database.`;
+  const ratio = postgres.on.ratio;
+  return {
+    table,
+    note,
+    check: check(
+      ratio >= postgresTargetRatio,
+      `${target}: ${ratio.toFixed(2)}× (median of ${postgresRounds.on} paired rounds)`,
+    ),
+  };
+}
+
 export function report(results) {
-  const { machine, durations, baseline, hashOnly, on, off } = results;
+  const { machine, durations, baseline, hashOnly, on, off, postgres } = results;
   const { elapsedS, load } = results;
   const bh = baseline.health;
+  const pg = postgresPart(postgres);
 
   const sj = on.http.sessionJar.rps;
   const checks = [
@@ -133,6 +180,7 @@ export function report(results) {
       Math.abs(on.timing.diffPct) <= 5,
       `refusal timing (fast paths on) within 5 %: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms median (${signed(on.timing.diffPct)} %)`,
     ),
+    pg.check,
   ];
 
   const pin =
@@ -149,6 +197,7 @@ export function report(results) {
     `§ Health: ${healthRounds} rounds, each a baseline run and a Gatehouse (fast paths on) run back to back, which goes first alternating; the table shows each side's median round, and the ratio is the median of the per-round ratios. req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${on.http.health.rounds.map(fmt.rps).join(' / ')}.`,
     `Start-up: spawn → first 200 from \`/api/health\`, polled every ${startupPollMs} ms; runs (ms): baseline ${fmtRuns(baseline)}, on ${fmtRuns(on)}, off ${fmtRuns(off)}. RSS: VmRSS from \`/proc/<pid>/status\`; "idle" 1 s after start-up, "after load" after the sign-ins and all wrk runs.`,
     `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
+    ...(pg.note ? [pg.note] : []),
   ];
   const run = [
     `Machine: nproc ${machine.nproc}, ${machine.cpu}, Node ${machine.node}; ${pin}.`,
@@ -160,7 +209,13 @@ export function report(results) {
     ...warnings.map((w) => `Warning: ${w}`),
   ];
   return (
-    [mainTable(results), list(notes), list(run), `Targets:\n\n${list(checks)}`].join('\n\n') + '\n'
+    [
+      mainTable(results),
+      ...(pg.table ? [pg.table] : []),
+      list(notes),
+      list(run),
+      `Targets:\n\n${list(checks)}`,
+    ].join('\n\n') + '\n'
   );
 }
 

@@ -11,28 +11,50 @@ export function medianRound(rounds) {
   return { ...sorted[(sorted.length - 1) >> 1], rounds: rounds.map((r) => r.rps) };
 }
 
+/** CPU microseconds per request of each pid group, over all of one side's rounds. */
+function cpuPerRequest(results) {
+  if (results[0]?.cpuS === undefined) return undefined;
+  const requests = results.reduce((sum, r) => sum + r.requests, 0);
+  const perRequest = {};
+  for (const name of Object.keys(results[0].cpuS)) {
+    const seconds = results.reduce((sum, r) => sum + r.cpuS[name], 0);
+    perRequest[name] = (seconds * 1e6) / requests;
+  }
+  return perRequest;
+}
+
 /**
- * `first` and `second` are `{ server, endpoint }`. Round 0 runs `first` first and warms both
- * up. Returns each side's median round (with every round's req/s) and `ratio`, the median of
+ * `first` and `second` are `{ server, endpoint, cpu? }` (see `measure`). Round 0 runs `first`
+ * first and warms both up; later rounds warm up only with `warmupEveryRound` (a server idle
+ * for a whole run may have let its pooled connections go). Returns each side's median round
+ * (with every round's req/s and, with `cpu`, CPU µs per request) and `ratio`, the median of
  * second/first req/s per round.
  */
-export async function alternateRounds(first, second, { rounds, durations, tmp }) {
+export async function alternateRounds(
+  first,
+  second,
+  { rounds, durations, tmp, warmupEveryRound = false },
+) {
   const results = [[], []];
   for (let round = 0; round < rounds; round += 1) {
-    const these = round === 0 ? durations : { ...durations, warmup: 0 };
+    const these = round === 0 || warmupEveryRound ? durations : { ...durations, warmup: 0 };
     const pair = [
       [first, results[0]],
       [second, results[1]],
     ];
     if (round % 2 === 1) pair.reverse();
     for (const [side, into] of pair) {
-      into.push(await measure(side.server, side.endpoint, these, tmp));
+      into.push(await measure(side.server, side.endpoint, these, tmp, { cpu: side.cpu }));
     }
   }
+  const side = (runs) => {
+    const cpuUs = cpuPerRequest(runs);
+    return cpuUs === undefined ? medianRound(runs) : { ...medianRound(runs), cpuUs };
+  };
   const [a, b] = results;
   return {
-    first: medianRound(a),
-    second: medianRound(b),
+    first: side(a),
+    second: side(b),
     ratio: median(b.map((result, i) => result.rps / a[i].rps)),
   };
 }

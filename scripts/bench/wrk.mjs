@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BenchError, log, warnings } from './common.mjs';
 import { request } from './http.mjs';
+import { cpuSeconds } from './machine.mjs';
 import { pinned, setup, track } from './processes.mjs';
 
 export const wrkConnections = 32;
@@ -69,8 +70,12 @@ function runWrk(seconds, url, script) {
   });
 }
 
-/** Endpoint under load: checked once for the right answer, warmed up, then measured. */
-export async function measure(server, endpoint, durations, tmp) {
+/**
+ * Endpoint under load: checked once for the right answer, warmed up, then measured. With
+ * `cpu`, a function giving named groups of pids read after the warm-up, the result also holds
+ * each group's CPU seconds during the measured run (`cpuS`).
+ */
+export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
   const url = `${server.base}${endpoint.path}`;
   const { response, body } = await request(url, {
     headers: endpoint.cookie ? { cookie: endpoint.cookie } : {},
@@ -92,7 +97,16 @@ export async function measure(server, endpoint, durations, tmp) {
     `${server.label}: ${endpoint.name} (warm-up ${durations.warmup}s, then ${durations.seconds}s)`,
   );
   if (durations.warmup > 0) await runWrk(durations.warmup, url, script);
+  const groups = cpu ? await cpu() : {};
+  const cpuBefore = Object.fromEntries(
+    Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids)]),
+  );
   const result = parseWrk(await runWrk(durations.seconds, url, script));
+  if (cpu) {
+    result.cpuS = Object.fromEntries(
+      Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids) - cpuBefore[name]]),
+    );
+  }
   if (
     !Number.isFinite(result.rps) ||
     !Number.isFinite(result.p50) ||
