@@ -1,8 +1,8 @@
 // `npm run bench`: throughput, latency, sign-in cost, start-up and memory of Gatehouse with fast
-// paths on and off, against a bare node:http floor, and the session read on PostgreSQL beside
-// SQLite. A report, not a test: missed targets print FAIL and still exit 0; a benchmark that
-// could not measure (server would not start, 5xx, wrong answers) exits 1, because its figures
-// would be meaningless; without wrk it exits 2.
+// paths on and off, against a bare node:http floor; the session read on PostgreSQL beside
+// SQLite; and what metrics cost the session read. A report, not a test: missed targets print
+// FAIL and still exit 0; a benchmark that could not measure (server would not start, 5xx, wrong
+// answers) exits 1, because its figures would be meaningless; without wrk it exits 2.
 // Env: BENCH_DURATION (default 8s); TEST_POSTGRES_URL (scripts/with-postgres.sh sets it).
 // This file is the runner: the order, the durations, the CPU pinning, the watchdog and the
 // report file. Each measurement is in its own file beside it.
@@ -14,6 +14,7 @@ import { hashWorker, benchHashOnly } from './hash-only.mjs';
 import { startBaseline } from './health.mjs';
 import { proberWorker } from './health-under-hashing.mjs';
 import { allowedCpus, cpuTicks, machineInfo, onPath, otherLoad } from './machine.mjs';
+import { benchMetricsCost, metricsWrkRuns } from './metrics-cost.mjs';
 import { bail, cleanup, installCleanupHandlers, setup } from './processes.mjs';
 import { prettyMarkdown, report } from './report.mjs';
 import { benchSessionReadPostgres, postgresWrkRuns } from './session-read-postgres.mjs';
@@ -71,7 +72,7 @@ async function main() {
 
   // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
   // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
-  const wrkRuns = suiteWrkRuns + postgresWrkRuns;
+  const wrkRuns = suiteWrkRuns + postgresWrkRuns + metricsWrkRuns;
   const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + 360;
   const watchdog = setTimeout(
     () => bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
@@ -84,6 +85,15 @@ async function main() {
   const { baseline } = on;
   const off = await benchGatehouse(false, durations);
   const postgres = await benchSessionReadPostgres(durations);
+
+  // Slot: "metrics on vs off" on the session read (METRICS_PORT unset vs set), implemented in
+  // metrics-cost.mjs; it reads about 0 % until Gatehouse serves metrics on METRICS_PORT.
+  const metrics = await benchMetricsCost(durations);
+
+  // Slot: fleet throughput, 1/2/3 Gatehouse instances behind nginx. scripts/fleet/throughput.mjs
+  // (another branch) plugs in here, after the single-process measurements: call it with
+  // `durations`, add its wrk runs to `wrkRuns` above for the watchdog, and pass its result to
+  // report() (report.mjs, beside the PostgreSQL part) for its own table and target.
 
   clearTimeout(watchdog);
   await cleanup();
@@ -105,6 +115,7 @@ async function main() {
       on,
       off,
       postgres,
+      metrics,
       elapsedS,
       load,
     }),

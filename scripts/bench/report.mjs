@@ -4,6 +4,7 @@ import path from 'node:path';
 import { gatehouseArgs, root, warnings } from './common.mjs';
 import { healthRounds } from './health.mjs';
 import { hashingLoad } from './health-under-hashing.mjs';
+import { metricsMaxCostPct } from './metrics-cost.mjs';
 import { setup, startupPollMs } from './processes.mjs';
 import { postgresRounds, postgresTargetRatio } from './session-read-postgres.mjs';
 import { unrelatedCookies } from './session-read.mjs';
@@ -141,11 +142,27 @@ function postgresPart(postgres) {
   };
 }
 
+/** Metrics on vs off on the session read: its note and its target. */
+function metricsPart(metrics) {
+  const answered =
+    metrics.metricsStatus === null
+      ? 'nothing listened there: this build has no metrics yet, so the cost is noise around 0'
+      : `\`GET /metrics\` there answered ${metrics.metricsStatus}`;
+  return {
+    note: `Metrics cost: session (cookie jar) on two otherwise identical Gatehouse servers (SQLite, fast paths on), \`METRICS_PORT\` unset vs set to ${metrics.metricsPort} (${answered}), in alternating rounds, each warmed up. req/s per round: metrics off ${metrics.off.rounds.map(fmt.rps).join(' / ')}, on ${metrics.on.rounds.map(fmt.rps).join(' / ')}; p50 ${fmt.ms(metrics.off.p50)} vs ${fmt.ms(metrics.on.p50)} ms, p99 ${fmt.ms(metrics.off.p99)} vs ${fmt.ms(metrics.on.p99)} ms (median rounds). The cost is 1 − the median of the rounds' on/off req/s ratios.`,
+    check: check(
+      metrics.costPct <= metricsMaxCostPct,
+      `metrics on (METRICS_PORT set) costs the session read (cookie jar) ≤ ${metricsMaxCostPct} %: ${signed(metrics.costPct)} %`,
+    ),
+  };
+}
+
 export function report(results) {
-  const { machine, durations, baseline, hashOnly, on, off, postgres } = results;
+  const { machine, durations, baseline, hashOnly, on, off, postgres, metrics } = results;
   const { elapsedS, load } = results;
   const bh = baseline.health;
   const pg = postgresPart(postgres);
+  const metricsCost = metricsPart(metrics);
 
   const sj = on.http.sessionJar.rps;
   const checks = [
@@ -181,6 +198,7 @@ export function report(results) {
       `refusal timing (fast paths on) within 5 %: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms median (${signed(on.timing.diffPct)} %)`,
     ),
     pg.check,
+    metricsCost.check,
   ];
 
   const pin =
@@ -198,6 +216,7 @@ export function report(results) {
     `Start-up: spawn → first 200 from \`/api/health\`, polled every ${startupPollMs} ms; runs (ms): baseline ${fmtRuns(baseline)}, on ${fmtRuns(on)}, off ${fmtRuns(off)}. RSS: VmRSS from \`/proc/<pid>/status\`; "idle" 1 s after start-up, "after load" after the sign-ins and all wrk runs.`,
     `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
     ...(pg.note ? [pg.note] : []),
+    metricsCost.note,
   ];
   const run = [
     `Machine: nproc ${machine.nproc}, ${machine.cpu}, Node ${machine.node}; ${pin}.`,
