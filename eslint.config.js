@@ -2,8 +2,27 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// What Node gives a script without an import.
+const nodeGlobals = Object.fromEntries(
+  [
+    'AbortSignal',
+    'Buffer',
+    'URL',
+    'URLSearchParams',
+    'clearInterval',
+    'clearTimeout',
+    'console',
+    'fetch',
+    'performance',
+    'process',
+    'setInterval',
+    'setTimeout',
+    'structuredClone',
+  ].map((name) => [name, 'readonly']),
+);
+
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'scripts/', 'eslint.config.js'] },
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,6 +35,17 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-empty': ['error', { allowEmptyCatch: false }],
+    },
+  },
+  {
+    // The scripts are plain Node ESM outside the TypeScript project: the recommended rules,
+    // without the type-aware ones (there are no types to check them against).
+    files: ['scripts/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'module',
+      globals: nodeGlobals,
     },
   },
 );

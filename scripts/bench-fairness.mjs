@@ -5,32 +5,18 @@
 // (TRUST_PROXY=127.0.0.1, X-Forwarded-For names the two addresses), with the attempt limits
 // raised so the door's fairness is what is measured, not the throttle. Loopback only, bounded
 // in time (FAIRNESS_SECONDS, 20), stops what it started. A missed target prints FAIL, exit 1.
-import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startArgs } from './start-command.mjs';
+import { addUser, gatehouseArgs, gatehouseEnv, unthrottled } from './bench/gatehouse.mjs';
+import { onPath } from './bench/machine.mjs';
+import { freePort, startServer, stopChild } from './bench/processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const seconds = Number(process.env.FAIRNESS_SECONDS ?? 20);
 const flood = Number(process.env.FAIRNESS_FLOOD ?? 70);
 const password = 'fairness-password-correct-horse';
 const targetShare = 0.9;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** One request on its own connection; resolves with status, headers and body. */
 function request(port, method, requestPath, headers, body) {
@@ -74,46 +60,16 @@ async function signIn(port, address, email) {
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-fairness-'));
 const port = await freePort();
-const env = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME ?? os.tmpdir(),
-  NODE_ENV: 'production',
-  HOST: '127.0.0.1',
-  PORT: String(port),
-  DATA_DIR: dataDir,
-  AUTH_URL: `http://127.0.0.1:${port}`,
-  AUTH_SECRET: randomBytes(33).toString('base64'),
-  TRUST_PROXY: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000',
-  THROTTLE_IP_MAX_ATTEMPTS: '1000000',
-  THROTTLE_EMAIL_MAX_FAILURES: '1000000',
-  THROTTLE_IP_MAX_FAILURES: '1000000',
-};
-for (const email of ['flood@example.com', 'person@example.com']) {
-  execFileSync(
-    process.execPath,
-    [
-      path.join(root, 'dist/gatehouse-cli.cjs'),
-      'users',
-      'add',
-      '--email',
-      email,
-      '--password-stdin',
-    ],
-    { env, input: password, stdio: ['pipe', 'ignore', 'inherit'] },
-  );
-}
-const pin = fs.existsSync('/usr/bin/taskset') ? ['taskset', '-c', '0'] : [];
-const command = [...pin, process.execPath, ...startArgs(root)];
-const server = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'ignore', 'inherit'] });
-const exited = new Promise((resolve) => server.on('close', resolve));
+const env = gatehouseEnv({ port, dataDir, TRUST_PROXY: '127.0.0.1', ...unthrottled });
+let server;
 try {
-  for (let i = 0; ; i += 1) {
-    if ((await request(port, 'GET', '/api/health', {})).status === 200) break;
-    if (i > 200) throw new Error('Gatehouse did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  for (const email of ['flood@example.com', 'person@example.com']) {
+    addUser(env, { email, password });
   }
+  server = await startServer('Gatehouse', gatehouseArgs, env, {
+    cpu: onPath('taskset') ? 0 : null,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const deadline = Date.now() + seconds * 1000;
   const flooded = [];
   const flooder = async () => {
@@ -144,7 +100,6 @@ try {
   );
   process.exitCode = share >= targetShare ? 0 : 1;
 } finally {
-  server.kill('SIGTERM');
-  await exited;
+  if (server !== undefined) await stopChild(server.child);
   fs.rmSync(dataDir, { recursive: true, force: true });
 }

@@ -8,17 +8,14 @@
 // is full (before that, bounded caches filling up is growth by design).
 // Loopback only; it stops everything it started. A report: a missed check prints FAIL and the
 // exit code is 1, so it can gate a release; a soak that could not run exits 2.
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startArgs } from './start-command.mjs';
+import { addUser, gatehouseArgs, gatehouseEnv } from './bench/gatehouse.mjs';
+import { freePort, startServer } from './bench/processes.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const minutes = Number(process.env.SOAK_MINUTES ?? 15);
 const rps = Number(process.env.SOAK_RPS ?? 50);
 if (!(minutes > 0 && minutes <= 24 * 60) || !(rps > 0 && rps <= 2000)) {
@@ -61,17 +58,6 @@ function request(url, { method = 'GET', headers = {}, body, localAddress = '127.
   });
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function procStats(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const rssKb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1]);
@@ -101,48 +87,22 @@ async function cleanup() {
 process.on('SIGINT', () => cleanup().then(() => process.exit(130)));
 
 async function main() {
-  if (!fs.existsSync(path.join(root, 'dist/gatehouse.mjs'))) {
+  if (!fs.existsSync(gatehouseArgs.at(-1))) {
     throw new Error('dist/gatehouse.mjs is missing: run `npm run build` (npm run soak does)');
   }
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME ?? os.tmpdir(),
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    AUTH_URL: base,
+  const env = gatehouseEnv({
+    port,
+    dataDir,
     // The soak signs one account in five times a second: attempt limits would throttle it.
     THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000',
     THROTTLE_IP_MAX_ATTEMPTS: '1000000',
-    AUTH_SECRET: randomBytes(33).toString('base64'),
-    LOG_LEVEL: 'warn',
-  };
-  execFileSync(
-    process.execPath,
-    [
-      path.join(root, 'dist/gatehouse-cli.cjs'),
-      'users',
-      'add',
-      '--email',
-      email,
-      '--password-stdin',
-    ],
-    { env, input: `${password}\n`, stdio: ['pipe', 'ignore', 'inherit'] },
-  );
-  server = spawn(process.execPath, startArgs(root), { cwd: root, env, stdio: 'inherit' });
-  for (let i = 0; ; i += 1) {
-    if (server.exitCode !== null) throw new Error('Gatehouse exited during start-up');
-    const up = await request(`${base}/api/health`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (up) break;
-    if (i > 400) throw new Error('Gatehouse did not answer /api/health within 20 s');
-    await sleep(50);
-  }
+  });
+  addUser(env, { email, password });
+  // Not pinned, and its log lines (warnings and above) go straight to this terminal.
+  server = (await startServer('Gatehouse', gatehouseArgs, env, { cpu: null, stdio: 'inherit' }))
+    .child;
   log(`Gatehouse pid ${server.pid} on ${base}; ${rps} req/s for ${minutes} min`);
 
   const sessions = [];

@@ -266,7 +266,7 @@ await check('the container turns healthy through its own HEALTHCHECK', async () 
   const started = Date.now();
   await docker(...singleArgs());
   const firstOk = await waitStatus(`${singleBase}/api/health`, 200);
-  const healthy = await waitHealthy(single);
+  await waitHealthy(single);
   figures.firstHealthSeconds = firstOk.toFixed(2);
   figures.healthySeconds = ((Date.now() - started) / 1000).toFixed(1);
   return `first 200 after ${firstOk.toFixed(2)} s, healthy after ${figures.healthySeconds} s (the check runs every 10 s)`;

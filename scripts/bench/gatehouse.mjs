@@ -1,0 +1,81 @@
+// How the bench scripts (this runner, soak.mjs, bench-fairness.mjs) start Gatehouse: the
+// production environment on loopback, and an account added with the CLI before it starts.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { BenchError, gatehouseCli, root } from './common.mjs';
+import { childEnv } from './processes.mjs';
+
+export { gatehouseArgs } from './common.mjs';
+
+/** Attempt and failure limits out of the way, so the throttle does not shape what is measured. */
+export const unthrottled = {
+  THROTTLE_EMAIL_MAX_FAILURES: '1000000',
+  THROTTLE_IP_MAX_FAILURES: '1000000',
+  THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000',
+  THROTTLE_IP_MAX_ATTEMPTS: '1000000',
+};
+
+export const randomSecret = () => randomBytes(33).toString('base64');
+
+/** The SQLite database in `dataDir`, named as Gatehouse names it by default. */
+export const sqliteUrl = (dataDir) => `file:${path.join(dataDir, 'gatehouse.db')}`;
+
+/**
+ * Gatehouse's environment (without PATH and HOME: `childEnv` adds those): production on
+ * 127.0.0.1:`port`, warnings only in the log; `extra` adds or overrides variables.
+ */
+export function gatehouseEnv({ port, dataDir, secret = randomSecret(), ...extra }) {
+  return {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+    AUTH_URL: `http://127.0.0.1:${port}`,
+    AUTH_SECRET: secret,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+/**
+ * The runner's Gatehouse: one process on SQLite in `dataDir` (unless `extra` names another
+ * DATABASE_URL), fast paths on or off, limits out of the way.
+ */
+export function benchEnv({ port, dataDir, secret, fastPaths, ...extra }) {
+  return gatehouseEnv({
+    port,
+    dataDir,
+    secret,
+    DATABASE_URL: sqliteUrl(dataDir),
+    FAST_PATHS: fastPaths ? 'on' : 'off',
+    WORKERS: '1',
+    ...unthrottled,
+    ...extra,
+  });
+}
+
+/**
+ * `gatehouse users add` for `login` on the database `env` names (DATABASE_URL, else DATA_DIR's
+ * SQLite file), the password on standard input as an operator would give it.
+ */
+export function addUser(env, { email: login, password: secret, name }) {
+  const result = spawnSync(
+    process.execPath,
+    [
+      gatehouseCli,
+      'users',
+      'add',
+      '--email',
+      login,
+      ...(name === undefined ? [] : ['--name', name]),
+      '--password-stdin',
+    ],
+    { cwd: root, env: childEnv(env), input: `${secret}\n`, encoding: 'utf8', timeout: 60_000 },
+  );
+  if (result.status !== 0) {
+    throw new BenchError(
+      `users add failed (${result.status ?? result.signal}):\n${result.stdout}${result.stderr}`,
+    );
+  }
+}

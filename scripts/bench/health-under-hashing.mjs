@@ -1,0 +1,83 @@
+// Liveness while the hasher is saturated: 200 sign-ins at once while a separate process probes
+// /api/health every 5 ms on fresh connections, as a platform's probe does.
+import { spawn } from 'node:child_process';
+import { BenchError, benchMain, email, now, password, root, sleep } from './common.mjs';
+import { credentialsInit, getCsrf, probe } from './http.mjs';
+import { childEnv, track } from './processes.mjs';
+
+export const hashingLoad = 200;
+
+/**
+ * The prober's side (`main.mjs --prober <url>`): probes `url` every 5 ms, each on a new
+ * connection, until its standard input closes, then reports the latencies as JSON on stdout.
+ * Separate from the process that floods the server, so a probe's latency is the server's, not
+ * the load generator's own event loop handling 200 answers at once.
+ */
+export async function proberWorker(url) {
+  const latencies = [];
+  const statuses = {};
+  let running = true;
+  process.stdin.on('end', () => (running = false)).resume();
+  for (let warm = 0; warm < 20; warm += 1) await probe(url);
+  process.stderr.write('ready\n');
+  while (running) {
+    const t0 = now();
+    const status = await probe(url, 10_000);
+    latencies.push(now() - t0);
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    await sleep(5);
+  }
+  process.stdout.write(JSON.stringify({ latencies, statuses }));
+  process.exit(0);
+}
+
+/**
+ * `hashingLoad` sign-ins at once (those past the hasher's capacity are shed with 503 by
+ * design) while the prober runs; returns the probes' latency percentiles.
+ */
+export async function healthUnderHashing(base) {
+  const csrf = await getCsrf(base);
+  const child = track(
+    spawn(process.execPath, [benchMain, '--prober', `${base}/api/health`], {
+      cwd: root,
+      env: childEnv({}),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  const ready = new Promise((resolve) => {
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
+      if (err.includes('ready\n')) resolve();
+    });
+  });
+  await Promise.race([ready, child.exited]);
+  const statuses = {};
+  await Promise.all(
+    Array.from({ length: hashingLoad }, async () => {
+      const response = await fetch(`${base}/api/auth/callback/credentials`, {
+        ...credentialsInit(csrf, email, password),
+        signal: AbortSignal.timeout(60_000),
+      });
+      await response.text();
+      statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+    }),
+  ).finally(() => child.stdin.end());
+  const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const { code } = await child.exited;
+  clearTimeout(guard);
+  if (code !== 0) throw new BenchError(`health prober failed (${code}):\n${err}${out}`);
+  const probed = JSON.parse(out);
+  if (Object.keys(probed.statuses).some((status) => status !== '200')) {
+    throw new BenchError(`health answered ${JSON.stringify(probed.statuses)} under load`);
+  }
+  const unexpected = Object.keys(statuses).filter((status) => status !== '200' && status !== '503');
+  if (unexpected.length > 0) {
+    throw new BenchError(`sign-ins under load answered ${JSON.stringify(statuses)}`);
+  }
+  const sorted = probed.latencies.sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { n: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1), statuses };
+}

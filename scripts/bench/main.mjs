@@ -1,0 +1,143 @@
+// `npm run bench`: throughput, latency, sign-in cost, start-up and memory of Gatehouse with fast
+// paths on and off, against a bare node:http floor; the session read on PostgreSQL beside
+// SQLite; and what metrics cost the session read. A report, not a test: missed targets print
+// FAIL and still exit 0; a benchmark that could not measure (server would not start, 5xx, wrong
+// answers) exits 1, because its figures would be meaningless; without wrk it exits 2.
+// Env: BENCH_DURATION (default 8s); TEST_POSTGRES_URL (scripts/with-postgres.sh sets it).
+// This file is the runner: the order, the durations, the CPU pinning, the watchdog and the
+// report file. Each measurement is in its own file beside it.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BenchError, gatehouseCli, gatehouseMain, log, now, root, warnings } from './common.mjs';
+import { hashWorker, benchHashOnly } from './hash-only.mjs';
+import { startBaseline } from './health.mjs';
+import { proberWorker } from './health-under-hashing.mjs';
+import { allowedCpus, cpuTicks, machineInfo, onPath, otherLoad } from './machine.mjs';
+import { benchMetricsCost, metricsWrkRuns } from './metrics-cost.mjs';
+import { bail, cleanup, installCleanupHandlers, setup } from './processes.mjs';
+import { prettyMarkdown, report } from './report.mjs';
+import { benchSessionReadPostgres, postgresWrkRuns } from './session-read-postgres.mjs';
+import { benchGatehouse } from './suite.mjs';
+
+// wrk runs of the two SQLite suites: health alternates three rounds on two servers, then three
+// more endpoints with fast paths on and four with them off.
+const suiteWrkRuns = 13;
+
+function parseDuration(raw) {
+  const match = /^(\d+)(s|m)?$/.exec((raw ?? '8s').trim());
+  if (!match || Number(match[1]) === 0) {
+    throw new BenchError(`BENCH_DURATION must look like 8s, 30 or 1m (got ${JSON.stringify(raw)})`);
+  }
+  return Number(match[1]) * (match[2] === 'm' ? 60 : 1);
+}
+
+/** wrk and this process (the sign-in client) on one CPU, every server on another. */
+function pinCpus() {
+  const cpus = allowedCpus();
+  if (!setup.taskset || cpus.length < 2) return;
+  setup.loadCpu = cpus[0];
+  setup.serverCpu = cpus[1];
+  try {
+    // The sign-in client runs in this process: keep it off the server's core too.
+    execFileSync('taskset', ['-a', '-cp', String(setup.loadCpu), String(process.pid)], {
+      stdio: 'ignore',
+    });
+  } catch {
+    warnings.push(
+      'could not pin the bench process itself; the sign-in client may share the server core',
+    );
+  }
+}
+
+async function main() {
+  const started = now();
+  const ticksBefore = cpuTicks();
+  if (!onPath('wrk')) {
+    process.stderr.write(
+      'bench: wrk is not installed. Install it with `apt-get install wrk` (Debian/Ubuntu) or `brew install wrk` (macOS), then run `npm run bench` again.\n',
+    );
+    process.exit(2);
+  }
+  for (const file of [gatehouseMain, gatehouseCli]) {
+    if (!fs.existsSync(file))
+      throw new BenchError(
+        `${path.relative(root, file)} is missing: run \`npm run build\` (npm run bench does)`,
+      );
+  }
+  const seconds = parseDuration(process.env.BENCH_DURATION);
+  const durations = { seconds, warmup: seconds >= 4 ? 2 : 1 };
+  const machine = machineInfo();
+  pinCpus();
+
+  // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
+  // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
+  const wrkRuns = suiteWrkRuns + postgresWrkRuns + metricsWrkRuns;
+  const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + 360;
+  const watchdog = setTimeout(
+    () => bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
+    budgetS * 1000,
+  );
+
+  const baselineServer = await startBaseline();
+  const hashOnly = await benchHashOnly();
+  const on = await benchGatehouse(true, durations, baselineServer);
+  const { baseline } = on;
+  const off = await benchGatehouse(false, durations);
+  const postgres = await benchSessionReadPostgres(durations);
+
+  // Slot: "metrics on vs off" on the session read (METRICS_PORT unset vs set), implemented in
+  // metrics-cost.mjs; it reads about 0 % until Gatehouse serves metrics on METRICS_PORT.
+  const metrics = await benchMetricsCost(durations);
+
+  // Slot: fleet throughput, 1/2/3 Gatehouse instances behind nginx. scripts/fleet/throughput.mjs
+  // (another branch) plugs in here, after the single-process measurements: call it with
+  // `durations`, add its wrk runs to `wrkRuns` above for the watchdog, and pass its result to
+  // report() (report.mjs, beside the PostgreSQL part) for its own table and target.
+
+  clearTimeout(watchdog);
+  await cleanup();
+
+  const elapsedS = (now() - started) / 1000;
+  const load = otherLoad(ticksBefore, cpuTicks(), elapsedS);
+  if (load && load.pct > 5) {
+    warnings.push(
+      `other processes used ${load.pct.toFixed(0)} % of the machine during the run: figures are noisy, rerun on a quiet machine before comparing`,
+    );
+  }
+  const resultsFile = path.resolve(process.cwd(), 'bench-results.md');
+  const text = await prettyMarkdown(
+    report({
+      machine,
+      durations,
+      baseline,
+      hashOnly,
+      on,
+      off,
+      postgres,
+      metrics,
+      elapsedS,
+      load,
+    }),
+    resultsFile,
+  );
+  process.stdout.write(`\n${text}`);
+  fs.writeFileSync(
+    resultsFile,
+    await prettyMarkdown(`# Gatehouse benchmark\n\n${text}`, resultsFile),
+  );
+  log(`written to ${resultsFile}`);
+}
+
+// The same file runs the two helper processes the measurements spawn.
+const role = process.argv[2];
+if (role === '--hash-worker') await hashWorker();
+else if (role === '--prober') await proberWorker(process.argv[3]);
+else {
+  installCleanupHandlers();
+  main().then(
+    () => process.exit(0),
+    (error) =>
+      bail(1, error instanceof BenchError ? error.message : (error?.stack ?? String(error))),
+  );
+}

@@ -1,0 +1,250 @@
+// The report: the Markdown the runner prints and writes to bench-results.md (tables, notes on
+// method, the run's conditions, and each target as PASS, FAIL or SKIP).
+import path from 'node:path';
+import { gatehouseArgs, root, warnings } from './common.mjs';
+import { healthRounds } from './health.mjs';
+import { hashingLoad } from './health-under-hashing.mjs';
+import { metricsMaxCostPct } from './metrics-cost.mjs';
+import { setup, startupPollMs } from './processes.mjs';
+import { postgresRounds, postgresTargetRatio } from './session-read-postgres.mjs';
+import { unrelatedCookies } from './session-read.mjs';
+import { signInConcurrency } from './signin.mjs';
+import { startupRuns } from './startup.mjs';
+import { wrkLine } from './wrk.mjs';
+
+const fmt = {
+  rps: (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—'),
+  ms: (v) => (Number.isFinite(v) ? v.toFixed(v < 10 ? 2 : 1) : '—'),
+  ops: (v) => (Number.isFinite(v) ? v.toFixed(1) : '—'),
+  int: (v) => (Number.isFinite(v) ? String(Math.round(v)) : '—'),
+  mb: (v) => (Number.isFinite(v) ? v.toFixed(1) : '—'),
+  ratio: (a, b) =>
+    Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—',
+};
+
+const signed = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
+const fmtRuns = (result) => result.startups.map((ms) => Math.round(ms)).join('/');
+const check = (ok, text) => `${ok ? 'PASS' : 'FAIL'} ${text}`;
+const list = (items) => items.map((item) => `- ${item}`).join('\n');
+
+/** The main table: baseline, fast paths on, fast paths off. */
+function mainTable({ baseline, hashOnly, on, off }) {
+  const rows = [];
+  const row = (name, format, b, o, f, { base = b, mark = '', ratio } = {}) => {
+    const onBase = ratio === undefined ? fmt.ratio(o, base) : `${ratio.toFixed(2)}×`;
+    rows.push(
+      `| ${name} | ${format(b)} | ${format(o)} | ${format(f)} | ${onBase}${onBase === '—' ? '' : mark} | ${fmt.ratio(o, f)} |`,
+    );
+  };
+  const bh = baseline.health;
+  for (const [key, name] of [
+    ['health', 'health'],
+    ['sessionJar', 'session (cookie jar)'],
+    ['sessionNone', 'session (no cookie)'],
+    ['csrf', 'csrf'],
+  ]) {
+    const b = key === 'health' ? bh : undefined;
+    const mark = key === 'health' ? '' : ' †';
+    for (const [stat, label, format] of [
+      ['rps', 'req/s', fmt.rps],
+      ['p50', 'p50 ms', fmt.ms],
+      ['p99', 'p99 ms', fmt.ms],
+    ]) {
+      const paired = key === 'health' && stat === 'rps';
+      row(`${name} ${label}`, format, b?.[stat], on.http[key][stat], off.http[key][stat], {
+        base: bh[stat],
+        mark: paired ? ' §' : mark,
+        ratio: paired ? on.http.health.pairedRatio : undefined,
+      });
+    }
+  }
+  const vsHash = (base) => ({ base, mark: ' ‡' });
+  row(
+    'sign-in sequential ops/s',
+    fmt.ops,
+    undefined,
+    on.signIn.sequential,
+    off.signIn.sequential,
+    vsHash(hashOnly.sequential),
+  );
+  row(
+    `sign-in ${signInConcurrency} concurrent ops/s`,
+    fmt.ops,
+    undefined,
+    on.signIn.concurrent,
+    off.signIn.concurrent,
+    vsHash(hashOnly.concurrent),
+  );
+  rows.push(
+    `| hash-only argon2id verify ops/s, sequential | ${fmt.ops(hashOnly.sequential)} | — | — | — | — |`,
+  );
+  rows.push(
+    `| hash-only argon2id verify ops/s, ${signInConcurrency} concurrent | ${fmt.ops(hashOnly.concurrent)} | — | — | — | — |`,
+  );
+  row(
+    `start-up ms (median of ${startupRuns})`,
+    fmt.int,
+    baseline.startupMs,
+    on.startupMs,
+    off.startupMs,
+  );
+  row('RSS idle MB', fmt.mb, baseline.rssIdle, on.rssIdle, off.rssIdle);
+  row('RSS after load MB', fmt.mb, baseline.rssAfter, on.rssAfter, off.rssAfter);
+  return [
+    '| metric | baseline (node:http) | Gatehouse fast paths on | Gatehouse fast paths off | ratio on/baseline | ratio on/off |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
+}
+
+/** The session read on PostgreSQL beside SQLite: a table, its note, and its target. */
+function postgresPart(postgres) {
+  const target = `session (cookie jar) on PostgreSQL ≥ ${postgresTargetRatio}× SQLite (fast paths on, one core)`;
+  if (postgres.skipped) {
+    return { table: undefined, note: undefined, check: `SKIP ${target}: ${postgres.skipped}` };
+  }
+  const rows = [];
+  for (const mode of ['on', 'off']) {
+    const { sqlite, postgres: pg, ratio } = postgres[mode];
+    const name = `session (cookie jar) fast paths ${mode}`;
+    rows.push(
+      `| ${name} req/s | ${fmt.rps(sqlite.rps)} | ${fmt.rps(pg.rps)} | ${ratio.toFixed(2)}× ¶ |`,
+    );
+    for (const [stat, label] of [
+      ['p50', 'p50 ms'],
+      ['p99', 'p99 ms'],
+    ]) {
+      rows.push(
+        `| ${name} ${label} | ${fmt.ms(sqlite[stat])} | ${fmt.ms(pg[stat])} | ${fmt.ratio(pg[stat], sqlite[stat])} |`,
+      );
+    }
+    rows.push(
+      `| Gatehouse CPU µs per read, fast paths ${mode} | ${fmt.int(sqlite.cpuUs.gatehouse)} | ${fmt.int(pg.cpuUs.gatehouse)} | ${fmt.ratio(pg.cpuUs.gatehouse, sqlite.cpuUs.gatehouse)} |`,
+      `| PostgreSQL server CPU µs per read, fast paths ${mode} | — | ${fmt.int(pg.cpuUs.postgres)} | — |`,
+    );
+  }
+  const table = [
+    '| metric | SQLite | PostgreSQL | ratio PostgreSQL/SQLite |',
+    '| --- | ---: | ---: | ---: |',
+    ...rows,
+  ].join('\n');
+  const perRound = (mode) =>
+    `fast paths ${mode}: SQLite ${postgres[mode].sqlite.rounds.map(fmt.rps).join(' / ')}, PostgreSQL ${postgres[mode].postgres.rounds.map(fmt.rps).join(' / ')}`;
+  const note = `¶ PostgreSQL beside SQLite: PostgreSQL ${postgres.version} at \`TEST_POSTGRES_URL\` (under \`npm run bench\`, scripts/with-postgres.sh's throw-away server on 127.0.0.1, fsync off), in a database made for the run, and Gatehouse started twice per mode, one on each engine (\`DATABASE_URL\`; its pool holds 10 connections), pinned like every server, read with the same cookie-jar wrk script in alternating rounds, each warmed up; the req/s ratio is the median of the rounds' ratios. req/s per round: ${perRound('on')}; ${perRound('off')}. PostgreSQL's processes are not pinned: they run on whichever core is free, wrk's included. CPU per read: user + system time from \`/proc\` over the measured runs, of the Gatehouse process and of the PostgreSQL processes serving the bench database.`;
+  const ratio = postgres.on.ratio;
+  return {
+    table,
+    note,
+    check: check(
+      ratio >= postgresTargetRatio,
+      `${target}: ${ratio.toFixed(2)}× (median of ${postgresRounds.on} paired rounds)`,
+    ),
+  };
+}
+
+/** Metrics on vs off on the session read: its note and its target. */
+function metricsPart(metrics) {
+  const answered =
+    metrics.metricsStatus === null
+      ? 'nothing listened there: this build has no metrics yet, so the cost is noise around 0'
+      : `\`GET /metrics\` there answered ${metrics.metricsStatus}`;
+  return {
+    note: `Metrics cost: session (cookie jar) on two otherwise identical Gatehouse servers (SQLite, fast paths on), \`METRICS_PORT\` unset vs set to ${metrics.metricsPort} (${answered}), in alternating rounds, each warmed up. req/s per round: metrics off ${metrics.off.rounds.map(fmt.rps).join(' / ')}, on ${metrics.on.rounds.map(fmt.rps).join(' / ')}; p50 ${fmt.ms(metrics.off.p50)} vs ${fmt.ms(metrics.on.p50)} ms, p99 ${fmt.ms(metrics.off.p99)} vs ${fmt.ms(metrics.on.p99)} ms (median rounds). The cost is 1 − the median of the rounds' on/off req/s ratios.`,
+    check: check(
+      metrics.costPct <= metricsMaxCostPct,
+      `metrics on (METRICS_PORT set) costs the session read (cookie jar) ≤ ${metricsMaxCostPct} %: ${signed(metrics.costPct)} %`,
+    ),
+  };
+}
+
+export function report(results) {
+  const { machine, durations, baseline, hashOnly, on, off, postgres, metrics } = results;
+  const { elapsedS, load } = results;
+  const bh = baseline.health;
+  const pg = postgresPart(postgres);
+  const metricsCost = metricsPart(metrics);
+
+  const sj = on.http.sessionJar.rps;
+  const checks = [
+    check(
+      sj >= 8 * off.http.sessionJar.rps,
+      `session (cookie jar) on ≥ 8× off: ${fmt.ratio(sj, off.http.sessionJar.rps)}`,
+    ),
+    check(
+      sj >= 0.15 * bh.rps,
+      `session (cookie jar) on ≥ 0.15× baseline health: ${fmt.ratio(sj, bh.rps)}`,
+    ),
+    check(
+      on.http.health.pairedRatio >= 0.9,
+      `health on ≥ 0.9× baseline: ${on.http.health.pairedRatio.toFixed(2)}× (median of ${healthRounds} paired rounds)`,
+    ),
+    check(
+      on.http.csrf.rps >= 1.5 * off.http.csrf.rps,
+      `csrf on ≥ 1.5× off: ${fmt.ratio(on.http.csrf.rps, off.http.csrf.rps)}`,
+    ),
+    check(
+      on.http.sessionNone.rps >= 1.5 * off.http.sessionNone.rps,
+      `session (no cookie) on ≥ 1.5× off: ${fmt.ratio(on.http.sessionNone.rps, off.http.sessionNone.rps)}`,
+    ),
+    check(on.startupMs <= 300, `start-up (fast paths on) ≤ 300 ms: ${fmt.int(on.startupMs)} ms`),
+    check(on.rssIdle <= 70, `RSS idle (fast paths on) ≤ 70 MB: ${fmt.mb(on.rssIdle)} MB`),
+    check(on.rssAfter <= 120, `RSS after load (fast paths on) ≤ 120 MB: ${fmt.mb(on.rssAfter)} MB`),
+    check(
+      on.underHashing.p99 < 100,
+      `health p99 while ${hashingLoad} sign-ins hash (fast paths on) < 100 ms: ${fmt.ms(on.underHashing.p99)} ms`,
+    ),
+    check(
+      Math.abs(on.timing.diffPct) <= 5,
+      `refusal timing (fast paths on) within 5 %: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms median (${signed(on.timing.diffPct)} %)`,
+    ),
+    pg.check,
+    metricsCost.check,
+  ];
+
+  const pin =
+    setup.serverCpu === undefined
+      ? 'not pinned (taskset missing or fewer than 2 CPUs allowed): figures include client/server contention'
+      : `servers and the hash-only run pinned with \`taskset -c ${setup.serverCpu}\`; wrk and the sign-in client on CPU ${setup.loadCpu}`;
+  const notes = [
+    `† No Gatehouse route other than health exists on the baseline: session and csrf rows are compared with baseline health.`,
+    `‡ Sign-in rows: ratio of Gatehouse (fast paths on) to hash-only argon2id verify at the same concurrency; near 1× means sign-in is bound by the hash.`,
+    `Sign-in: each op is \`GET /api/auth/csrf\` + \`POST /api/auth/callback/credentials\` (\`X-Auth-Return-Redirect: 1\`); throttling raised to 1000000 (\`THROTTLE_{EMAIL,IP}_MAX_{FAILURES,ATTEMPTS}\`) so it does not interfere. Hash-only: \`@node-rs/argon2\` verify, m=19456, t=2, p=1, pinned like the servers.`,
+    `Where sign-in time goes (fast paths on): ${fmt.ms(1000 / on.signIn.sequential)} ms per sequential sign-in (csrf + post) vs ${fmt.ms(1000 / hashOnly.sequential)} ms per bare verify; a refused POST alone takes ${fmt.ms((on.timing.unknown + on.timing.wrong) / 2)} ms (median).`,
+    `Health under hashing load (fast paths on): ${on.underHashing.n} probes (a separate process, every 5 ms, a new connection each) while ${hashingLoad} sign-ins arrived at once (answers ${JSON.stringify(on.underHashing.statuses)}; 503 is the hash queue shedding load): p50 ${fmt.ms(on.underHashing.p50)} ms, p99 ${fmt.ms(on.underHashing.p99)} ms, max ${fmt.ms(on.underHashing.max)} ms; RSS after it ${fmt.mb(on.rssAfterFlood)} MB. Fast paths off: p99 ${fmt.ms(off.underHashing.p99)} ms, RSS after ${fmt.mb(off.rssAfterFlood)} MB.`,
+    `Refusal timing: ${on.timing.n} + ${on.timing.n} interleaved POSTs (random order per pair), one CSRF pair reused, only the POST timed. Fast paths on: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms (${signed(on.timing.diffPct)} %), same response body: ${on.timing.sameBody ? 'yes' : 'NO'}. Fast paths off: ${fmt.ms(off.timing.unknown)} vs ${fmt.ms(off.timing.wrong)} ms (${signed(off.timing.diffPct)} %), same body: ${off.timing.sameBody ? 'yes' : 'NO'}.`,
+    `§ Health: ${healthRounds} rounds, each a baseline run and a Gatehouse (fast paths on) run back to back, which goes first alternating; the table shows each side's median round, and the ratio is the median of the per-round ratios. req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${on.http.health.rounds.map(fmt.rps).join(' / ')}.`,
+    `Start-up: spawn → first 200 from \`/api/health\`, polled every ${startupPollMs} ms; runs (ms): baseline ${fmtRuns(baseline)}, on ${fmtRuns(on)}, off ${fmtRuns(off)}. RSS: VmRSS from \`/proc/<pid>/status\`; "idle" 1 s after start-up, "after load" after the sign-ins and all wrk runs.`,
+    `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
+    ...(pg.note ? [pg.note] : []),
+    metricsCost.note,
+  ];
+  const run = [
+    `Machine: nproc ${machine.nproc}, ${machine.cpu}, Node ${machine.node}; ${pin}.`,
+    `Gatehouse started as \`npm start\` starts it: \`node ${[...gatehouseArgs.slice(0, -1), path.relative(root, gatehouseArgs.at(-1))].join(' ')}\`${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set, which costs every node process here about 70 ms of start-up (the baseline too)' : ''}.`,
+    load
+      ? `Other load during the run: ${load.otherS.toFixed(1)} CPU-s by processes outside this benchmark (${load.pct.toFixed(1)} % of the machine), steal ${load.stealS.toFixed(1)} s.`
+      : 'Other load during the run: unknown (no /proc/stat).',
+    `wrk: \`${wrkLine(durations.seconds)}\` per endpoint (the cookie-jar run adds \`-s cookie-jar.lua\`, which sets the Cookie header), each after a ${durations.warmup} s warm-up at the same settings. Total run ${elapsedS.toFixed(0)} s.`,
+    ...warnings.map((w) => `Warning: ${w}`),
+  ];
+  return (
+    [
+      mainTable(results),
+      ...(pg.table ? [pg.table] : []),
+      list(notes),
+      list(run),
+      `Targets:\n\n${list(checks)}`,
+    ].join('\n\n') + '\n'
+  );
+}
+
+/** The owner's prettier settings, when installed, so the results file passes `format:check`. */
+export async function prettyMarkdown(text, file) {
+  try {
+    const prettier = await import('prettier');
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    return await prettier.format(text, { ...options, filepath: file, parser: 'markdown' });
+  } catch {
+    return text;
+  }
+}

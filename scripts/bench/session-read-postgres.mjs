@@ -1,0 +1,66 @@
+// The session read with a cookie jar on PostgreSQL (same machine, loopback) beside SQLite: one
+// Gatehouse per engine, pinned to the same core as the SQLite suite, read with the same wrk
+// script in alternating rounds. Target: PostgreSQL ≥ 0.6× SQLite with fast paths on.
+import { email, gatehouseArgs, log, password } from './common.mjs';
+import { addUser, benchEnv, randomSecret, sqliteUrl } from './gatehouse.mjs';
+import { signIn } from './http.mjs';
+import { backendPids, createBenchDatabase, postgresUrl } from './postgres.mjs';
+import { freePort, makeTemp, startServer, stopChild } from './processes.mjs';
+import { alternateRounds } from './rounds.mjs';
+import { browserCookie, sessionJarEndpoint } from './session-read.mjs';
+
+export const postgresTargetRatio = 0.6;
+/** Rounds per mode; fast paths off is a comparison only, so one pair is enough there. */
+export const postgresRounds = { on: 3, off: 1 };
+/** wrk runs this file makes (each side of each round), for the runner's watchdog. */
+export const postgresWrkRuns = 2 * (postgresRounds.on + postgresRounds.off);
+
+/**
+ * `{ skipped }` without PostgreSQL; else the PostgreSQL server's version and, per mode (`on`,
+ * `off`), each engine's median round with CPU µs per read, and `ratio` (PostgreSQL / SQLite,
+ * median of the rounds' req/s ratios).
+ */
+export async function benchSessionReadPostgres(durations) {
+  if (postgresUrl === undefined) {
+    return {
+      skipped:
+        'TEST_POSTGRES_URL is not set (PostgreSQL is not installed, or the bench was not run as `npm run bench`, which starts one with scripts/with-postgres.sh)',
+    };
+  }
+  const database = await createBenchDatabase(postgresUrl);
+  const dataDir = makeTemp('postgres');
+  const secret = randomSecret();
+  const account = { email, password, name: 'Bench' };
+  addUser({ DATABASE_URL: sqliteUrl(dataDir), DATA_DIR: dataDir }, account);
+  addUser({ DATABASE_URL: database.url, DATA_DIR: dataDir }, account);
+
+  const result = { version: database.version };
+  for (const mode of ['on', 'off']) {
+    const fastPaths = mode === 'on';
+    const start = async (engine, extra) => {
+      const port = await freePort();
+      const env = benchEnv({ port, dataDir, secret, fastPaths, ...extra });
+      return startServer(`gatehouse ${engine} fast paths ${mode}`, gatehouseArgs, env);
+    };
+    log(`session read on PostgreSQL beside SQLite, fast paths ${mode}`);
+    const sqlite = await start('SQLite', {});
+    const postgres = await start('PostgreSQL', { DATABASE_URL: database.url });
+    const side = (server, cpu) =>
+      signIn(server.base).then((jar) => ({
+        server,
+        endpoint: sessionJarEndpoint(browserCookie(jar)),
+        cpu,
+      }));
+    const rounds = await alternateRounds(
+      await side(sqlite, async () => ({ gatehouse: [sqlite.pid] })),
+      await side(postgres, async () => ({
+        gatehouse: [postgres.pid],
+        postgres: await backendPids(postgresUrl, database.name),
+      })),
+      { rounds: postgresRounds[mode], durations, tmp: dataDir, warmupEveryRound: true },
+    );
+    await Promise.all([stopChild(sqlite.child), stopChild(postgres.child)]);
+    result[mode] = { sqlite: rounds.first, postgres: rounds.second, ratio: rounds.ratio };
+  }
+  return result;
+}

@@ -1,0 +1,142 @@
+// wrk as the load generator: its command line, its output parsed, and one endpoint measured
+// (answer checked first, warmed up, then run, with every sign of a failing server refused).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { BenchError, log, warnings } from './common.mjs';
+import { request } from './http.mjs';
+import { cpuSeconds } from './machine.mjs';
+import { pinned, setup, track } from './processes.mjs';
+
+export const wrkConnections = 32;
+
+const unitMs = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
+
+function parseWrk(text) {
+  const latency = (pct) => {
+    const match = new RegExp(`^\\s*${pct}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(text);
+    return match ? Number(match[1]) * unitMs[match[2]] : NaN;
+  };
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN),
+    p50: latency(50),
+    p99: latency(99),
+    requests: Number(/(\d+) requests in/.exec(text)?.[1] ?? 0),
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0),
+    socketErrors: socket
+      ? socket
+          .slice(1)
+          .map(Number)
+          .reduce((a, b) => a + b, 0)
+      : 0,
+    socketDetail: socket?.[0],
+  };
+}
+
+function wrkArgs(seconds, url, script) {
+  return [
+    '-t1',
+    `-c${wrkConnections}`,
+    `-d${seconds}s`,
+    '--latency',
+    '--timeout',
+    '5s',
+    ...(script ? ['-s', script] : []),
+    url,
+  ];
+}
+
+/** The wrk command line as the report prints it. */
+export function wrkLine(seconds) {
+  const prefix = setup.loadCpu === undefined ? [] : ['taskset', '-c', String(setup.loadCpu)];
+  return [...prefix, 'wrk', ...wrkArgs(seconds, 'http://127.0.0.1:<port>/api/...')].join(' ');
+}
+
+function runWrk(seconds, url, script) {
+  const [command, args] = pinned(setup.loadCpu, 'wrk', wrkArgs(seconds, url, script));
+  return new Promise((resolve, reject) => {
+    const child = track(spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (out += chunk));
+    // wrk stops itself at -d; this only guards against a hung server holding it open.
+    const guard = setTimeout(() => child.kill('SIGKILL'), (seconds + 20) * 1000);
+    child.exited.then(({ code }) => {
+      clearTimeout(guard);
+      if (code !== 0) reject(new BenchError(`wrk exited with ${code}:\n${out}`));
+      else resolve(out);
+    });
+  });
+}
+
+/**
+ * Endpoint under load: checked once for the right answer, warmed up, then measured. With
+ * `cpu`, a function giving named groups of pids read after the warm-up, the result also holds
+ * each group's CPU seconds during the measured run (`cpuS`).
+ */
+export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
+  const url = `${server.base}${endpoint.path}`;
+  const { response, body } = await request(url, {
+    headers: endpoint.cookie ? { cookie: endpoint.cookie } : {},
+  });
+  if (response.status !== 200 || !endpoint.valid(body)) {
+    throw new BenchError(
+      `${server.label} ${endpoint.name}: unexpected answer ${response.status} ${body.slice(0, 300)}`,
+    );
+  }
+  let script;
+  if (endpoint.cookie) {
+    if (!/^[\x20-\x7e]+$/.test(endpoint.cookie))
+      throw new BenchError('cookie header is not printable ASCII');
+    script = path.join(tmp, `${endpoint.key}.lua`);
+    // A JSON string literal is a valid Lua string literal for printable ASCII.
+    fs.writeFileSync(script, `wrk.headers["Cookie"] = ${JSON.stringify(endpoint.cookie)}\n`);
+  }
+  log(
+    `${server.label}: ${endpoint.name} (warm-up ${durations.warmup}s, then ${durations.seconds}s)`,
+  );
+  if (durations.warmup > 0) await runWrk(durations.warmup, url, script);
+  const groups = cpu ? await cpu() : {};
+  const cpuBefore = Object.fromEntries(
+    Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids)]),
+  );
+  const result = parseWrk(await runWrk(durations.seconds, url, script));
+  if (cpu) {
+    result.cpuS = Object.fromEntries(
+      Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids) - cpuBefore[name]]),
+    );
+  }
+  if (
+    !Number.isFinite(result.rps) ||
+    !Number.isFinite(result.p50) ||
+    !Number.isFinite(result.p99)
+  ) {
+    throw new BenchError(`${server.label} ${endpoint.name}: could not read wrk's output`);
+  }
+  if (result.non2xx > 0) {
+    const after = await request(url, {
+      headers: endpoint.cookie ? { cookie: endpoint.cookie } : {},
+    });
+    throw new BenchError(
+      `${server.label} ${endpoint.name}: ${result.non2xx} of ${result.requests} answers were not 2xx/3xx (now answers ${after.response.status})`,
+    );
+  }
+  if (server.child.exitCode !== null || server.child.signalCode !== null) {
+    throw new BenchError(
+      `${server.label} died during ${endpoint.name} (${server.child.signalCode ?? `exit ${server.child.exitCode}`}):\n${server.output()}`,
+    );
+  }
+  if (result.socketErrors > 0) {
+    // A few read errors at wrk's shutdown are normal; refused connections or many errors mean
+    // the figures describe a failing server.
+    const connect = Number(/connect (\d+)/.exec(result.socketDetail)[1]);
+    if (connect > 0 || result.socketErrors > result.requests * 0.01) {
+      throw new BenchError(
+        `${server.label} ${endpoint.name}: wrk ${result.socketDetail} in ${result.requests} requests`,
+      );
+    }
+    warnings.push(`${server.label} ${endpoint.name}: wrk ${result.socketDetail}`);
+  }
+  return result;
+}
