@@ -1,0 +1,271 @@
+// Scenarios under load: a rolling restart, kill -9 of an instance, PostgreSQL restarted.
+// Each returns what it observed; `problems(result)` says what would be wrong (see scenarios.mjs).
+import fs from 'node:fs';
+import { Client, request, sessionCookieName } from './http.mjs';
+import {
+  loadPassword,
+  loadSignerEmail,
+  prepareLoad,
+  startLoad,
+  summarise,
+  triedPort,
+} from './load.mjs';
+import { sleep } from './processes.mjs';
+import { password } from './sessions.mjs';
+
+// ---------------------------------------------------------------------------------------------
+const defaultLoad = { readers: 6, signers: 1, readPauseMs: 10, signPauseMs: 100 };
+
+async function loadFor(fleet, options) {
+  fleet.loadSessions ??= await prepareLoad(fleet);
+  return startLoad({
+    origin: fleet.origin,
+    sessions: fleet.loadSessions,
+    ...defaultLoad,
+    ...options,
+  });
+}
+
+const served = (records, port, from) =>
+  records.filter((r) => r.ok && r.start >= from && triedPort(r, port)).length;
+
+/**
+ * Under load, each instance in turn: out of nginx, SIGTERM, exit, started again, back in.
+ * Every request counts; `failed` must be 0.
+ */
+export async function rollingRestart(fleet, { warmMs = 1000, settleMs = 500, load } = {}) {
+  const traffic = await loadFor(fleet, load);
+  await sleep(warmMs);
+  const restarts = [];
+  for (const index of fleet.instances.keys()) {
+    const step = await fleet.restart(index);
+    const back = Date.now();
+    await sleep(settleMs);
+    restarts.push({
+      ...step,
+      servedAfterBack: served(traffic.records, fleet.instances[index].port, back),
+    });
+  }
+  const summary = await traffic.stop();
+  return {
+    restarts,
+    total: summary.total,
+    failed: summary.failed,
+    byKind: summary.byKind,
+    failures: summary.failures.slice(0, 20),
+    // Requests nginx had to try on a second instance: none expected, the drain comes first.
+    retried: summary.records.filter((r) => r.upstream.includes(',')).length,
+  };
+}
+
+rollingRestart.problems = ({ restarts, total, failed, failures, retried }) => [
+  ...(failed === 0
+    ? []
+    : [`${failed} of ${total} requests failed, e.g. ${JSON.stringify(failures[0])}`]),
+  ...(total > 0 ? [] : ['no requests were made']),
+  ...(retried === 0 ? [] : [`nginx tried a stopped instance for ${retried} requests`]),
+  ...restarts.flatMap((r) => [
+    ...(r.exitCode === 0 ? [] : [`${r.name} exited with ${r.exitCode} on SIGTERM`]),
+    ...(r.newPid !== r.oldPid ? [] : [`${r.name} was not restarted`]),
+    ...(r.servedAfterBack > 0 ? [] : [`${r.name} served nothing after it was back`]),
+  ]),
+];
+
+// ---------------------------------------------------------------------------------------------
+/**
+ * Under load, one instance gets SIGKILL. Before it: a user added by the CLI and the load's
+ * sign-ins. After it: nginx routes around (the controller takes it out), the instance is
+ * started again, and what was written before is read back.
+ */
+export async function kill9(
+  fleet,
+  { index = 1, warmMs = 1500, downMs = 1500, load = { signers: 3, signPauseMs: 0 } } = {},
+) {
+  const addedEmail = 'added-before-kill@example.com';
+  const traffic = await loadFor(fleet, load);
+  await fleet.addUser(addedEmail, password);
+  await sleep(warmMs);
+  const victim = fleet.instances[index];
+  const others = fleet.instances.filter((_, i) => i !== index).map((i) => i.port);
+  // Killed while nginx has a request on it (there is no upstream keep-alive: an open connection
+  // to its port is a request in flight), so the scenario is about requests in flight.
+  const busyWait = Date.now();
+  while (openConnections(victim.port) === 0 && Date.now() - busyWait < 2000) await sleep(2);
+  const sessionsBefore = [...traffic.created];
+  const killedAt = Date.now();
+  await fleet.kill(index);
+  await fleet.controller.waitForUpstreams(others);
+  const removedMs = Date.now() - killedAt;
+  await sleep(downMs);
+  const servedWhileDown = summarise(traffic.records.filter((r) => r.start > killedAt));
+  await fleet.startAgain(index);
+  await sleep(500);
+  const summary = await traffic.stop();
+
+  const inFlight = summary.records.filter(
+    // Same millisecond counts as before: the clock is coarser than the event loop.
+    (r) => r.start <= killedAt && r.end > killedAt && triedPort(r, victim.port),
+  );
+  const failedInFlight = summary.failures.filter((r) => inFlight.includes(r));
+  const failedOtherwise = summary.failures.filter((r) => !inFlight.includes(r));
+
+  let sessionsStillRead = 0;
+  for (const session of sessionsBefore) {
+    const client = new Client(fleet.origin, new Map([[sessionCookieName, session.cookie]]));
+    if ((await client.sessionEmail()).email === session.email) sessionsStillRead += 1;
+  }
+  const addedSignIn = (await new Client(fleet.origin).signIn(addedEmail, password)).outcome;
+  return {
+    killed: victim.name,
+    total: summary.total,
+    failed: summary.failed,
+    inFlightAtKill: inFlight.length,
+    failedInFlight: failedInFlight.length,
+    failedOtherwise: failedOtherwise.map(({ kind, start, end, status, upstream, reason }) => ({
+      kind,
+      msAfterKill: start - killedAt,
+      ms: end - start,
+      status,
+      upstream,
+      reason,
+    })),
+    removedMs,
+    whileDown: { total: servedWhileDown.total, failed: servedWhileDown.failed },
+    sessionsBefore: sessionsBefore.length,
+    sessionsStillRead,
+    addedSignIn,
+  };
+}
+
+kill9.problems = (r) => [
+  ...(r.failedOtherwise.length === 0
+    ? []
+    : [
+        `${r.failedOtherwise.length} failed requests were not in flight on ${r.killed}: ${JSON.stringify(r.failedOtherwise[0])}`,
+      ]),
+  ...(r.whileDown.total > 0 ? [] : ['no requests were served while it was down']),
+  ...(r.sessionsBefore > 0 ? [] : ['the load made no session before the kill']),
+  ...(r.sessionsStillRead === r.sessionsBefore
+    ? []
+    : [
+        `${r.sessionsBefore - r.sessionsStillRead} of ${r.sessionsBefore} sessions made before the kill were lost`,
+      ]),
+  ...(r.addedSignIn === 'signed-in' ? [] : [`the user added before the kill: ${r.addedSignIn}`]),
+];
+
+/** Established TCP connections to 127.0.0.1:`port` (Linux /proc/net/tcp). */
+function openConnections(port) {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return fs
+    .readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((line) => {
+      const [, local, , state] = line.trim().split(/\s+/);
+      return local?.endsWith(`:${hexPort}`) && state === '01';
+    }).length;
+}
+
+// ---------------------------------------------------------------------------------------------
+async function probeAll(fleet) {
+  return Promise.all(
+    fleet.instances.map(async (instance) => ({
+      name: instance.name,
+      ready: (await request(`${instance.url}/api/health/ready`, { timeoutMs: 3000 })).status,
+      live: (await request(`${instance.url}/api/health`, { timeoutMs: 3000 })).status,
+      alive: instance.alive(),
+    })),
+  );
+}
+
+/**
+ * Under load, PostgreSQL gets a fast shutdown, stays down `downMs`, and starts again on the same
+ * port and data. While down every instance is probed directly every 100 ms (readiness,
+ * liveness, process alive); afterwards the same processes must serve again.
+ */
+export async function postgresRestart(fleet, { downMs = 2000, tailMs = 1500, load } = {}) {
+  const traffic = await loadFor(fleet, load);
+  await sleep(1000);
+  const pidsBefore = fleet.instances.map((i) => i.pid);
+  const stopAt = Date.now();
+  await fleet.postgres.stop();
+  const stoppedAt = Date.now();
+  const down = [];
+  while (Date.now() - stoppedAt < downMs) {
+    down.push(...(await probeAll(fleet)).map((p) => ({ ...p, at: Date.now() })));
+    await sleep(100);
+  }
+  const startAt = Date.now();
+  await fleet.postgres.start();
+  const startedAt = Date.now();
+  let recoveredAt;
+  while (recoveredAt === undefined && Date.now() - startedAt < 20_000) {
+    const probes = await probeAll(fleet);
+    if (probes.every((p) => p.ready === 200)) recoveredAt = Date.now();
+    else await sleep(50);
+  }
+  await sleep(tailMs);
+  const summary = await traffic.stop();
+  const firstSuccess = summary.records.find(
+    (r) => r.ok && r.kind === 'session' && r.start >= startAt,
+  );
+  const downWindow = summary.records.filter((r) => r.start >= stopAt && r.start < startedAt);
+  const afterRecovery = summarise(
+    summary.records.filter((r) => recoveredAt !== undefined && r.start >= recoveredAt),
+  );
+  const signInAfter = (await new Client(fleet.origin).signIn(loadSignerEmail, loadPassword))
+    .outcome;
+  let oldCookiesRead = 0;
+  for (const session of fleet.loadSessions) {
+    const client = new Client(fleet.origin, new Map([[sessionCookieName, session.cookie]]));
+    if ((await client.sessionEmail()).email === session.email) oldCookiesRead += 1;
+  }
+  return {
+    stopMs: stoppedAt - stopAt,
+    downMs: startedAt - stopAt,
+    startMs: startedAt - startAt,
+    // From the moment PostgreSQL was told to start.
+    recoverMs: recoveredAt === undefined ? undefined : recoveredAt - startAt,
+    firstSuccessMs: firstSuccess === undefined ? undefined : firstSuccess.end - startAt,
+    probesWhileDown: down.length,
+    readiness503WhileDown: down.filter((p) => p.ready === 503).length,
+    readinessOtherWhileDown: down.filter((p) => p.ready !== 503),
+    livenessNot200WhileDown: down.filter((p) => p.live !== 200).length,
+    exitedWhileDown: down.filter((p) => !p.alive).length,
+    sameProcesses: fleet.instances.every((i, n) => i.pid === pidsBefore[n] && i.alive()),
+    load: { total: summary.total, failed: summary.failed },
+    loadWhileDown: { total: downWindow.length, failed: downWindow.filter((r) => !r.ok).length },
+    loadStatusesWhileDown: countBy(downWindow.filter((r) => !r.ok).map((r) => r.status)),
+    afterRecovery: { total: afterRecovery.total, failed: afterRecovery.failed },
+    signInAfter,
+    oldCookiesRead,
+    oldCookies: fleet.loadSessions.length,
+  };
+}
+
+function countBy(values) {
+  const counts = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+}
+
+postgresRestart.problems = (r) => [
+  ...(r.probesWhileDown > 0 ? [] : ['no probe while PostgreSQL was down']),
+  ...(r.readinessOtherWhileDown.length === 0
+    ? []
+    : [
+        `readiness was not 503 while PostgreSQL was down: ${JSON.stringify(r.readinessOtherWhileDown[0])}`,
+      ]),
+  ...(r.livenessNot200WhileDown === 0
+    ? []
+    : [`liveness failed ${r.livenessNot200WhileDown} times while down`]),
+  ...(r.exitedWhileDown === 0 && r.sameProcesses ? [] : ['an instance exited or was replaced']),
+  ...(r.recoverMs !== undefined ? [] : ['readiness never came back']),
+  ...(r.afterRecovery.total > 0 && r.afterRecovery.failed === 0
+    ? []
+    : [`after recovery ${r.afterRecovery.failed} of ${r.afterRecovery.total} requests failed`]),
+  ...(r.signInAfter === 'signed-in' ? [] : [`sign-in after recovery: ${r.signInAfter}`]),
+  ...(r.oldCookiesRead === r.oldCookies
+    ? []
+    : [`${r.oldCookies - r.oldCookiesRead} old cookies no longer read`]),
+];

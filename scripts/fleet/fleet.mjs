@@ -1,0 +1,158 @@
+// A fleet on loopback: one throw-away PostgreSQL, N Gatehouse instances sharing it, nginx in
+// front with least-connections balancing, and the readiness controller keeping nginx's
+// upstream equal to the ready instances. Everything lives in one temp folder and is stopped
+// by PID, on `stop()` and (through processes.mjs) on any other exit path.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { addUser, runUsers } from './cli.mjs';
+import { startController } from './controller.mjs';
+import { request } from './http.mjs';
+import { startInstance } from './instance.mjs';
+import { nginxPath, startNginx } from './nginx.mjs';
+import { postgresBinDir, startPostgres } from './postgres.mjs';
+import { freePort, sleep, stopAll, trackTempDir } from './processes.mjs';
+
+/** Why a fleet cannot run here, or undefined when it can (PostgreSQL and nginx installed). */
+export function fleetUnavailable() {
+  if (postgresBinDir() === undefined)
+    return 'PostgreSQL is not installed (apt-get install postgresql)';
+  if (!fs.existsSync(nginxPath)) return 'nginx is not installed (apt-get install nginx)';
+  return undefined;
+}
+
+export const instanceNames = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'];
+
+/** Failures per email before the lock, in the fleet: small, so the throttle scenario hashes little. */
+export const fleetEmailMaxFailures = 5;
+
+async function waitReady(url, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while ((await request(`${url}/api/health/ready`, { timeoutMs: 1500 })).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`${url} not ready within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Starts a fleet of `instances` (1 to 8). `env` overrides the instances' shared settings;
+ * `keepalive` is nginx's idle upstream connections per worker (see nginx.mjs).
+ */
+export async function startFleet({ instances = 3, env = {}, keepalive = 0, log = () => {} } = {}) {
+  if (!(instances >= 1 && instances <= instanceNames.length)) {
+    throw new Error(`a fleet has 1 to ${instanceNames.length} instances`);
+  }
+  const dir = trackTempDir(fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-fleet-')));
+  // Traversable: PostgreSQL runs as `postgres` and nginx's workers as `nobody` under root.
+  fs.chmodSync(dir, 0o755);
+  try {
+    const t0 = Date.now();
+    const pg = await startPostgres(path.join(dir, 'postgres'));
+    log(`PostgreSQL on ${pg.port} (${Date.now() - t0} ms)`);
+    const nginxPort = await freePort();
+    const ports = [];
+    while (ports.length < instances) {
+      const port = await freePort();
+      if (port !== nginxPort && !ports.includes(port)) ports.push(port);
+    }
+    const sharedEnv = {
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      DATABASE_URL: pg.url,
+      AUTH_SECRET: randomBytes(33).toString('base64'),
+      // The public origin is nginx's: redirects and cookies are the same whichever instance answers.
+      AUTH_URL: `http://127.0.0.1:${nginxPort}`,
+      // nginx connects from 127.0.0.1; its X-Forwarded-For names the client.
+      TRUST_PROXY: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      WORKERS: '1',
+      THROTTLE_EMAIL_MAX_FAILURES: String(fleetEmailMaxFailures),
+      // The load generator signs in from one address and one account all the time: the attempt
+      // limits (not what the scenarios are about) would otherwise refuse it after 300 and 50.
+      THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000',
+      THROTTLE_IP_MAX_ATTEMPTS: '1000000',
+      // Sessions made early in a run are read again at its end ("nothing written is lost");
+      // the per-user cap would otherwise end the oldest of the load's many sign-ins.
+      SESSIONS_PER_USER_MAX: '100000',
+      ...env,
+    };
+    const names = instanceNames.slice(0, instances);
+    const start = (index) =>
+      startInstance({ name: names[index], port: ports[index], env: sharedEnv });
+    // Started together on an empty database: migrations serialise under an advisory lock.
+    const running = await Promise.all(names.map((_, index) => start(index)));
+    await Promise.all(running.map((instance) => waitReady(instance.url)));
+    log(`${instances} instance(s) ready on ${ports.join(', ')} (${Date.now() - t0} ms)`);
+    const nginx = await startNginx({
+      dir: path.join(dir, 'nginx'),
+      port: nginxPort,
+      upstreams: ports,
+      keepalive,
+    });
+    const controller = startController({ nginx, ports });
+    log(`nginx on ${nginxPort} (${Date.now() - t0} ms)`);
+
+    let stopped = false;
+    const fleet = {
+      dir,
+      origin: nginx.origin,
+      postgres: pg,
+      nginx,
+      controller,
+      env: sharedEnv,
+      /** The running instances, by index; a restart replaces its entry. */
+      instances: running,
+      users: (args, stdin) => runUsers(pg.url, args, stdin),
+      addUser: (email, password) => addUser(pg.url, email, password),
+
+      /**
+       * A rolling-restart step, as Kubernetes does it: out of the endpoints (nginx reloaded, no
+       * old worker left), then SIGTERM, wait for the exit, start anew on the same port, back
+       * in once ready.
+       */
+      async restart(index) {
+        const old = running[index];
+        const t = Date.now();
+        await controller.drain(old.port);
+        const outMs = Date.now() - t;
+        const exitCode = await old.terminate();
+        const exitedMs = Date.now() - t;
+        running[index] = await start(index);
+        await controller.admit(old.port);
+        return {
+          name: old.name,
+          exitCode,
+          oldPid: old.pid,
+          newPid: running[index].pid,
+          outMs,
+          exitedMs,
+          backMs: Date.now() - t,
+        };
+      },
+      /** SIGKILL, with no warning to nginx: the controller notices when readiness fails. */
+      async kill(index) {
+        await running[index].kill();
+      },
+      /** Starts a stopped instance again on its port; resolves once nginx routes to it. */
+      async startAgain(index) {
+        running[index] = await start(index);
+        await controller.admit(running[index].port);
+        return running[index];
+      },
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        await controller.stop();
+        await nginx.stop();
+        await Promise.all(running.map((instance) => instance.stop()));
+        await pg.close();
+        await stopAll();
+      },
+    };
+    return fleet;
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

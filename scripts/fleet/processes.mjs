@@ -1,0 +1,131 @@
+// Process bookkeeping for the fleet: every child it spawns is registered here with the way to
+// stop it, so an error, Ctrl-C, a watchdog or a failed test never leaves a server holding a
+// port, a CPU or a temp folder.
+import fs from 'node:fs';
+import net from 'node:net';
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Stop functions of everything still running, newest last; each removes itself when done. */
+const running = new Set();
+const tempDirs = new Set();
+
+/**
+ * Registers `child` under `name`; `stop` ends it gracefully (the default: SIGTERM, then SIGKILL
+ * after `graceMs`). Returns an object whose `exited` resolves to `{ code, signal }` once.
+ */
+export function track(child, name, { stop, graceMs = 5000 } = {}) {
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk.toString()).slice(-8000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // A spawn failure (ENOENT, EACCES) may never emit 'exit'; it must still end the wait.
+    child.once('error', (error) => {
+      keep(String(error));
+      resolve({ code: -1, signal: null });
+    });
+  });
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const entry = {
+    name,
+    child,
+    pid: child.pid,
+    exited,
+    alive,
+    output: () => output,
+    async stop() {
+      if (alive()) {
+        if (stop) await stop();
+        else await signalAndWait(child, exited, graceMs);
+      }
+      await exited;
+    },
+  };
+  running.add(entry);
+  void exited.then(() => running.delete(entry));
+  return entry;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the child has exited. */
+export async function signalAndWait(child, exited, graceMs = 5000, signal = 'SIGTERM') {
+  if (child.exitCode !== null || child.signalCode !== null) return exited;
+  child.kill(signal);
+  const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+  if (!done) child.kill('SIGKILL');
+  return exited;
+}
+
+/** A temp folder removed by `stopAll` (and on exit, as a last resort). */
+export function trackTempDir(dir) {
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** Stops everything still registered, newest first (nginx before the instances before PostgreSQL). */
+export async function stopAll() {
+  for (const entry of [...running].reverse()) {
+    try {
+      await entry.stop();
+    } catch (error) {
+      process.stderr.write(`[fleet] stopping ${entry.name} failed: ${error}\n`);
+    }
+  }
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+
+/** Everything still registered, for a last-resort SIGKILL from a synchronous exit handler. */
+export function killAllNow() {
+  for (const entry of running) {
+    try {
+      entry.child.kill('SIGKILL');
+    } catch {
+      // Already gone: nothing left to stop.
+    }
+  }
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** A port free on 127.0.0.1 right now (the kernel's pick). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Live PIDs whose parent is `pid` (Linux /proc): nginx's workers, for reloads and cleanup. */
+export function childPids(pid) {
+  const found = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // Exited between the listing and the read.
+    }
+    // Fields after the parenthesised command name: state, then ppid.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[1]) === pid && fields[0] !== 'Z') found.push(Number(name));
+  }
+  return found;
+}
+
+export function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,121 @@
+// Fleet throughput for the benchmark: session reads through nginx with wrk, for a fleet of N
+// instances, bounded in time. `fleetThroughput` starts the fleet, measures, and stops it.
+// Run alone: `node scripts/fleet/throughput.mjs [seconds] [instances…]` (after `npm run build`).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { startFleet } from './fleet.mjs';
+import { Client, sessionCookieName } from './http.mjs';
+import { stopAll, track } from './processes.mjs';
+
+export const wrkPath = '/usr/bin/wrk';
+
+const email = 'throughput@example.com';
+const password = 'throughput password, not on any list';
+
+/** `1.23ms` / `456.00us` / `1.2s` → milliseconds. */
+function ms(text) {
+  const match = /^([\d.]+)(us|ms|s)$/.exec(text ?? '');
+  if (match === null) return undefined;
+  return Number(match[1]) * { us: 0.001, ms: 1, s: 1000 }[match[2]];
+}
+
+/** The figures of wrk's `--latency` report. */
+export function parseWrk(output) {
+  const number = (pattern) => {
+    const match = pattern.exec(output);
+    return match === null ? undefined : Number(match[1]);
+  };
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(
+    output,
+  );
+  return {
+    requests: number(/(\d+) requests in/),
+    requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/),
+    latencyMs: {
+      p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
+      p90: ms(/^\s+90%\s+(\S+)/m.exec(output)?.[1]),
+      p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
+    },
+    non2xx: number(/Non-2xx or 3xx responses: (\d+)/) ?? 0,
+    socketErrors: socket === null ? 0 : socket.slice(1).reduce((sum, n) => sum + Number(n), 0),
+  };
+}
+
+function runWrk(args) {
+  const child = spawn(wrkPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk.toString()));
+  const entry = track(child, 'wrk');
+  return entry.exited.then(({ code }) => {
+    if (code !== 0) throw new Error(`wrk exited ${code}: ${entry.output()}`);
+    return stdout;
+  });
+}
+
+/**
+ * Session reads (one signed-in cookie) through nginx to a fleet of `instances`, with wrk for
+ * `durationSeconds`: `{ instances, requestsPerSecond, latencyMs: { p50, p90, p99 }, requests,
+ * non2xx, socketErrors }`. Rejects if the fleet does not start or the cookie does not read.
+ * nginx keeps idle upstream connections here (`keepalive`), as the README's block intends.
+ */
+export async function fleetThroughput({
+  instances,
+  durationSeconds = 5,
+  connections = 32,
+  threads = 2,
+  env = {},
+  log = () => {},
+}) {
+  if (!fs.existsSync(wrkPath)) throw new Error(`wrk is not installed at ${wrkPath}`);
+  const fleet = await startFleet({ instances, env, keepalive: 32, log });
+  try {
+    await fleet.addUser(email, password);
+    const client = new Client(fleet.origin);
+    const { outcome } = await client.signIn(email, password);
+    if (outcome !== 'signed-in') throw new Error(`sign-in through the fleet: ${outcome}`);
+    const read = await client.sessionEmail();
+    if (read.email !== email) throw new Error(`the session read as ${read.email}`);
+    const cookie = `${sessionCookieName}=${client.cookies.get(sessionCookieName)}`;
+    const output = await runWrk([
+      ...['-t', String(threads), '-c', String(connections), '-d', `${durationSeconds}s`],
+      ...['--latency', '-H', `Cookie: ${cookie}`, `${fleet.origin}/api/auth/session`],
+    ]);
+    return { instances, durationSeconds, connections, ...parseWrk(output) };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+/** `fleetThroughput` for each count in turn (1, 2 and 3 by default). */
+export async function fleetThroughputSeries({ counts = [1, 2, 3], ...options } = {}) {
+  const results = [];
+  for (const instances of counts) results.push(await fleetThroughput({ ...options, instances }));
+  return results;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [seconds = '5', ...counts] = process.argv.slice(2);
+  const stop = async (code) => {
+    await stopAll();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => stop(130));
+  process.on('SIGTERM', () => stop(143));
+  try {
+    const results = await fleetThroughputSeries({
+      durationSeconds: Number(seconds),
+      counts: counts.length > 0 ? counts.map(Number) : undefined,
+      log: (line) => process.stderr.write(`[fleet] ${line}\n`),
+    });
+    for (const r of results) {
+      process.stdout.write(
+        `${r.instances} instance(s): ${r.requestsPerSecond} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, non-2xx ${r.non2xx}, socket errors ${r.socketErrors}\n`,
+      );
+    }
+    await stop(0);
+  } catch (error) {
+    process.stderr.write(`${error?.stack ?? error}\n`);
+    await stop(1);
+  }
+}
