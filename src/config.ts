@@ -113,18 +113,20 @@ const envSchema = (requireSecret: boolean) =>
       MAX_CONNECTIONS_PER_ADDRESS: integer(0, 1_000_000, 0),
       REQUEST_TIMEOUT_MS: integer(1000, 600_000, 10_000),
       FAST_PATHS: onOff,
-      // Empty means off, like unset (platforms often cannot unset a variable).
+      // Empty means unset (platforms often cannot unset a variable): metrics off.
       METRICS_PORT: z.pipe(
-        z._default(
-          z.union([
-            z.literal(''),
-            z.coerce.number().check(z.int(), z.minimum(1), z.maximum(65535)),
-          ]),
-          '',
+        z.optional(
+          z.string().check(
+            z.regex(/^(|[1-9][0-9]{0,4})$/, 'must be a port number from 1 to 65535, or empty'),
+            z.refine((value) => value === '' || Number(value) <= 65535, 'must be at most 65535'),
+          ),
         ),
+        z.transform((value) => (value === undefined || value === '' ? undefined : Number(value))),
+      ),
+      METRICS_HOST: z.pipe(
+        z.optional(z.string()),
         z.transform((value) => (value === '' ? undefined : value)),
       ),
-      METRICS_HOST: z._default(z.string().check(z.minLength(1)), '127.0.0.1'),
       WORKERS: z.pipe(
         z._default(
           z.union([
@@ -188,6 +190,13 @@ const envSchema = (requireSecret: boolean) =>
                 "is required in production: the public origin, e.g. https://auth.example.com (or set AUTH_TRUST_HOST=true to take it from each request's Host header, only behind a proxy that sets Host)",
             });
           }
+        }
+        if (env.METRICS_PORT === undefined && env.METRICS_HOST !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['METRICS_HOST'],
+            message: 'is set but METRICS_PORT is not: set METRICS_PORT to turn metrics on',
+          });
         }
         if (env.METRICS_PORT !== undefined && env.METRICS_PORT === env.PORT) {
           ctx.addIssue({
@@ -314,7 +323,9 @@ export function parseConfig(
     },
     fastPaths: e.FAST_PATHS,
     metrics:
-      e.METRICS_PORT === undefined ? undefined : { port: e.METRICS_PORT, host: e.METRICS_HOST },
+      e.METRICS_PORT === undefined
+        ? undefined
+        : { port: e.METRICS_PORT, host: e.METRICS_HOST ?? '127.0.0.1' },
     workers: e.WORKERS,
     page: {
       productName: e.PAGE_PRODUCT_NAME,

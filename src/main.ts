@@ -32,9 +32,11 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       ? undefined
       : await createProcessMetrics(cluster.isWorker ? 'worker' : 'process');
   const observer = metrics?.observer ?? noObserver;
-  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl, {
-    onQueryError: observer.databaseError,
-  });
+  // Kysely times every query once it has a log function: only when there are metrics to keep.
+  const { db, dialect, sqlite, pgPool } = openDatabase(
+    config.databaseUrl,
+    metrics === undefined ? {} : { onQueryError: observer.databaseError },
+  );
   if (migrate) await migrateToLatest(db);
   const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
   let draining = false;
@@ -50,9 +52,12 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     observer,
   });
 
-  await app.listen({ host: config.host, port: config.port });
+  // Metrics first: a port that cannot be bound stops the start before any traffic is taken.
   const metricsServer =
     config.metrics === undefined ? undefined : await metrics?.listen(config.metrics, app.log);
+  await app.listen({ host: config.host, port: config.port });
+  // Ready once listening (migrations done); readiness probes and the drain update it.
+  observer.readiness(true);
   if (metricsServer !== undefined) {
     app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
   }
@@ -72,6 +77,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   const shutdown = (signal: string) => {
     if (draining) return;
     draining = true;
+    observer.readiness(false);
     app.log.info({ signal }, 'draining: finishing in-flight requests');
     clearInterval(prune);
     app

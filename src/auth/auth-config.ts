@@ -32,7 +32,9 @@ export interface AuthConfigDeps {
 }
 
 /** Auth.js logs every refusal as an error; these are expected outcomes, logged as such. */
-function authLogger(log: FastifyBaseLogger): AuthConfig['logger'] {
+type AuthLogger = Required<Pick<NonNullable<AuthConfig['logger']>, 'error' | 'warn' | 'debug'>>;
+
+function authLogger(log: FastifyBaseLogger): AuthLogger {
   return {
     error(error: Error) {
       if (error instanceof CredentialsSignin) return;
@@ -112,8 +114,17 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
       : {},
     logger: authLogger(deps.log),
   } satisfies Omit<AuthConfig, 'providers'>;
+  const baseLogger = base.logger;
   return (context) => ({
     ...base,
+    // The same logger, noting the error's type on the request (its sign-in outcome).
+    logger: {
+      ...baseLogger,
+      error(error: Error) {
+        context.authError ??= error instanceof AuthError ? error.type : error.name;
+        baseLogger.error(error);
+      },
+    },
     providers: [
       Credentials({
         credentials: credentialFields,

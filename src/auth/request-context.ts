@@ -25,6 +25,8 @@ export interface AuthRequestContext {
   interruption?: Interruption;
   /** What `authorize` decided, once it ran: the details were right, or they were not. */
   signInResult?: 'success' | 'invalid';
+  /** The type of the error Auth.js reported for this request (its logger), if any. */
+  authError?: string;
 }
 
 /**

@@ -91,14 +91,23 @@ function servedPage(path: string, response: Response): Response {
 }
 
 /**
- * How a sign-in that went through Auth.js ended: our interruption if there was one, else what
- * `authorize` decided. Auth.js calls `authorize` only once the CSRF token checks out, so a
- * sign-in it answered without calling it was refused for its token.
+ * How a sign-in that went through Auth.js ended: our interruption if there was one, else the
+ * error Auth.js reported (a refused CSRF token, wrong details), else what `authorize` decided.
+ * Anything else (Auth.js failed after a success, or never asked) is a failure of ours.
  */
 function signInOutcome(context: AuthRequestContext): SignInOutcome {
   const kind = context.interruption?.kind;
-  if (kind === undefined) return context.signInResult ?? 'csrf';
-  return kind === 'internal' ? 'error' : kind;
+  if (kind !== undefined) return kind === 'internal' ? 'error' : kind;
+  switch (context.authError) {
+    case undefined:
+      return context.signInResult === 'success' ? 'success' : 'error';
+    case 'MissingCSRF':
+      return 'csrf';
+    case 'CredentialsSignin':
+      return context.signInResult === 'invalid' ? 'invalid' : 'error';
+    default:
+      return 'error';
+  }
 }
 
 function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
@@ -223,21 +232,22 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       // hash queue would give. A burst arrives all at once, before any of it reaches the hash
       // queue; admitted whole, its pre-hash work would hold the event loop in one block that
       // session reads and probes wait behind.
-      const overloaded = () => {
-        deps.observer.signIn('overloaded');
-        return refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
-      };
+      const overloaded = () =>
+        refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
       // Fair between clients: waiters are let in round-robin by client address (IPv6 per
       // /64), and one address holds only a share of the queue.
       const admitted = deps.signIns.tryRun(
         async () =>
-          // A client that gave up while waiting at the door costs no hash and no throttle charge.
+          // A client that gave up while waiting at the door costs no hash and no throttle
+          // charge; it was not refused, so it is no sign-in outcome either.
           request.raw.socket.destroyed
             ? overloaded()
             : authenticate(request, reply, path, route.search, body, secure),
         clientGroup(request.ip),
       );
-      return admitted ?? overloaded();
+      if (admitted !== undefined) return admitted;
+      deps.observer.signIn('overloaded');
+      return overloaded();
     }
     return authenticate(request, reply, path, route.search, body, secure);
   };
@@ -286,10 +296,15 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
         heldSessionTokens: heldSessionTokens(cookies, names.session, previousSessionToken),
       }),
     };
-    const response = servedPage(path, await Auth(webRequest, config(context)));
-    if (request.method === 'POST' && path === `${authBasePath}/callback/credentials`) {
-      deps.observer.signIn(signInOutcome(context));
+    const signingIn = request.method === 'POST' && path === `${authBasePath}/callback/credentials`;
+    let response: Response;
+    try {
+      response = servedPage(path, await Auth(webRequest, config(context)));
+    } catch (error) {
+      if (signingIn) deps.observer.signIn('error');
+      throw error;
     }
+    if (signingIn) deps.observer.signIn(signInOutcome(context));
     return answerInterruption(request, reply, context, response, (error) =>
       refuse(request, reply, error),
     );

@@ -57,12 +57,11 @@ export function createThrottle(
     lockMs: windowMs,
   };
 
-  // The store locks a counter on the charge that brings it to its limit (throttle-store.ts).
+  // A lock is counted when it first refuses an attempt: the charge that reaches the limit is
+  // still let in, and a right password then lifts an email's lock before it refused anyone.
   const charge = async (key: string, limit: ThrottleLimit, scope: ThrottleScope, now: number) => {
     const result: Charge = await store.charge(key, limit, now);
-    if (result.failures === Math.max(1, limit.maxFailures) && result.lockedUntil > now) {
-      onLock(scope);
-    }
+    if (result.failures === limit.maxFailures + 1) onLock(scope);
     return result;
   };
 

@@ -16,15 +16,19 @@ const maxBackoffMs = 30_000;
  */
 export function superviseWorkers(count: number, env: Record<string, string | undefined>): void {
   const forkedAt = new Map<Worker, number>();
+  // A restarted worker takes the slot of the one it replaces (GATEHOUSE_WORKER_SLOT): its
+  // metrics continue the same series, so a restart reads as a counter reset, not a new series.
+  const slots = new Map<Worker, number>();
   let running = 0;
   let quickFailures = 0;
   let stopping = false;
   let exitCode = 0;
   const pending = new Set<NodeJS.Timeout>();
 
-  const fork = () => {
-    const worker = cluster.fork(env);
+  const fork = (slot: number) => {
+    const worker = cluster.fork({ ...env, GATEHOUSE_WORKER_SLOT: String(slot) });
     forkedAt.set(worker, Date.now());
+    slots.set(worker, slot);
     running += 1;
   };
   const stop = (code: number) => {
@@ -40,6 +44,8 @@ export function superviseWorkers(count: number, env: Record<string, string | und
     running -= 1;
     const lived = Date.now() - (forkedAt.get(worker) ?? 0);
     forkedAt.delete(worker);
+    const slot = slots.get(worker) ?? 0;
+    slots.delete(worker);
     const failed = code !== 0 || signal !== null;
     if (!stopping && failed) {
       quickFailures = lived < quickFailureMs ? quickFailures + 1 : 0;
@@ -57,7 +63,7 @@ export function superviseWorkers(count: number, env: Record<string, string | und
       );
       const timer = setTimeout(() => {
         pending.delete(timer);
-        fork();
+        fork(slot);
       }, delayMs);
       pending.add(timer);
     }
@@ -65,5 +71,5 @@ export function superviseWorkers(count: number, env: Record<string, string | und
   });
   process.on('SIGTERM', () => stop(0));
   process.on('SIGINT', () => stop(0));
-  for (let i = 0; i < count; i += 1) fork();
+  for (let slot = 0; slot < count; slot += 1) fork(slot);
 }

@@ -11,7 +11,8 @@ const methods = new Set(['GET', 'HEAD', 'POST']);
 /**
  * A front that answers nothing: it notes when each request arrived and records it when its
  * answer is sent, so requests answered in front of Fastify count like the rest. One shared
- * listener (`this` is the response) instead of a closure per request.
+ * listener (`this` is the response) instead of a closure per request. Requests Node answers
+ * itself (a malformed request's 400, CONNECT) never reach a front and are not counted.
  */
 export function createRequestFront(record: Record, hasRoute: (path: string) => boolean): Front {
   function finished(this: Timed): void {
@@ -30,7 +31,8 @@ export function createRequestFront(record: Record, hasRoute: (path: string) => b
   }
   return (_request, response: Timed) => {
     response[startedAt] = performance.now();
-    response.once('finish', finished);
+    // `on`, not `once` (which wraps the listener per call): a response finishes only once.
+    response.on('finish', finished);
     return false;
   };
 }

@@ -25,21 +25,17 @@ async function listenNamed(exposition: MetricsExposition, address: MetricsAddres
 }
 
 /**
- * This process's metrics. In a cluster worker they are handed to the primary on request
- * (prom-client's cluster protocol), which serves the sum of its workers'. prom-client is loaded
- * only here, so a service without METRICS_PORT never loads it.
+ * This process's metrics. A cluster worker hands them to its primary on request
+ * (src/metrics/cluster.ts), which serves them all. prom-client is imported only here: a
+ * service without METRICS_PORT never runs it (the bundle still carries it).
  */
 export async function createProcessMetrics(role: 'process' | 'worker'): Promise<ProcessMetrics> {
-  const [{ createPrometheusMetrics }, { AggregatorRegistry }] = await Promise.all([
+  const [{ createPrometheusMetrics }, { answerPrimary }] = await Promise.all([
     import('./prometheus.js'),
-    import('prom-client'),
+    import('./cluster.js'),
   ]);
   const { observer, registry } = createPrometheusMetrics();
-  if (role === 'worker') {
-    // Constructing one is what makes a worker answer its primary's requests.
-    new AggregatorRegistry();
-    AggregatorRegistry.setRegistries([registry]);
-  }
+  if (role === 'worker') answerPrimary(registry);
   return {
     observer,
     listen: async (address, log) =>
@@ -53,15 +49,15 @@ export async function createProcessMetrics(role: 'process' | 'worker'): Promise<
   };
 }
 
-/** In a cluster primary: the workers' metrics, summed (gauges too: the whole is what counts). */
+/** In a cluster primary: every worker's metrics, each series labelled with its `worker` slot. */
 export async function serveClusterMetrics(address: MetricsAddress, log: Log) {
-  const { AggregatorRegistry } = await import('prom-client');
-  const aggregator = new AggregatorRegistry();
+  const [{ gatherWorkers, trackListeningWorkers }, { Registry }] = await Promise.all([
+    import('./cluster.js'),
+    import('prom-client'),
+  ]);
+  trackListeningWorkers();
   return listenNamed(
-    {
-      contentType: aggregator.contentType,
-      render: async () => (await aggregator.clusterMetrics()) as string,
-    },
+    { contentType: Registry.PROMETHEUS_CONTENT_TYPE, render: gatherWorkers },
     address,
     log,
   );

@@ -11,6 +11,10 @@ const fastPaths = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'off' : 'on'
 export interface Scrape {
   /** The sample's value, or undefined when the series is absent. Labels must match exactly. */
   value(name: string, labels?: Record<string, string>): number | undefined;
+  /** The sum over every series of `name` whose labels include `labels` (0 when none). */
+  sum(name: string, labels?: Record<string, string>): number;
+  /** The values one label takes across the series of `name`. */
+  labelValues(name: string, label: string): string[];
   text: string;
 }
 
@@ -23,6 +27,7 @@ function seriesKey(name: string, labels: Record<string, string>): string {
 
 export function parseExposition(text: string): Scrape {
   const samples = new Map<string, number>();
+  const series: { name: string; labels: Record<string, string>; value: number }[] = [];
   for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
@@ -33,8 +38,22 @@ export function parseExposition(text: string): Scrape {
       labels[pair[1] ?? ''] = pair[2] ?? '';
     }
     samples.set(seriesKey(name, labels), Number(value));
+    series.push({ name, labels, value: Number(value) });
   }
-  return { text, value: (name, labels = {}) => samples.get(seriesKey(name, labels)) };
+  const matching = (name: string, labels: Record<string, string>) =>
+    series.filter(
+      (entry) =>
+        entry.name === name &&
+        Object.entries(labels).every(([key, value]) => entry.labels[key] === value),
+    );
+  return {
+    text,
+    value: (name, labels = {}) => samples.get(seriesKey(name, labels)),
+    sum: (name, labels = {}) => matching(name, labels).reduce((total, e) => total + e.value, 0),
+    labelValues: (name, label) => [
+      ...new Set(matching(name, {}).map((entry) => entry.labels[label] ?? '')),
+    ],
+  };
 }
 
 export async function scrape(metricsUrl: string): Promise<Scrape> {
