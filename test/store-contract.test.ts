@@ -279,6 +279,45 @@ for (const backend of backends) {
         expect(await services.sessions.findActive(sixth)).not.toBeNull();
       });
 
+      it('many checks asked at once each get their own answer, and one revoked just before is seen', async () => {
+        // More than one statement's worth on PostgreSQL (batchMaxIds), two sessions per user.
+        const users = await Promise.all(
+          Array.from({ length: 150 }, (_, i) => createUser(`user${i}@example.com`)),
+        );
+        const live: { sid: string; userId: string; email: string; createdAt: number }[] = [];
+        for (const [i, user] of users.entries()) {
+          for (const offset of [0, 1]) {
+            const createdAt = start + 2 * i + offset;
+            const sid = await services.sessions.create(user.id, createdAt);
+            live.push({ sid, userId: user.id, email: user.email, createdAt });
+          }
+        }
+        const revoked = live.splice(7, 1)[0]!.sid;
+        await services.sessions.revoke(revoked, start + 1000);
+        // Asked in one go: live ones (one of them three times), the revoked one, unknown ones.
+        const asked = [
+          ...live.map((s) => s.sid),
+          live[3]!.sid,
+          live[3]!.sid,
+          revoked,
+          'no-such',
+          '',
+        ];
+        const answers = await Promise.all(asked.map((sid) => services.sessions.findActive(sid)));
+        const expected = asked.map((sid) => {
+          const session = live.find((s) => s.sid === sid);
+          return session === undefined
+            ? null
+            : {
+                userId: session.userId,
+                email: session.email,
+                name: 'Ada Lovelace',
+                createdAt: session.createdAt,
+              };
+        });
+        expect(answers).toEqual(expected);
+      });
+
       it('a revoked session is no longer active, and revoking it again is harmless', async () => {
         const user = await createUser('ada@example.com');
         const sid = await services.sessions.create(user.id, start);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database as SQLiteDatabase, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Pool as PgPool } from 'pg';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
+import { postgresFindActive } from './postgres-find-active.js';
 import { noObserver, type Observer } from '../metrics/observer.js';
 
 type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
@@ -40,12 +40,11 @@ export function revokeUserSessions(db: Kysely<Database>, userId: string, at: num
     .executeTakeFirst();
 }
 
-// One join on the session's primary key. The same text serves both engines: only the
-// parameter marker differs.
-const activeSessionSql = (param: string) =>
-  `select users.id as "userId", users.email, users.name, sessions.created_at as "createdAt"
+// One join on the session's primary key (PostgreSQL's, batched: postgres-find-active.ts).
+const activeSessionSql = `select users.id as "userId", users.email, users.name,
+  sessions.created_at as "createdAt"
   from sessions join users on users.id = sessions.user_id
-  where sessions.id = ${param} and sessions.revoked_at is null and users.disabled = 0`;
+  where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
 
 type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
 
@@ -57,27 +56,10 @@ function sqliteFindActive(handle: SQLiteDatabase, observer: StoreObserver): Find
   return async (sessionId) => {
     try {
       // Prepared on first use: the table exists only once migrations have run.
-      statement ??= handle.prepare<[string], ActiveSession>(activeSessionSql('?'));
+      statement ??= handle.prepare<[string], ActiveSession>(activeSessionSql);
       return toActive(statement.get(sessionId));
     } catch (error) {
       // Kysely's queries are counted where the database is opened; this one bypasses Kysely.
-      observer.databaseError();
-      throw error;
-    }
-  };
-}
-
-function postgresFindActive(pool: PgPool, named: boolean, observer: StoreObserver): FindActive {
-  // A named query is parsed and planned once per pooled connection, then only executed; a
-  // pooler in transaction mode (PgBouncer before 1.21, or without max_prepared_statements)
-  // cannot keep one, and then an unnamed one is sent each time.
-  const text = activeSessionSql('$1');
-  const query = named ? { name: 'gatehouse_find_active_session', text } : { text };
-  return async (sessionId) => {
-    try {
-      const result = await pool.query<ActiveSession>({ ...query, values: [sessionId] });
-      return toActive(result.rows[0]);
-    } catch (error) {
       observer.databaseError();
       throw error;
     }
@@ -99,7 +81,7 @@ export function createKyselySessionStore(
   if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite, observer);
   else if (handles.pgPool !== undefined) {
     const named = handles.databasePrepared !== false;
-    findActive = postgresFindActive(handles.pgPool, named, observer);
+    findActive = postgresFindActive(handles.pgPool, named, observer.databaseError);
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
     async create(userId, createdAt) {

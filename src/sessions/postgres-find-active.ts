@@ -1,0 +1,86 @@
+import type { Pool as PgPool } from 'pg';
+import type { ActiveSession } from './session-store.js';
+
+type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
+
+interface Waiter {
+  resolve(session: ActiveSession | null): void;
+  reject(error: unknown): void;
+}
+
+/** Ids per statement at most; a larger burst goes out in several. */
+export const batchMaxIds = 256;
+
+// The session check of every id in the batch: one join on the primary key, as on SQLite.
+const activeSessionsSql = `select sessions.id as "sessionId", users.id as "userId", users.email,
+  users.name, sessions.created_at as "createdAt"
+  from sessions join users on users.id = sessions.user_id
+  where sessions.id = any($1::text[]) and sessions.revoked_at is null and users.disabled = 0`;
+
+/**
+ * The session check on PostgreSQL, batched: the checks asked for while the event loop handles
+ * one round of I/O go out as one statement once that round is over (`setImmediate`). Measured
+ * on this machine, the pg driver cost ~150 µs of Gatehouse's CPU per statement (socket write,
+ * stream events, result building), against ~30 µs for SQLite's whole check; under load a round
+ * holds many reads, and they now share that cost. Nothing is cached: each check reads the rows
+ * as they are after the request arrived, so a revocation committed before it is always seen.
+ * An idle service pays no wait: the round ends as soon as its I/O is handled.
+ *
+ * A named statement is parsed and planned once per pooled connection; behind a pooler in
+ * transaction mode (`DATABASE_PREPARED=off`) an unnamed one is sent each time.
+ */
+export function postgresFindActive(pool: PgPool, named: boolean, onError: () => void): FindActive {
+  const query = named
+    ? { name: 'gatehouse_find_active_sessions', text: activeSessionsSql }
+    : { text: activeSessionsSql };
+  let waiting: Map<string, Waiter[]> | undefined;
+
+  const send = (batch: Map<string, Waiter[]>) => {
+    pool
+      .query<ActiveSession & { sessionId: string }>({ ...query, values: [[...batch.keys()]] })
+      .then(
+        (result) => {
+          const found = new Map(result.rows.map((row) => [row.sessionId, row]));
+          for (const [sessionId, waiters] of batch) {
+            const row = found.get(sessionId);
+            const session =
+              row === undefined
+                ? null
+                : {
+                    userId: row.userId,
+                    email: row.email,
+                    name: row.name,
+                    createdAt: Number(row.createdAt),
+                  };
+            for (const waiter of waiters) waiter.resolve(session);
+          }
+        },
+        (error: unknown) => {
+          onError();
+          for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+        },
+      );
+  };
+  const flush = () => {
+    const batch = waiting;
+    waiting = undefined;
+    if (batch !== undefined) send(batch);
+  };
+
+  return (sessionId) =>
+    new Promise((resolve, reject) => {
+      if (waiting === undefined) {
+        waiting = new Map();
+        setImmediate(flush);
+      }
+      // The same id asked for twice in one round is one row: both get it.
+      const waiters = waiting.get(sessionId);
+      if (waiters !== undefined) waiters.push({ resolve, reject });
+      else waiting.set(sessionId, [{ resolve, reject }]);
+      if (waiting.size >= batchMaxIds) {
+        const full = waiting;
+        waiting = undefined;
+        send(full);
+      }
+    });
+}
