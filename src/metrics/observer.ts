@@ -21,8 +21,11 @@ export type { GateLoad } from '../users/work-gate.js';
  * metrics off it is `noObserver`, whose calls do nothing and which times no request.
  */
 export interface Observer {
-  /** Added first to the front door: it sees every request, answered in front or by Fastify. */
-  readonly requestFront?: (hasRoute: (path: string) => boolean) => Front;
+  /**
+   * Times every request of a site: `front` goes first at its front door, `stop` when it closes.
+   * Absent when nothing is observed, so no request pays for it.
+   */
+  readonly timeRequests?: (hasRoute: (path: string) => boolean) => { front: Front; stop(): void };
   signIn(outcome: SignInOutcome): void;
   throttleLock(scope: ThrottleScope): void;
   databaseError(): void;

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type {
   GateLoad,
   Observer,
@@ -6,7 +6,8 @@ import type {
   SignInOutcome,
   ThrottleScope,
 } from './observer.js';
-import { createRequestFront } from './request-front.js';
+import { collectProcessDefaults } from './process-defaults.js';
+import { createRequestTimer } from './request-front.js';
 import { createRequestHistogram } from './request-histogram.js';
 
 const outcomes: readonly SignInOutcome[] = [
@@ -36,12 +37,16 @@ function gaugeOf(registry: Registry, name: string, help: string, read: () => num
 /**
  * The service's Prometheus metrics, in a registry of their own (never prom-client's global
  * one, so two apps in one process do not collide), with Node's process defaults: CPU, memory,
- * heap, handles, GC and event-loop delay (`nodejs_eventloop_lag_*`).
+ * heap, handles, file descriptors and event-loop delay (`nodejs_eventloop_lag_*`); not GC
+ * durations (process-defaults.ts says why).
  */
 export function createPrometheusMetrics(): { observer: Observer; registry: Registry } {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const requests = createRequestHistogram();
+  collectProcessDefaults(registry);
+  // The site's routes are known once it registers them (registerMetrics); paths seen before
+  // that are none.
+  let isRoute: (path: string) => boolean = () => false;
+  const requests = createRequestHistogram((path) => isRoute(path));
   registry.registerMetric(requests.metric as never);
 
   const signIns = new Counter({
@@ -117,7 +122,10 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
   );
 
   const observer: Observer = {
-    requestFront: (hasRoute) => createRequestFront(requests.observe, hasRoute),
+    timeRequests(hasRoute) {
+      isRoute = hasRoute;
+      return createRequestTimer(requests.observe);
+    },
     signIn: (outcome) => signIns.inc({ outcome }),
     throttleLock: (scope) => locks.inc({ scope }),
     databaseError: () => databaseErrors.inc(),

@@ -7,5 +7,11 @@ import type { Observer } from './observer.js';
  * its own (src/metrics/server.ts), never on the public port.
  */
 export function registerMetrics(site: Site, observer: Observer): void {
-  if (observer.requestFront !== undefined) site.addFront(observer.requestFront(site.hasRoute));
+  if (observer.timeRequests === undefined) return;
+  const timer = observer.timeRequests(site.hasRoute);
+  site.addFront(timer.front);
+  site.app.addHook('onClose', (_instance, done) => {
+    timer.stop();
+    done();
+  });
 }
