@@ -10,6 +10,7 @@ import {
   withPgClient,
   type TestDatabase,
 } from './helpers/postgres.js';
+import { freePort } from './helpers/processes.js';
 import { distDir } from './helpers/spawn.js';
 
 interface Replica {
@@ -19,8 +20,14 @@ interface Replica {
   kill(): void;
 }
 
-function startReplica(databaseUrl: string, secret: string, prepared = true): Replica {
-  const port = 20000 + Math.floor(Math.random() * 30000);
+/** Distinct ports the kernel picked as free (a random pick could land on a port in use). */
+async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+function startReplica(databaseUrl: string, secret: string, port: number, prepared = true): Replica {
   const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -92,7 +99,8 @@ describe.each([
         bouncer = await startPgBouncer(testPostgresUrl as string);
         url = bouncer.url(database.name);
       }
-      replicas = [1, 2, 3].map(() => startReplica(url, secret, !viaPgBouncer));
+      const ports = await freePorts(3);
+      replicas = ports.map((port) => startReplica(url, secret, port, !viaPgBouncer));
       const outcomes = await Promise.all(replicas.map(readyOrExit));
       expect(outcomes).toEqual(['ready', 'ready', 'ready']);
 

@@ -41,10 +41,14 @@ export async function rollingRestart(fleet, { warmMs = 1000, settleMs = 500, loa
     const step = await fleet.restart(index);
     const back = Date.now();
     await sleep(settleMs);
-    restarts.push({
-      ...step,
-      servedAfterBack: served(traffic.records, fleet.instances[index].port, back),
-    });
+    // Back in rotation: it serves again. On a busy machine the load may take a while to reach
+    // it (least_conn breaks ties in turn), so this waits up to 5 s for its first answer.
+    const port = fleet.instances[index].port;
+    for (let waited = settleMs; waited < 5000; waited += 100) {
+      if (served(traffic.records, port, back) > 0) break;
+      await sleep(100);
+    }
+    restarts.push({ ...step, servedAfterBack: served(traffic.records, port, back) });
   }
   const summary = await traffic.stop();
   return {

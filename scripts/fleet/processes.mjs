@@ -90,17 +90,44 @@ export function killAllNow() {
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** A port free on 127.0.0.1 right now (the kernel's pick). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
+/** The kernel's ephemeral port range: what `listen(0)` and outgoing connections use. */
+function ephemeralRange() {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low, high];
+  } catch {
+    // Not Linux: assume the IANA dynamic range.
+  }
+  return [49152, 65535];
+}
+
+function bindable(port) {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port free on 127.0.0.1 right now, below the kernel's ephemeral range. The fleet binds its
+ * ports again after each restart (an instance, PostgreSQL); a port from the ephemeral range
+ * could meanwhile be handed to anyone asking for port 0 (another test suite), and one of the
+ * two would fail with EADDRINUSE. Ports below the range are never handed out that way.
+ */
+export async function freePort() {
+  const [low] = ephemeralRange();
+  const floor = Math.min(20000, Math.max(1024, low - 10000));
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = floor + Math.floor(Math.random() * (low - floor));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port found between ${floor} and ${low - 1}`);
 }
 
 /** Live PIDs whose parent is `pid` (Linux /proc): nginx's workers, for reloads and cleanup. */
