@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BenchError, gatehouseCli, gatehouseMain, log, now, root, warnings } from './common.mjs';
+import { benchFleet, fleetWrkRuns } from './fleet.mjs';
 import { hashWorker, benchHashOnly } from './hash-only.mjs';
 import { startBaseline } from './health.mjs';
 import { proberWorker } from './health-under-hashing.mjs';
@@ -72,7 +73,7 @@ async function main() {
 
   // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
   // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
-  const wrkRuns = suiteWrkRuns + postgresWrkRuns + metricsWrkRuns;
+  const wrkRuns = suiteWrkRuns + postgresWrkRuns + metricsWrkRuns + fleetWrkRuns;
   const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + 360;
   const watchdog = setTimeout(
     () => bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
@@ -90,10 +91,8 @@ async function main() {
   // metrics-cost.mjs; it reads about 0 % until Gatehouse serves metrics on METRICS_PORT.
   const metrics = await benchMetricsCost(durations);
 
-  // Slot: fleet throughput, 1/2/3 Gatehouse instances behind nginx. scripts/fleet/throughput.mjs
-  // (another branch) plugs in here, after the single-process measurements: call it with
-  // `durations`, add its wrk runs to `wrkRuns` above for the watchdog, and pass its result to
-  // report() (report.mjs, beside the PostgreSQL part) for its own table and target.
+  // Last: the fleet unpins the runner (scripts/bench/fleet.mjs).
+  const fleet = await benchFleet(durations);
 
   clearTimeout(watchdog);
   await cleanup();
@@ -116,6 +115,7 @@ async function main() {
       off,
       postgres,
       metrics,
+      fleet,
       elapsedS,
       load,
     }),

@@ -130,7 +130,7 @@ function postgresPart(postgres) {
   ].join('\n');
   const perRound = (mode) =>
     `fast paths ${mode}: SQLite ${postgres[mode].sqlite.rounds.map(fmt.rps).join(' / ')}, PostgreSQL ${postgres[mode].postgres.rounds.map(fmt.rps).join(' / ')}`;
-  const note = `¶ PostgreSQL beside SQLite: PostgreSQL ${postgres.version} at \`TEST_POSTGRES_URL\` (under \`npm run bench\`, scripts/with-postgres.sh's throw-away server on 127.0.0.1, fsync off), in a database made for the run, and Gatehouse started twice per mode, one on each engine (\`DATABASE_URL\`; its pool holds 10 connections), pinned like every server, read with the same cookie-jar wrk script in alternating rounds, each warmed up; the req/s ratio is the median of the rounds' ratios. req/s per round: ${perRound('on')}; ${perRound('off')}. PostgreSQL's processes are not pinned: they run on whichever core is free, wrk's included. CPU per read: user + system time from \`/proc\` over the measured runs, of the Gatehouse process and of the PostgreSQL processes serving the bench database.`;
+  const note = `¶ PostgreSQL beside SQLite: PostgreSQL ${postgres.version} at \`TEST_POSTGRES_URL\` (under \`npm run bench\`, scripts/with-postgres.sh's throw-away server on 127.0.0.1, fsync off), in a database made for the run, and Gatehouse started twice per mode, one on each engine (\`DATABASE_URL\`; its pool holds 10 connections), pinned like every server, read in alternating rounds (each warmed up) with the cookie jars of 32 sign-ins of the bench account, one per request in turn, so the PostgreSQL check, which batches the reads of one event-loop round into one statement, reads 32 distinct sessions as 32 browsers would (one cookie repeated would let it answer a whole batch with one row); every one of the 32 was read once, all at once, before the run and had to name the account; the req/s ratio is the median of the rounds' ratios. req/s per round: ${perRound('on')}; ${perRound('off')}. PostgreSQL's processes are not pinned: they run on whichever core is free, wrk's included. CPU per read: user + system time from \`/proc\` over the measured runs, of the Gatehouse process and of the PostgreSQL processes serving the bench database.`;
   const ratio = postgres.on.ratio;
   return {
     table,
@@ -149,7 +149,7 @@ function metricsPart(metrics) {
       ? 'nothing listened there: this build has no metrics yet, so the cost is noise around 0'
       : `\`GET /metrics\` there answered ${metrics.metricsStatus}`;
   return {
-    note: `Metrics cost: session (cookie jar) on two otherwise identical Gatehouse servers (SQLite, fast paths on), \`METRICS_PORT\` unset vs set to ${metrics.metricsPort} (${answered}), in alternating rounds, each warmed up. req/s per round: metrics off ${metrics.off.rounds.map(fmt.rps).join(' / ')}, on ${metrics.on.rounds.map(fmt.rps).join(' / ')}; p50 ${fmt.ms(metrics.off.p50)} vs ${fmt.ms(metrics.on.p50)} ms, p99 ${fmt.ms(metrics.off.p99)} vs ${fmt.ms(metrics.on.p99)} ms (median rounds). The cost is 1 − the median of the rounds' on/off req/s ratios.`,
+    note: `Metrics cost: session (cookie jar) on two otherwise identical Gatehouse servers (SQLite, fast paths on), \`METRICS_PORT\` unset vs set to ${metrics.metricsPort} (${answered}), in alternating rounds, each warmed up. req/s per round: metrics off ${metrics.off.rounds.map(fmt.rps).join(' / ')}, on ${metrics.on.rounds.map(fmt.rps).join(' / ')}; p50 ${fmt.ms(metrics.off.p50)} vs ${fmt.ms(metrics.on.p50)} ms, p99 ${fmt.ms(metrics.off.p99)} vs ${fmt.ms(metrics.on.p99)} ms (median rounds); Gatehouse CPU per read ${fmt.int(metrics.off.cpuUs?.gatehouse)} vs ${fmt.int(metrics.on.cpuUs?.gatehouse)} µs. The cost is 1 − the median of the rounds' on/off req/s ratios.`,
     check: check(
       metrics.costPct <= metricsMaxCostPct,
       `metrics on (METRICS_PORT set) costs the session read (cookie jar) ≤ ${metricsMaxCostPct} %: ${signed(metrics.costPct)} %`,
@@ -157,8 +157,27 @@ function metricsPart(metrics) {
   };
 }
 
+/** Fleet throughput: a table of req/s and latency per instance count, or why it was skipped. */
+function fleetPart(fleet) {
+  if (fleet.skipped)
+    return { table: undefined, note: `Fleet throughput: SKIP (${fleet.skipped}).` };
+  const rows = fleet.results.map(
+    (r) =>
+      `| ${r.instances} | ${fmt.rps(r.requestsPerSecond)} | ${fmt.ms(r.latencyMs.p50)} | ${fmt.ms(r.latencyMs.p99)} | ${r.non2xx} |`,
+  );
+  return {
+    table: [
+      '| Fleet: instances behind nginx | session (cookie jar) req/s | p50 ms | p99 ms | non-2xx |',
+      '| --- | ---: | ---: | ---: | ---: |',
+      ...rows,
+    ].join('\n'),
+    note: `Fleet throughput: \`scripts/fleet/throughput.mjs\`: a throw-away PostgreSQL, N Gatehouse instances (production build, fast paths on) and nginx (\`least_conn\`, upstream keep-alive) on loopback, one signed-in cookie read through nginx with \`wrk -t2 -c32\` for ${fleet.results[0]?.durationSeconds ?? '?'} s per count. Unpinned: the instances, PostgreSQL, nginx and wrk share this machine's cores, so more instances only add contention here; the table shows what each hop costs, not how a fleet scales on machines of its own.`,
+  };
+}
+
 export function report(results) {
   const { machine, durations, baseline, hashOnly, on, off, postgres, metrics } = results;
+  const fleet = fleetPart(results.fleet);
   const { elapsedS, load } = results;
   const bh = baseline.health;
   const pg = postgresPart(postgres);
@@ -217,6 +236,7 @@ export function report(results) {
     `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
     ...(pg.note ? [pg.note] : []),
     metricsCost.note,
+    fleet.note,
   ];
   const run = [
     `Machine: nproc ${machine.nproc}, ${machine.cpu}, Node ${machine.node}; ${pin}.`,
@@ -231,6 +251,7 @@ export function report(results) {
     [
       mainTable(results),
       ...(pg.table ? [pg.table] : []),
+      ...(fleet.table ? [fleet.table] : []),
       list(notes),
       list(run),
       `Targets:\n\n${list(checks)}`,

@@ -7,9 +7,11 @@ import { signIn } from './http.mjs';
 import { backendPids, createBenchDatabase, postgresUrl } from './postgres.mjs';
 import { freePort, makeTemp, startServer, stopChild } from './processes.mjs';
 import { alternateRounds } from './rounds.mjs';
-import { browserCookie, sessionJarEndpoint } from './session-read.mjs';
+import { browserCookie, sessionJarsEndpoint } from './session-read.mjs';
 
 export const postgresTargetRatio = 0.6;
+/** Sessions the reads go round: one per wrk connection (wrk -c32). */
+const sessionsRead = 32;
 /** Rounds per mode; fast paths off is a comparison only, so one pair is enough there. */
 export const postgresRounds = { on: 3, off: 1 };
 /** wrk runs this file makes (each side of each round), for the runner's watchdog. */
@@ -45,12 +47,15 @@ export async function benchSessionReadPostgres(durations) {
     log(`session read on PostgreSQL beside SQLite, fast paths ${mode}`);
     const sqlite = await start('SQLite', {});
     const postgres = await start('PostgreSQL', { DATABASE_URL: database.url });
-    const side = (server, cpu) =>
-      signIn(server.base).then((jar) => ({
-        server,
-        endpoint: sessionJarEndpoint(browserCookie(jar)),
-        cpu,
-      }));
+    // Distinct sessions, one per wrk connection, as many browsers polling would send: the
+    // PostgreSQL check batches the reads of one event-loop round, and one cookie repeated would
+    // let it answer them all with one row (flattering it).
+    const side = async (server, cpu) => {
+      const cookies = [];
+      for (let i = 0; i < sessionsRead; i += 1)
+        cookies.push(browserCookie(await signIn(server.base)));
+      return { server, endpoint: sessionJarsEndpoint(cookies), cpu };
+    };
     const rounds = await alternateRounds(
       await side(sqlite, async () => ({ gatehouse: [sqlite.pid] })),
       await side(postgres, async () => ({

@@ -25,6 +25,14 @@ export const sessionJarEndpoint = (cookie) => ({
   valid: (body) => JSON.parse(body)?.user?.email === email,
 });
 
+/** The signed-in read over several sessions of the bench account, one per request in turn. */
+export const sessionJarsEndpoint = (cookies) => ({
+  ...sessionJarEndpoint(cookies[0]),
+  key: 'sessionJars',
+  name: `session (cookie jar, ${cookies.length} sessions)`,
+  cookies,
+});
+
 export const sessionNoneEndpoint = {
   key: 'sessionNone',
   name: 'session (no cookie)',

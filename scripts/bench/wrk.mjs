@@ -85,13 +85,43 @@ export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
       `${server.label} ${endpoint.name}: unexpected answer ${response.status} ${body.slice(0, 300)}`,
     );
   }
+  // Every session of a set must read as the account, asked all at once (as the load will).
+  if (endpoint.cookies) {
+    const answers = await Promise.all(
+      endpoint.cookies.map((cookie) => request(url, { headers: { cookie } })),
+    );
+    const wrong = answers.filter((a) => a.response.status !== 200 || !endpoint.valid(a.body));
+    if (wrong.length > 0) {
+      throw new BenchError(
+        `${server.label} ${endpoint.name}: ${wrong.length} of ${answers.length} sessions read wrong: ${wrong[0].body.slice(0, 200)}`,
+      );
+    }
+  }
   let script;
-  if (endpoint.cookie) {
-    if (!/^[\x20-\x7e]+$/.test(endpoint.cookie))
+  const cookies = endpoint.cookies ?? (endpoint.cookie ? [endpoint.cookie] : []);
+  if (cookies.length > 0) {
+    if (!cookies.every((cookie) => /^[\x20-\x7e]+$/.test(cookie)))
       throw new BenchError('cookie header is not printable ASCII');
     script = path.join(tmp, `${endpoint.key}.lua`);
-    // A JSON string literal is a valid Lua string literal for printable ASCII.
-    fs.writeFileSync(script, `wrk.headers["Cookie"] = ${JSON.stringify(endpoint.cookie)}\n`);
+    // A JSON string literal is a valid Lua string literal for printable ASCII. Several cookies
+    // (several sessions) are sent in turn, one per request.
+    fs.writeFileSync(
+      script,
+      cookies.length === 1
+        ? `wrk.headers["Cookie"] = ${JSON.stringify(cookies[0])}\n`
+        : [
+            `local cookies = { ${cookies.map((cookie) => JSON.stringify(cookie)).join(', ')} }`,
+            'local i = 0',
+            'request = function()',
+            '  i = i + 1',
+            '  local headers = {}',
+            '  for name, value in pairs(wrk.headers) do headers[name] = value end',
+            '  headers["Cookie"] = cookies[(i % #cookies) + 1]',
+            '  return wrk.format(nil, nil, headers)',
+            'end',
+            '',
+          ].join('\n'),
+    );
   }
   log(
     `${server.label}: ${endpoint.name} (warm-up ${durations.warmup}s, then ${durations.seconds}s)`,

@@ -1,0 +1,41 @@
+// Fleet throughput: session reads through nginx to 1, 2 and 3 Gatehouse instances on one
+// PostgreSQL (scripts/fleet/throughput.mjs starts each fleet, measures with wrk, stops it).
+// On this 2-core machine the instances, PostgreSQL, nginx and wrk all share the same two cores,
+// so the figures say what the fleet costs here, not how it scales on real machines.
+import { execFileSync } from 'node:child_process';
+import { fleetUnavailable } from '../fleet/fleet.mjs';
+import { stopAll } from '../fleet/processes.mjs';
+import { fleetThroughput } from '../fleet/throughput.mjs';
+import { log } from './common.mjs';
+import { allowedCpus } from './machine.mjs';
+import { onCleanup, setup } from './processes.mjs';
+
+export const fleetCounts = [1, 2, 3];
+/** wrk runs this file makes, for the runner's watchdog (each fleet also starts and stops). */
+export const fleetWrkRuns = fleetCounts.length * 2;
+
+/** `{ skipped }` when a fleet cannot run here; else one result per instance count. */
+export async function benchFleet(durations) {
+  const unavailable = fleetUnavailable();
+  if (unavailable !== undefined) return { skipped: unavailable };
+  onCleanup(stopAll);
+  // The runner pinned itself to wrk's core, and children inherit that: a fleet gets them all,
+  // as it would on a machine of its own (it runs last, so nothing else is measured after).
+  if (setup.taskset) {
+    execFileSync('taskset', ['-a', '-cp', allowedCpus().join(','), String(process.pid)], {
+      stdio: 'ignore',
+    });
+  }
+  const results = [];
+  for (const instances of fleetCounts) {
+    log(`fleet throughput: ${instances} instance(s) behind nginx (${durations.seconds}s)`);
+    results.push(
+      await fleetThroughput({
+        instances,
+        durationSeconds: durations.seconds,
+        env: { THROTTLE_IP_MAX_ATTEMPTS: '1000000', THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000' },
+      }),
+    );
+  }
+  return { results };
+}
