@@ -1,24 +1,35 @@
 // What Prometheus metrics cost the session read: Gatehouse with METRICS_PORT unset vs set to a
-// free port, otherwise identical (SQLite, fast paths on, same core, same wrk script), in
-// alternating rounds. Target: at most 3 % fewer reads per second with metrics on.
+// free port, otherwise identical (SQLite, fast paths on, same core, same wrk script), a new
+// pair of servers each round. Target: at most 3 % fewer reads per second with metrics on.
 import { email, gatehouseArgs, log, password } from './common.mjs';
 import { addUser, benchEnv, randomSecret, sqliteUrl } from './gatehouse.mjs';
 import { probe, signIn } from './http.mjs';
 import { freePort, makeTemp, startServer, stopChild } from './processes.mjs';
-import { alternateRounds } from './rounds.mjs';
+import { cpuPerRequest, medianRound } from './rounds.mjs';
+import { measure } from './wrk.mjs';
 import { browserCookie, sessionJarEndpoint } from './session-read.mjs';
 
 export const metricsMaxCostPct = 3;
-// Five: a single round's req/s moves by ±5 % on this VM, more than the cost being measured.
-export const metricsRounds = 5;
+// Eight pairs, four in each order: one server process differs from an identical one by up to
+// 7 % here, and the one started and measured first in a pair ran 5-10 % faster in every round
+// of the first run of this design, whichever it was.
+export const metricsRounds = 8;
 /** wrk runs this file makes (each side of each round), for the runner's watchdog. */
 export const metricsWrkRuns = 2 * metricsRounds;
 
 /**
- * Each side's median round, `costPct` (1 − the median of the rounds' on/off req/s ratios, in
- * %), the metrics port, and what `GET /metrics` there answered (null: nothing listened, so
+ * Each side's median round, `costPct` (1 − the geometric mean of the rounds' on/off req/s
+ * ratios, in %), the metrics port, and what `GET /metrics` there answered (null: nothing listened, so
  * this build has no metrics and the cost is noise around 0).
+ *
+ * Every round starts a fresh pair of servers (which starts first alternating) and stops it
+ * after: two identical servers measured side by side differ by up to 7 % here for their
+ * whole lifetime (an A/A run of this very comparison read 7.3 % and 6.8 % with the same pair
+ * of processes kept across rounds, -0.1 % with another pair), more than the cost measured.
  */
+const geometricMean = (values) =>
+  Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
+
 export async function benchMetricsCost(durations) {
   const secret = randomSecret();
   const metricsPort = await freePort();
@@ -34,21 +45,34 @@ export async function benchMetricsCost(durations) {
     const cpu = async () => ({ gatehouse: [server.pid] });
     return { server, endpoint: sessionJarEndpoint(browserCookie(jar)), dataDir, cpu };
   };
-  log(`session read with metrics off vs on (METRICS_PORT=${metricsPort})`);
-  const off = await start('off', {});
-  const on = await start('on', { METRICS_PORT: String(metricsPort) });
-  const metricsStatus = await probe(`http://127.0.0.1:${metricsPort}/metrics`);
-  const rounds = await alternateRounds(off, on, {
-    rounds: metricsRounds,
-    durations,
-    tmp: off.dataDir,
-    warmupEveryRound: true,
-  });
-  await Promise.all([stopChild(off.server.child), stopChild(on.server.child)]);
+  log(`session read with metrics off vs on (METRICS_PORT=${metricsPort}), a new pair each round`);
+  const results = { off: [], on: [] };
+  let metricsStatus = null;
+  for (let round = 0; round < metricsRounds; round += 1) {
+    const order = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
+    const sides = {};
+    for (const label of order) {
+      sides[label] = await start(
+        label,
+        label === 'on' ? { METRICS_PORT: String(metricsPort) } : {},
+      );
+    }
+    metricsStatus ??= await probe(`http://127.0.0.1:${metricsPort}/metrics`);
+    for (const label of order) {
+      const side = sides[label];
+      results[label].push(
+        await measure(side.server, side.endpoint, durations, side.dataDir, { cpu: side.cpu }),
+      );
+    }
+    await Promise.all(order.map((label) => stopChild(sides[label].server.child)));
+  }
+  const summary = (runs) => ({ ...medianRound(runs), cpuUs: cpuPerRequest(runs) });
   return {
-    off: rounds.first,
-    on: rounds.second,
-    costPct: (1 - rounds.ratio) * 100,
+    off: summary(results.off),
+    on: summary(results.on),
+    // The geometric mean of the rounds' on/off ratios: with each order equally often, the
+    // first-in-a-pair advantage cancels out (a median would pick one order's round).
+    costPct: (1 - geometricMean(results.on.map((r, i) => r.rps / results.off[i].rps))) * 100,
     metricsPort,
     metricsStatus,
   };

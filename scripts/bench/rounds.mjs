@@ -12,7 +12,7 @@ export function medianRound(rounds) {
 }
 
 /** CPU microseconds per request of each pid group, over all of one side's rounds. */
-function cpuPerRequest(results) {
+export function cpuPerRequest(results) {
   if (results[0]?.cpuS === undefined) return undefined;
   const requests = results.reduce((sum, r) => sum + r.requests, 0);
   const perRequest = {};
