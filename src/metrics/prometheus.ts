@@ -7,7 +7,7 @@ import type {
   ThrottleScope,
 } from './observer.js';
 import { collectProcessDefaults } from './process-defaults.js';
-import { createRequestTimer } from './request-front.js';
+import { createRequestTimer } from './request-timer.js';
 import { createRequestHistogram } from './request-histogram.js';
 
 const outcomes: readonly SignInOutcome[] = [
