@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client.js';
+import { freePort } from './helpers/processes.js';
 import { distDir, runNode } from './helpers/spawn.js';
 
 interface Running {
@@ -21,7 +22,8 @@ async function startService(
   env: Record<string, string>,
   entry = path.join(distDir, 'gatehouse.mjs'),
 ): Promise<Running> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  // The kernel's pick: a random one could be in use (the fleet suite binds ports 20000-32767).
+  const port = await freePort();
   const child = spawn(process.execPath, [entry], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
