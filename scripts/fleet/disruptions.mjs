@@ -98,17 +98,21 @@ export async function kill9(
   const sessionsBefore = [...traffic.created];
   const killedAt = Date.now();
   await fleet.kill(index);
+  // SIGKILL is not instant: until the kernel has torn the process down (unmapping a Node heap
+  // takes milliseconds) its listening socket still completes handshakes, so nginx can hand it a
+  // request after the signal. Such a request was delivered to the instance: in flight on it.
+  const exitedAt = Date.now();
   await fleet.controller.waitForUpstreams(others);
   const removedMs = Date.now() - killedAt;
   await sleep(downMs);
-  const servedWhileDown = summarise(traffic.records.filter((r) => r.start > killedAt));
+  const servedWhileDown = summarise(traffic.records.filter((r) => r.start > exitedAt));
   await fleet.startAgain(index);
   await sleep(500);
   const summary = await traffic.stop();
 
   const inFlight = summary.records.filter(
     // Same millisecond counts as before: the clock is coarser than the event loop.
-    (r) => r.start <= killedAt && r.end > killedAt && triedPort(r, victim.port),
+    (r) => r.start <= exitedAt && r.end > killedAt && triedPort(r, victim.port),
   );
   const failedInFlight = summary.failures.filter((r) => inFlight.includes(r));
   const failedOtherwise = summary.failures.filter((r) => !inFlight.includes(r));
@@ -123,6 +127,7 @@ export async function kill9(
     killed: victim.name,
     total: summary.total,
     failed: summary.failed,
+    exitMs: exitedAt - killedAt,
     inFlightAtKill: inFlight.length,
     failedInFlight: failedInFlight.length,
     failedOtherwise: failedOtherwise.map(({ kind, start, end, status, upstream, reason }) => ({

@@ -86,6 +86,8 @@ export const kill9: Scenario<
     killed: string;
     total: number;
     failed: number;
+    /** From SIGKILL to the exit being seen: requests delivered meanwhile were in flight on it. */
+    exitMs: number;
     inFlightAtKill: number;
     failedInFlight: number;
     failedOtherwise: {
