@@ -311,6 +311,19 @@ describe('request targets are served as the route they reach, or refused with a 
       error: { code: 'method_not_allowed' },
     });
   });
+
+  it('an expectation other than 100-continue is ignored: the usual answer, with its headers', async () => {
+    for (const [target, status] of [
+      ['/api/health', 200],
+      ['/api/auth/session', 200],
+      ['/api/nothing-here', 404],
+    ] as const) {
+      const response = await exchange(portOf(server), get(server, target, [['Expect', 'foo']]));
+      expect(response.status, target).toBe(status);
+      expect(response.headers['x-content-type-options'], target).toBe('nosniff');
+      expect(response.headers['content-type'], target).toMatch(/^application\/json/);
+    }
+  });
 });
 
 describe('pipelined requests on one connection', () => {

@@ -1,8 +1,7 @@
-import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import { errorBody, errorCatalogue, type ErrorCode } from './errors.js';
-import { jsonSecurityHeaders } from './security-headers.js';
+import { errorCatalogue, type ErrorCode } from './errors.js';
+import { rawErrorAnswer } from './raw-answer.js';
 
 function codeFor(error: NodeJS.ErrnoException): ErrorCode {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 'headers_too_large';
@@ -26,20 +25,7 @@ export function createClientErrorHandler(
     const code = codeFor(error);
     const { status } = errorCatalogue[code];
     log()?.info({ parserError: error.code ?? 'unknown', status }, 'request refused by the parser');
-    if (socket.writable) {
-      const body = JSON.stringify(errorBody(code));
-      const headers: Record<string, string> = {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': String(Buffer.byteLength(body)),
-        ...jsonSecurityHeaders(publicIsHttps),
-        'cache-control': 'no-store',
-        connection: 'close',
-      };
-      const head = Object.entries(headers)
-        .map(([name, value]) => `${name}: ${value}\r\n`)
-        .join('');
-      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`);
-    }
+    if (socket.writable) socket.end(rawErrorAnswer(code, publicIsHttps));
     socket.destroySoon();
   };
 }

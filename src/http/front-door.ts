@@ -54,6 +54,10 @@ export function serverWithFrontDoor(fronts: readonly Front[], timeouts: ServerTi
       listener,
     );
     server.on('checkContinue', continueWhenNext(listener));
+    // An expectation other than 100-continue is ignored and the request answered as usual, as
+    // RFC 9110 (10.1.1) allows and nginx does: Node's own 417 had no body, no security headers
+    // and no access line.
+    server.on('checkExpectation', listener);
     server.on('connection', (socket: Socket) => {
       unstarted.add(socket);
       socket.once('close', () => unstarted.delete(socket));

@@ -575,7 +575,7 @@ export function otherHeaders(target: FuzzTarget): fc.Arbitrary<[string, string][
           '',
         ),
       ),
-      optional('Expect', fc.constant('100-continue')),
+      optional('Expect', fc.constantFrom('100-continue', '100-Continue', 'foo', '')),
       optional('Upgrade', fc.constantFrom('websocket', 'h2c')),
       optional('X-Forwarded-For', fc.constantFrom('1.2.3.4', 'garbage', '::1')),
       optional('X-Forwarded-Proto', fc.constantFrom('https', 'http', 'gopher', 'https, http')),
