@@ -285,6 +285,28 @@ describe('request targets are served as the route they reach, or refused with a 
     expect(JSON.parse(response.body.toString())).toMatchObject({ error: { code: 'cross_site' } });
   });
 
+  it.each(['DELETE', 'PUT', 'OPTIONS', 'PROPFIND', 'PURGE'])(
+    '%s on a known path gets the same 405 and Allow however the target spells the path',
+    async (method) => {
+      for (const [route, allow] of [
+        ['/api/health', 'GET, HEAD'],
+        ['/api/auth/session', 'GET, POST, HEAD'],
+      ] as const) {
+        const encoded = route.replace(/\/([a-z])([a-z]*)$/, (_m, c: string, rest: string) => {
+          return `/%${c.charCodeAt(0).toString(16)}${rest}`;
+        });
+        for (const target of [route, encoded, `${server.url}${route}`]) {
+          const response = await exchange(portOf(server), {
+            ...get(server, target),
+            method,
+          });
+          expect(response.status, `${method} ${target}`).toBe(405);
+          expect(response.headers.allow, `${method} ${target}`).toBe(allow);
+        }
+      }
+    },
+  );
+
   it.each([
     '//api/auth/session',
     '/api//auth/session',

@@ -17,11 +17,7 @@ export function sendError(reply: FastifyReply, error: HttpError): FastifyReply {
   return reply.code(error.status).headers(error.headers).send(body);
 }
 
-/** Where a route group is known but the method is not, the answer is 405 with `Allow`. */
-export function installErrorHandlers(
-  app: FastifyInstance,
-  allowedMethods: (path: string) => readonly string[] | undefined,
-): void {
+export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof HttpError) return sendError(reply, error);
     const code = error.code === undefined ? undefined : fastifyCodes[error.code];
@@ -39,15 +35,10 @@ export function installErrorHandlers(
     return reply.code(500).send(errorBody('internal_error', request.id));
   });
 
-  const refuseUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url.split('?', 1)[0] ?? '';
-    const methods = allowedMethods(path);
-    if (methods !== undefined) {
-      return sendError(reply, new HttpError('method_not_allowed', { allow: methods.join(', ') }));
-    }
-    return sendError(reply, new HttpError('not_found'));
-  };
-  // A 404 or 405 is answered as soon as the request line is known, before any body is read.
+  // Known paths route every method (method-refusal.ts): what reaches here is no route at all.
+  const refuseUnrouted = (_request: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply, new HttpError('not_found'));
+  // A 404 is answered as soon as the request line is known, before any body is read.
   app.addHook('onRequest', (request, reply, done) => {
     if (!request.is404) return done();
     void refuseUnrouted(request, reply);

@@ -11,6 +11,7 @@ import { createConnectRefusal } from './connect-refusal.js';
 import { defaultConnectionLimits, openFileLimit } from './connection-limits.js';
 import { installErrorHandlers } from './error-handler.js';
 import { serverWithFrontDoor, type Front } from './front-door.js';
+import { refuseOtherMethods, routeEveryMethod } from './method-refusal.js';
 import { installSecurityHeaders } from './security-headers.js';
 
 export type SiteConfig = Pick<
@@ -102,6 +103,7 @@ export function createSite(deps: SiteDeps): Site {
   });
 
   parserLog.current = app.log;
+  routeEveryMethod(app);
   // A CONNECT request is answered 405, not dropped (Node destroys it when nobody listens).
   app.server.on('connect', createConnectRefusal(publicIsHttps));
   // A drain must not wait on connections that never sent a request (see front-door.ts).
@@ -116,8 +118,8 @@ export function createSite(deps: SiteDeps): Site {
     if (isDraining()) reply.header('connection', 'close');
     done(null, payload);
   });
-  const routes = new Map<string, readonly string[]>();
-  installErrorHandlers(app, (path) => routes.get(path));
+  const routes = new Set<string>();
+  installErrorHandlers(app);
   installAccessLog(app);
 
   return {
@@ -129,7 +131,10 @@ export function createSite(deps: SiteDeps): Site {
     addFront: (front) => fronts.push(front),
     nextRequestId,
     declareRoutes(declared) {
-      for (const [path, methods] of Object.entries(declared)) routes.set(path, methods);
+      for (const [path, methods] of Object.entries(declared)) {
+        routes.add(path);
+        refuseOtherMethods(app, path, methods);
+      }
     },
     hasRoute: (path) => routes.has(path),
   };
