@@ -48,4 +48,18 @@ export default tseslint.config(
       globals: nodeGlobals,
     },
   },
+  {
+    // The hashing threads' script: plain CommonJS that worker threads load as it is.
+    files: ['src/**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'commonjs',
+      globals: { ...nodeGlobals, require: 'readonly', module: 'writable' },
+    },
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
 );

@@ -8,6 +8,7 @@
 //   dist/gatehouse.mjs          the entry point: runs gatehouse.cjs with the code cache
 //   dist/gatehouse.cjs.v8cache  the cache, written by one throw-away start below
 //   dist/gatehouse-cli.cjs      the users CLI (the package's `gatehouse` bin)
+//   dist/argon2-worker.cjs      the password hashing threads' script (src/users/hasher.ts)
 //   dist/healthcheck.cjs        GET /api/health on the local port; exit 0 on 200 (HEALTHCHECK)
 //   dist/gatehouse              the container's entry point: serve | users … | healthcheck
 import { spawn } from 'node:child_process';
@@ -36,6 +37,8 @@ const commonJs = {
   external: [
     'better-sqlite3',
     '@node-rs/argon2',
+    // Loads its own worker script from its folder, and that loads @napi-rs/nice.
+    'piscina',
     'pg',
     'pg-native',
     '@fastify/ajv-compiler',
@@ -73,6 +76,12 @@ await build({
   format: 'esm',
   packages: 'external',
 });
+
+// The hashing threads' script (src/users/hasher.ts finds it beside the bundle).
+fs.copyFileSync(
+  path.join(root, 'src/users/argon2-worker.cjs'),
+  path.join(dist, 'argon2-worker.cjs'),
+);
 
 writeEntrypoint();
 await warmCodeCache();

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(fileURLToPath(new URL('../package.json', import.meta.url)));
-const runtimeRoots = ['better-sqlite3', '@node-rs/argon2', 'pg'];
+const runtimeRoots = ['better-sqlite3', '@node-rs/argon2', 'piscina', '@napi-rs/nice', 'pg'];
 // Needed only while installing (it fetches a prebuilt binary), never at run time.
 const installOnly = new Set(['prebuild-install']);
 // better-sqlite3 keeps its C sources and build objects beside the one file it loads.
