@@ -59,7 +59,7 @@ const figures = {
     ),
   ],
   kill9: (r) => [
-    `killed ${r.killed}: requests ${r.total}, failed ${r.failed}, in flight on it from the kill to its exit (${r.exitMs} ms) ${r.inFlightAtKill} (failed ${r.failedInFlight}), failed otherwise ${r.failedOtherwise.length}`,
+    `killed ${r.killed}: requests ${r.total}, failed ${r.failed}, in flight on it from the kill to its exit (${r.exitMs} ms) ${r.inFlightOnIt} (failed ${r.failedInFlight}), failed otherwise ${r.failedOtherwise.length}`,
     `out of nginx ${r.removedMs} ms after the kill; while down ${r.whileDown.total} requests, ${r.whileDown.failed} failed`,
     `sessions made before the kill still read: ${r.sessionsStillRead} of ${r.sessionsBefore}; user added before: ${r.addedSignIn}`,
   ],

@@ -118,7 +118,7 @@ describe.skipIf(unavailable !== undefined)(
       const result = await kill9(running());
       expect(result.failedOtherwise).toEqual([]);
       expect(result.failed).toBe(result.failedInFlight);
-      expect(result.failedInFlight).toBeLessThanOrEqual(result.inFlightAtKill);
+      expect(result.failedInFlight).toBeLessThanOrEqual(result.inFlightOnIt);
       // nginx routed around it while it was down.
       expect(result.whileDown.total).toBeGreaterThan(50);
       expect(result.whileDown.failed).toBe(0);

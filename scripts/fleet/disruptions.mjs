@@ -97,11 +97,10 @@ export async function kill9(
   while (openConnections(victim.port) === 0 && Date.now() - busyWait < 2000) await sleep(2);
   const sessionsBefore = [...traffic.created];
   const killedAt = Date.now();
-  await fleet.kill(index);
   // SIGKILL is not instant: until the kernel has torn the process down (unmapping a Node heap
   // takes milliseconds) its listening socket still completes handshakes, so nginx can hand it a
   // request after the signal. Such a request was delivered to the instance: in flight on it.
-  const exitedAt = Date.now();
+  const exitedAt = await fleet.kill(index);
   await fleet.controller.waitForUpstreams(others);
   const removedMs = Date.now() - killedAt;
   await sleep(downMs);
@@ -128,7 +127,7 @@ export async function kill9(
     total: summary.total,
     failed: summary.failed,
     exitMs: exitedAt - killedAt,
-    inFlightAtKill: inFlight.length,
+    inFlightOnIt: inFlight.length,
     failedInFlight: failedInFlight.length,
     failedOtherwise: failedOtherwise.map(({ kind, start, end, status, upstream, reason }) => ({
       kind,

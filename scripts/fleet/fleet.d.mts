@@ -10,7 +10,8 @@ export interface Instance {
   output(): string;
   /** SIGTERM; resolves to the exit code (or the signal's name). */
   terminate(): Promise<number | string | null>;
-  kill(): Promise<void>;
+  /** SIGKILL; resolves to Date.now() when its exit was seen. */
+  kill(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -40,7 +41,8 @@ export interface Fleet {
   users(args: string[], stdin?: string): Promise<CliResult>;
   addUser(email: string, password: string): Promise<CliResult>;
   restart(index: number): Promise<RestartStep>;
-  kill(index: number): Promise<void>;
+  /** SIGKILL; resolves to Date.now() when its exit was seen. */
+  kill(index: number): Promise<number>;
   startAgain(index: number): Promise<Instance>;
   stop(): Promise<void>;
 }

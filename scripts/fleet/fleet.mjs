@@ -132,7 +132,7 @@ export async function startFleet({ instances = 3, env = {}, keepalive = 0, log =
       },
       /** SIGKILL, with no warning to nginx: the controller notices when readiness fails. */
       async kill(index) {
-        await running[index].kill();
+        return running[index].kill();
       },
       /** Starts a stopped instance again on its port; resolves once nginx routes to it. */
       async startAgain(index) {

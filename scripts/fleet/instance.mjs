@@ -43,10 +43,10 @@ export async function startInstance({ name, port, env, timeoutMs = 20_000 }) {
       const { code, signal } = await signalAndWait(child, entry.exited, 15_000);
       return code ?? signal;
     },
-    /** SIGKILL: no drain, no cleanup, as a crashed machine would stop it. */
+    /** SIGKILL: no drain, no cleanup, as a crashed machine would stop it; resolves to when it exited. */
     async kill() {
       child.kill('SIGKILL');
-      await entry.exited;
+      return (await entry.exited).at;
     },
     stop: entry.stop,
   };

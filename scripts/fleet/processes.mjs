@@ -12,7 +12,8 @@ const tempDirs = new Set();
 
 /**
  * Registers `child` under `name`; `stop` ends it gracefully (the default: SIGTERM, then SIGKILL
- * after `graceMs`). Returns an object whose `exited` resolves to `{ code, signal }` once.
+ * after `graceMs`). Returns an object whose `exited` resolves to `{ code, signal, at }` once
+ * (`at`: Date.now() when the exit event came, before any awaiting code ran).
  */
 export function track(child, name, { stop, graceMs = 5000 } = {}) {
   let output = '';
@@ -22,11 +23,11 @@ export function track(child, name, { stop, graceMs = 5000 } = {}) {
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() }));
     // A spawn failure (ENOENT, EACCES) may never emit 'exit'; it must still end the wait.
     child.once('error', (error) => {
       keep(String(error));
-      resolve({ code: -1, signal: null });
+      resolve({ code: -1, signal: null, at: Date.now() });
     });
   });
   const alive = () => child.exitCode === null && child.signalCode === null;

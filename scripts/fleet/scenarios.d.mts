@@ -88,7 +88,7 @@ export const kill9: Scenario<
     failed: number;
     /** From SIGKILL to the exit being seen: requests delivered meanwhile were in flight on it. */
     exitMs: number;
-    inFlightAtKill: number;
+    inFlightOnIt: number;
     failedInFlight: number;
     failedOtherwise: {
       kind: LoadRecord['kind'];
