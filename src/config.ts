@@ -16,6 +16,12 @@ import {
 z.config(en());
 
 const minSecretBytes = 32;
+/**
+ * The hashing threads' nice increment: a middle way, measured with `npm run bench:hash-priority`
+ * (README). Higher keeps probes quicker during a burst of sign-ins and makes sign-ins slower
+ * while reads saturate the core; at 19 a sign-in took 2-3 s under a read flood.
+ */
+export const defaultHashNice = 10;
 
 const integer = (min: number, max: number, fallback: number) =>
   z._default(z.coerce.number().check(z.int(), z.minimum(min), z.maximum(max)), fallback);
@@ -105,7 +111,10 @@ const envSchema = (requireSecret: boolean) =>
       THROTTLE_LOCK_SECONDS: integer(1, 86400, 900),
       DATABASE_PREPARED: onOff,
       SESSIONS_PER_USER_MAX: integer(1, 100_000, 100),
-      HASH_CONCURRENCY: integer(1, 256, Math.max(1, os.availableParallelism())),
+      // At most 4 by default: each hashing thread holds 19 MiB while it hashes, and a container's
+      // CPU count is often the host's. Raise it explicitly where the cores and memory are there.
+      HASH_CONCURRENCY: integer(1, 256, Math.min(4, Math.max(1, os.availableParallelism()))),
+      HASH_NICE: integer(0, 19, defaultHashNice),
       HASH_QUEUE_MAX: integer(0, 100_000, 64),
       BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
       KEEP_ALIVE_TIMEOUT_MS: integer(1000, 3_600_000, 72_000),
@@ -248,6 +257,8 @@ export interface Config {
   readonly sessionsPerUserMax: number;
   readonly hashConcurrency: number;
   readonly hashQueueMax: number;
+  /** How much lower than the event loop the hashing threads run (Linux nice increment). */
+  readonly hashNice: number;
   readonly bodyLimitBytes: number;
   readonly requestTimeoutMs: number;
   /** Idle keep-alive connections close after this; keep it above a load balancer's idle timeout. */
@@ -314,6 +325,7 @@ export function parseConfig(
     sessionsPerUserMax: e.SESSIONS_PER_USER_MAX,
     hashConcurrency: e.HASH_CONCURRENCY,
     hashQueueMax: e.HASH_QUEUE_MAX,
+    hashNice: e.HASH_NICE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,

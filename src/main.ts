@@ -83,6 +83,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     app
       .close()
       .then(() => metricsServer?.close())
+      .then(() => services.hasher.close())
       .then(() => db.destroy())
       .then(() => process.exit(0))
       .catch((error: unknown) => {

@@ -16,6 +16,7 @@ export interface ServiceSettings extends RawHandles {
   databasePrepared?: boolean;
   hashConcurrency: number;
   hashQueueMax: number;
+  hashNice: number;
 }
 
 /** The stores and workers the app and the CLI share, over one open database. */
@@ -28,6 +29,7 @@ export function createServices(
   const hasher = createArgon2Hasher({
     concurrency: settings.hashConcurrency,
     queueMax: settings.hashQueueMax,
+    nice: settings.hashNice,
   });
   observer.watchHasher(hasher.load, hasher.limits);
   return {

@@ -28,6 +28,10 @@ describe('configuration', () => {
       lockSeconds: 900,
     });
     expect(result.config.bodyLimitBytes).toBe(16384);
+    // Hashing threads: below the event loop, and no more than 4 unless asked for.
+    expect(result.config.hashNice).toBe(10);
+    expect(result.config.hashConcurrency).toBeGreaterThanOrEqual(1);
+    expect(result.config.hashConcurrency).toBeLessThanOrEqual(4);
     expect(Object.isFrozen(result.config)).toBe(true);
   });
 
@@ -49,6 +53,8 @@ describe('configuration', () => {
     [{ AUTH_URL: 'not a url' }, 'AUTH_URL:'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV:'],
     [{ FAST_PATHS: 'maybe' }, 'FAST_PATHS:'],
+    [{ HASH_NICE: '20' }, 'HASH_NICE:'],
+    [{ HASH_NICE: '-5' }, 'HASH_NICE:'],
     [
       { SESSION_MAX_AGE: '100', SESSION_ABSOLUTE_MAX_AGE: '60' },
       'SESSION_ABSOLUTE_MAX_AGE: must be at least SESSION_MAX_AGE',

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultHashNice } from '../src/config.js';
 import { Client } from './helpers/client.js';
 import { addUser, password, startGatehouse } from './helpers/metrics.js';
 import type { ServerProcess } from './helpers/processes.js';
@@ -49,7 +50,7 @@ describe.skipIf(!hasProc)('password hashing runs below the event loop', () => {
     expect([...nice.values()].filter((n) => n !== 0)).toEqual([]);
   });
 
-  it('sign-ins hash on threads at nice 19, at most HASH_CONCURRENCY of them; the event loop stays at 0', async () => {
+  it('sign-ins hash on threads at the default HASH_NICE, at most HASH_CONCURRENCY of them; the event loop stays at 0', async () => {
     const outcomes = await Promise.all(
       Array.from({ length: 6 }, async () => {
         const client = new Client(base);
@@ -66,6 +67,22 @@ describe.skipIf(!hasProc)('password hashing runs below the event loop', () => {
     const lowered = [...nice.values()].filter((n) => n !== 0);
     expect(lowered.length).toBeGreaterThanOrEqual(1);
     expect(lowered.length).toBeLessThanOrEqual(hashConcurrency);
-    expect(new Set(lowered)).toEqual(new Set([19]));
+    expect(new Set(lowered)).toEqual(new Set([defaultHashNice]));
+  });
+});
+
+describe.skipIf(!hasProc)('HASH_NICE=0', () => {
+  it("hashes at the event loop's own priority", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-nice-'));
+    await addUser(dir, 'ada@example.com');
+    const { server, port } = await startGatehouse(dir, { HASH_NICE: '0' });
+    try {
+      const client = new Client(`http://127.0.0.1:${port}`);
+      expect((await client.signIn('ada@example.com', password)).status).toBe(200);
+      expect([...threadNice(server.pid).values()].filter((n) => n !== 0)).toEqual([]);
+    } finally {
+      await server.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

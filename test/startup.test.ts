@@ -116,7 +116,7 @@ describe('the service process', () => {
     // A copy of the built entry and bundle inside dist/, so node_modules still resolves.
     const copy = fs.mkdtempSync(path.join(distDir, '.code-cache-test-'));
     try {
-      for (const file of ['gatehouse.mjs', 'gatehouse.cjs'])
+      for (const file of ['gatehouse.mjs', 'gatehouse.cjs', 'argon2-worker.cjs'])
         fs.copyFileSync(path.join(distDir, file), path.join(copy, file));
       const cacheFile = path.join(copy, 'gatehouse.cjs.v8cache');
       const corrupt = Buffer.from('not a V8 code cache');
@@ -142,6 +142,7 @@ describe('the service process', () => {
       expect(fs.statSync(cacheFile).mtimeMs).toBe(writtenAt);
       expect(fs.readFileSync(cacheFile).equals(written)).toBe(true);
       expect(fs.readdirSync(copy).sort()).toEqual([
+        'argon2-worker.cjs',
         'gatehouse.cjs',
         'gatehouse.cjs.v8cache',
         'gatehouse.mjs',

@@ -1,29 +1,12 @@
 import { createRequire } from 'node:module';
 import type * as Argon2 from '@node-rs/argon2';
-import type { Piscina } from 'piscina';
+import { createArgon2Pool } from './argon2-pool.js';
 import { WorkGate, type GateLoad } from './work-gate.js';
 
-// The native module and the worker pool load on the first hash: start-up and idle memory do
-// not pay for them.
+// The native module loads on the first check of a stored hash's parameters.
 const require = createRequire(import.meta.url);
 let argon2: typeof Argon2 | undefined;
 const native = (): typeof Argon2 => (argon2 ??= require('@node-rs/argon2') as typeof Argon2);
-
-/**
- * How much lower than the event loop the hashing threads run (nice +19, Linux's lowest).
- * argon2 keeps a core busy for tens of milliseconds per sign-in; at equal priority, a burst of
- * sign-ins on a one-core container took the CPU from the thread answering health probes and
- * session reads (a probe's p99 was 300-480 ms here, and 20-70 ms with the hashing niced). The
- * hashes still get every cycle the event loop leaves.
- */
-const hashNiceIncrement = 19;
-/** A pool left idle this long lets its threads go; the next sign-in starts them again. */
-const idleThreadMs = 60_000;
-const workerFile = new URL('./argon2-worker.cjs', import.meta.url);
-
-type Argon2Task =
-  | { op: 'hash'; password: string; params: Argon2.Options }
-  | { op: 'verify'; hash: string; password: string };
 
 // OWASP Password Storage Cheat Sheet, argon2id: m=19 MiB, t=2, p=1.
 const argon2idAlgorithm = 2; // Algorithm.Argon2id; a const enum, which verbatimModuleSyntax cannot import
@@ -48,37 +31,35 @@ export interface PasswordHasher {
   readonly limits: { readonly concurrency: number; readonly queueMax: number };
   /** How many run and wait right now (metrics read it when scraped). */
   readonly load: GateLoad;
+  /** Ends the hashing threads (at shutdown); a later hash starts them again. */
+  close(): Promise<void>;
 }
 
 export interface HasherOptions {
   concurrency: number;
   queueMax: number;
+  /**
+   * How much lower than the event loop the hashing threads run (`HASH_NICE`). argon2 keeps a
+   * core busy for tens of milliseconds per sign-in; at equal priority, a burst of sign-ins on
+   * one core took the CPU from the thread answering probes and session reads.
+   */
+  nice: number;
 }
 
 /**
- * argon2id on worker threads of lower priority (piscina, `niceIncrement`), behind a bounded
- * gate (a flood gets GateFullError); the gate's concurrency is the pool's size.
+ * argon2id on worker threads of lower priority (argon2-pool.ts), behind a bounded gate (a
+ * flood gets GateFullError); the gate's concurrency is the pool's size.
  */
 export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const gate = new WorkGate(options.concurrency, options.queueMax);
-  let pool: Piscina | undefined;
-  const run = <T>(task: Argon2Task): Promise<T> => {
-    pool ??= new (require('piscina') as { Piscina: typeof Piscina }).Piscina({
-      filename: workerFile.href,
-      minThreads: 0,
-      maxThreads: options.concurrency,
-      idleTimeout: idleThreadMs,
-      niceIncrement: hashNiceIncrement,
-      recordTiming: false,
-    });
-    return pool.run(task) as Promise<T>;
-  };
+  const pool = createArgon2Pool(options.concurrency, options.nice);
   return {
     limits: { concurrency: options.concurrency, queueMax: options.queueMax },
     load: gate,
-    hash: (password) => gate.run(() => run<string>({ op: 'hash', password, params })),
+    close: () => pool.close(),
+    hash: (password) => gate.run(() => pool.run<string>({ op: 'hash', password, params })),
     verify: (passwordHash, password) =>
-      gate.run(() => run<boolean>({ op: 'verify', hash: passwordHash, password })),
+      gate.run(() => pool.run<boolean>({ op: 'verify', hash: passwordHash, password })),
     needsRehash(passwordHash) {
       try {
         const current = native().parseOptions(passwordHash);

@@ -7,6 +7,7 @@ import { vi } from 'vitest';
 import type { Kysely } from 'kysely';
 import { buildApp, type AppConfig, type AppDeps } from '../../src/app.js';
 import { createJweCodec } from '../../src/auth/jwe-codec.js';
+import { defaultHashNice } from '../../src/config.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
@@ -84,6 +85,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
       databasePrepared: options.databasePrepared,
       hashConcurrency: options.hashConcurrency ?? 2,
       hashQueueMax: options.hashQueueMax ?? 1000,
+      hashNice: defaultHashNice,
       sqlite,
       pgPool,
     },
@@ -137,6 +139,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     logs,
     async close() {
       await app.close();
+      await services.hasher.close();
       await db.destroy();
       fs.rmSync(dir, { recursive: true, force: true });
     },
