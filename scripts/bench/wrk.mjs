@@ -12,7 +12,8 @@ export const wrkConnections = 32;
 
 const unitMs = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
 
-function parseWrk(text) {
+/** The figures of wrk's `--latency` report; latencies in milliseconds. */
+export function parseWrk(text) {
   const latency = (pct) => {
     const match = new RegExp(`^\\s*${pct}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(text);
     return match ? Number(match[1]) * unitMs[match[2]] : NaN;
@@ -21,6 +22,7 @@ function parseWrk(text) {
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1] ?? NaN),
     p50: latency(50),
+    p90: latency(90),
     p99: latency(99),
     requests: Number(/(\d+) requests in/.exec(text)?.[1] ?? 0),
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(text)?.[1] ?? 0),

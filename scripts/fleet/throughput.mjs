@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseWrk } from '../bench/wrk.mjs';
 import { startFleet } from './fleet.mjs';
 import { Client, sessionCookieName } from './http.mjs';
 import { stopAll, track } from './processes.mjs';
@@ -12,35 +13,6 @@ export const wrkPath = '/usr/bin/wrk';
 
 const email = 'throughput@example.com';
 const password = 'throughput password, not on any list';
-
-/** `1.23ms` / `456.00us` / `1.2s` → milliseconds. */
-function ms(text) {
-  const match = /^([\d.]+)(us|ms|s)$/.exec(text ?? '');
-  if (match === null) return undefined;
-  return Number(match[1]) * { us: 0.001, ms: 1, s: 1000 }[match[2]];
-}
-
-/** The figures of wrk's `--latency` report. */
-export function parseWrk(output) {
-  const number = (pattern) => {
-    const match = pattern.exec(output);
-    return match === null ? undefined : Number(match[1]);
-  };
-  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(
-    output,
-  );
-  return {
-    requests: number(/(\d+) requests in/),
-    requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/),
-    latencyMs: {
-      p50: ms(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
-      p90: ms(/^\s+90%\s+(\S+)/m.exec(output)?.[1]),
-      p99: ms(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
-    },
-    non2xx: number(/Non-2xx or 3xx responses: (\d+)/) ?? 0,
-    socketErrors: socket === null ? 0 : socket.slice(1).reduce((sum, n) => sum + Number(n), 0),
-  };
-}
 
 function runWrk(args) {
   const child = spawn(wrkPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -81,7 +53,17 @@ export async function fleetThroughput({
       ...['-t', String(threads), '-c', String(connections), '-d', `${durationSeconds}s`],
       ...['--latency', '-H', `Cookie: ${cookie}`, `${fleet.origin}/api/auth/session`],
     ]);
-    return { instances, durationSeconds, connections, ...parseWrk(output) };
+    const wrk = parseWrk(output);
+    return {
+      instances,
+      durationSeconds,
+      connections,
+      requests: wrk.requests,
+      requestsPerSecond: wrk.rps,
+      latencyMs: { p50: wrk.p50, p90: wrk.p90, p99: wrk.p99 },
+      non2xx: wrk.non2xx,
+      socketErrors: wrk.socketErrors,
+    };
   } finally {
     await fleet.stop();
   }
