@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { sendError } from './error-handler.js';
 import { HttpError } from './errors.js';
 
@@ -26,12 +26,15 @@ export function refuseOtherMethods(
   allowed: readonly string[],
 ): void {
   const allow = allowed.join(', ');
+  const refuse = (_request: unknown, reply: FastifyReply) =>
+    sendError(reply, new HttpError('method_not_allowed', { allow }));
   app.route({
     method: app.supportedMethods.filter((method) => !allowed.includes(method)),
     url: path,
-    onRequest: (_request, reply) => {
-      void sendError(reply, new HttpError('method_not_allowed', { allow }));
+    // Answered here, so the handler (which Fastify requires) is never reached.
+    onRequest: (request, reply) => {
+      void refuse(request, reply);
     },
-    handler: (_request, reply) => sendError(reply, new HttpError('method_not_allowed', { allow })),
+    handler: refuse,
   });
 }

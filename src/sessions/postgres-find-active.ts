@@ -1,7 +1,5 @@
 import type { Pool as PgPool } from 'pg';
-import type { ActiveSession } from './session-store.js';
-
-type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
+import { toActive, type ActiveSession, type FindActive } from './active-session.js';
 
 interface Waiter {
   resolve(session: ActiveSession | null): void;
@@ -42,16 +40,7 @@ export function postgresFindActive(pool: PgPool, named: boolean, onError: () => 
         (result) => {
           const found = new Map(result.rows.map((row) => [row.sessionId, row]));
           for (const [sessionId, waiters] of batch) {
-            const row = found.get(sessionId);
-            const session =
-              row === undefined
-                ? null
-                : {
-                    userId: row.userId,
-                    email: row.email,
-                    name: row.name,
-                    createdAt: Number(row.createdAt),
-                  };
+            const session = toActive(found.get(sessionId));
             for (const waiter of waiters) waiter.resolve(session);
           }
         },

@@ -3,18 +3,13 @@ import type { Database as SQLiteDatabase, Statement } from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
+import { toActive, type ActiveSession, type FindActive } from './active-session.js';
 import { postgresFindActive } from './postgres-find-active.js';
 import { noObserver, type Observer } from '../metrics/observer.js';
 
 type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
-/** What a valid session row says about its user right now. */
-export interface ActiveSession {
-  userId: string;
-  email: string;
-  name: string;
-  createdAt: number;
-}
+export type { ActiveSession } from './active-session.js';
 
 /** Server-side session rows, so that sign-out and revocation really end a session. */
 export interface SessionStore {
@@ -45,11 +40,6 @@ const activeSessionSql = `select users.id as "userId", users.email, users.name,
   sessions.created_at as "createdAt"
   from sessions join users on users.id = sessions.user_id
   where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
-
-type FindActive = (sessionId: string) => Promise<ActiveSession | null>;
-
-const toActive = (row: ActiveSession | undefined): ActiveSession | null =>
-  row === undefined ? null : { ...row, createdAt: Number(row.createdAt) };
 
 function sqliteFindActive(handle: SQLiteDatabase, observer: StoreObserver): FindActive {
   let statement: Statement<[string], ActiveSession> | undefined;
