@@ -1,11 +1,5 @@
-import {
-  Migrator,
-  PostgresAdapter,
-  sql,
-  type Kysely,
-  type Migration,
-  type MigrationProvider,
-} from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as initial from './migrations/001-initial.js';
 import type { Database } from './schema.js';
 

@@ -1,5 +1,6 @@
 import {
   SqliteDialect,
+  type AbortableOperationOptions,
   type CompiledQuery,
   type DatabaseConnection,
   type Driver,
@@ -39,8 +40,12 @@ class LockWaitingConnection implements DatabaseConnection {
     }
   }
 
-  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
-    return this.inner.streamQuery<R>(query, chunkSize);
+  streamQuery<R>(
+    query: CompiledQuery,
+    chunkSize: number,
+    options?: AbortableOperationOptions,
+  ): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize, options);
   }
 }
 
