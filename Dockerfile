@@ -1,23 +1,17 @@
 # Gatehouse: the service in one small image. Build: docker build -t gatehouse .
 #   docker run IMAGE                 the server (port 3000, data in the /data volume)
 #   docker run IMAGE users add …     the users CLI on the same data
-# Pin the base by digest with --build-arg NODE_IMAGE=node:20-bookworm-slim@sha256:…
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Pin the base by digest with --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:…
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 compiles from source wherever no prebuilt binary can be fetched (or exists for
-# the platform): the tool chain stays in this stage. node-gyp uses the base image's own Node
-# headers (/usr/local/include/node) instead of downloading them.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
-ENV npm_config_nodedir=/usr/local
+# No tool chain: every native module (better-sqlite3, argon2, nice) ships its binary inside its
+# npm package.
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Dependencies first, so a source change does not reinstall them; --ignore-scripts skips
-# `prepare` (the build needs the sources, copied below), then better-sqlite3 is built.
+# `prepare` (the build needs the sources, copied below).
 RUN npm ci --ignore-scripts --no-audit --no-fund \
- && npm rebuild better-sqlite3 \
  && npm cache clean --force
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/bundle.mjs scripts/start-command.mjs scripts/runtime-modules.mjs ./scripts/

@@ -22,9 +22,9 @@ import { startArgs } from './start-command.mjs';
 
 const root = path.dirname(fileURLToPath(new URL('../package.json', import.meta.url)));
 const dist = path.join(root, 'dist');
-const common = { bundle: true, platform: 'node', target: 'node20', logLevel: 'warning' };
-// CommonJS so the server can be compiled with a code cache (vm.Script); ES modules cannot on
-// Node 20. `import.meta.url` becomes the bundle's own URL.
+const common = { bundle: true, platform: 'node', target: 'node24', logLevel: 'warning' };
+// CommonJS so the server can be compiled with a code cache taken after start-up (vm.Script,
+// src/boot/run-bundle.ts says why). `import.meta.url` becomes the bundle's own URL.
 const commonJs = {
   ...common,
   format: 'cjs',
@@ -113,9 +113,9 @@ esac
 
 /**
  * Starts the built server once, as `npm start` does (loopback, any free port, a throw-away data
- * folder), so the runner writes the code cache and stops (GATEHOUSE_WARM_CODE_CACHE). Best
- * effort: without a cache the server still starts, only slower, and the first real start
- * writes one if it may.
+ * folder), so the runner writes the code cache and stops (GATEHOUSE_WARM_CODE_CACHE). A missing
+ * cache is only a warning (the server still starts, slower, and the first real start writes one
+ * if it may); a start that does not drain to exit 0 fails the build, as it would fail users.
  */
 async function warmCodeCache() {
   const cacheFile = path.join(dist, 'gatehouse.cjs.v8cache');
@@ -138,12 +138,20 @@ async function warmCodeCache() {
   });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve) => child.on('close', resolve));
+  const exited = new Promise((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   const timer = setTimeout(() => child.kill('SIGTERM'), 30_000);
-  await exited;
+  const { code, signal } = await exited;
   clearTimeout(timer);
   const written = fs.existsSync(cacheFile);
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (code !== 0) {
+    process.stderr.write(
+      `bundle: the warm-up start ended with ${signal ?? `exit ${code}`}, not a clean drain\n${stderr}`,
+    );
+    process.exit(1);
+  }
   if (!written) {
     process.stderr.write(
       `bundle: warning: no V8 code cache was written; the server will start slower\n${stderr}`,

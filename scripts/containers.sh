@@ -10,7 +10,7 @@
 # as a build cache), exec root and socket under a temp folder, and no networking of its own
 # (--bridge=none, no iptables, no forwarding, no masquerading), so the host's networking is never
 # changed; every container uses the host's network on loopback. No image registry is reachable
-# here, so `node:20-bookworm-slim` and `postgres:17` are local stand-ins built from Debian
+# here, so `node:24-bookworm-slim` and `postgres:17` are local stand-ins built from Debian
 # (scripts/containers/standins/), tagged as the upstream images, and the Dockerfile and
 # compose.yaml are used exactly as shipped. The engine is stopped on every exit path.
 #
@@ -37,8 +37,10 @@ if [ "${#need[@]}" -gt 0 ]; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } ||
     skip "could not install ${need[*]}"
 fi
-# Debian's docker client (the engine's own version) before any other on PATH.
+# Debian's docker client (the engine's own version) before any other on PATH; then Node 24
+# before the machine's own Node, for the checks and for the node stand-in, which copies it.
 export PATH="/usr/bin:/usr/sbin:$PATH"
+. scripts/build/use-node-24.sh
 
 cache="${GATEHOUSE_DOCKER_CACHE:-/var/cache/gatehouse-ci/docker}"
 mkdir -p "$cache"
@@ -82,7 +84,7 @@ fi
 standin() {
   local tag="$1" recipe="$2"
   local hash
-  hash="$(cat "$recipe" scripts/containers/standins/postgres-entrypoint.sh | sha256sum | cut -c1-12)"
+  hash="$({ cat "$recipe" scripts/containers/standins/postgres-entrypoint.sh; node --version; } | sha256sum | cut -c1-12)"
   local marker="gatehouse-standin/${tag%%:*}:$hash"
   if ! docker image inspect "$marker" >/dev/null 2>&1; then
     local started=$SECONDS
@@ -93,7 +95,7 @@ standin() {
     docker tag "$marker" "$tag"
   fi
 }
-standin node:20-bookworm-slim scripts/containers/standins/node.sh
+standin node:24-bookworm-slim scripts/containers/standins/node.sh
 standin postgres:17 scripts/containers/standins/postgres.sh
 
 started=$SECONDS

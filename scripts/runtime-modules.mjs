@@ -11,11 +11,19 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(fileURLToPath(new URL('../package.json', import.meta.url)));
 const runtimeRoots = ['better-sqlite3', '@node-rs/argon2', 'piscina', '@napi-rs/nice', 'pg'];
-// Needed only while installing (it fetches a prebuilt binary), never at run time.
-const installOnly = new Set(['prebuild-install']);
-// better-sqlite3 keeps its C sources and build objects beside the one file it loads.
+// Needed only to compile a native module from source, never at run time.
+const installOnly = new Set(['node-addon-api', 'prebuild-install']);
+// better-sqlite3 ships its C sources and a binary for every platform beside the one it loads
+// here (named as its lib/binding.js names it), or one compiled from source.
+const musl = process.platform === 'linux' && !process.report.getReport().header.glibcVersionRuntime;
 const keepOnly = {
-  'better-sqlite3': ['package.json', 'LICENSE', 'lib', 'build/Release/better_sqlite3.node'],
+  'better-sqlite3': [
+    'package.json',
+    'LICENSE',
+    'lib',
+    `prebuilds/${musl ? 'linuxmusl' : process.platform}-${process.arch}.node`,
+    'build/Release/better_sqlite3.node',
+  ],
 };
 
 const out = process.argv[2];

@@ -216,7 +216,7 @@ const volume = `${run}-data`;
 await check('the image reports its size on top of the base image', async () => {
   const size = async (ref) =>
     Number((await docker('image', 'inspect', '-f', '{{.Size}}', ref)).stdout);
-  const baseRef = 'node:20-bookworm-slim';
+  const baseRef = 'node:24-bookworm-slim';
   const added = ((await size(image)) - (await size(baseRef))) / 1e6;
   figures.imageAddedMb = added.toFixed(1);
   assert(added <= 60, `the image adds ${added.toFixed(1)} MB to ${baseRef}; the budget is 60 MB`);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds a local stand-in for the `node:20-bookworm-slim` image, for machines that reach no image
+# Builds a local stand-in for the `node:24-bookworm-slim` image, for machines that reach no image
 # registry: a minimal Debian bookworm (mmdebstrap, from the mirror apt already uses here) with
-# this machine's Node.js 20, npm and Node's headers under /usr/local, a `node` user (uid 1000)
-# and the machine's CA bundle as NODE_EXTRA_CA_CERTS (so `npm ci` inside a build reaches the
+# the Node.js 24 on PATH (scripts/build/use-node-24.sh), npm and Node's headers under
+# /usr/local, a `node` user (uid 1000) and the machine's CA bundle as NODE_EXTRA_CA_CERTS (so `npm ci` inside a build reaches the
 # registry as the host does; like the official slim image, no ca-certificates package).
 # The official image has the same layout: node, npm and headers in /usr/local, user node:1000.
 # Usage: standins/node.sh TAG   (needs DOCKER_HOST; run as root)
@@ -35,6 +35,6 @@ mmdebstrap --quiet --variant=minbase --mode=root \
     --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/host-ca-bundle.crt' \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["node"]' \
-    --message "stand-in for node:20-bookworm-slim" \
+    --message "stand-in for node:24-bookworm-slim" \
     - "$tag" >/dev/null
 echo "standins: built $tag"
