@@ -22,8 +22,8 @@ import { mintSession } from './helpers/sessions.js';
 // on and one with them off (one database, one secret list, one frozen clock), and the answers
 // must match: status, headers, body and cookies, random values masked. Every valid token was
 // issued at least two days before the instant compared, so its refresh is due on both sides;
-// the one documented difference (a fresh cookie is not re-issued by the fast path, README
-// "Performance") never arises. Bounded here; GATEHOUSE_FUZZ_RUNS / GATEHOUSE_FUZZ_SEED as in
+// the one documented difference (a fresh cookie is not re-issued by the fast path,
+// docs/performance.md, "Design choices") never arises. Bounded here; GATEHOUSE_FUZZ_RUNS / GATEHOUSE_FUZZ_SEED as in
 // test/fuzz-any-input.test.ts.
 
 const password = 'correct horse battery staple';

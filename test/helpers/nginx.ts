@@ -8,7 +8,7 @@ export interface NginxSite {
   scheme: 'http' | 'https';
   /** Static files served at `/` (`index.html` for `/`). */
   root: string;
-  /** Path prefix → upstream origin (`http://127.0.0.1:port`), proxied as the README shows. */
+  /** Path prefix → upstream origin (`http://127.0.0.1:port`), proxied as docs/operations.md shows. */
   proxies: Record<string, string>;
   /** PEM files, for https. */
   tls?: { certPath: string; keyPath: string };
@@ -21,7 +21,7 @@ export interface Nginx {
   close(): Promise<void>;
 }
 
-/** The README's "Behind nginx" block: Host, X-Forwarded-Proto, X-Forwarded-For set (not appended). */
+/** The "Behind nginx" block of docs/operations.md: Host, X-Forwarded-Proto, X-Forwarded-For set (not appended). */
 function proxyBlock(prefix: string, upstream: string): string {
   return `
     location ${prefix} {
