@@ -7,11 +7,16 @@ export function normalisePassword(raw: string): string {
 }
 
 export function codePointLength(text: string): number {
-  // UTF-16 length minus the second half of each surrogate pair, without copying the string.
+  // UTF-16 length minus the second half of each surrogate pair, without copying the string. Only
+  // a low surrogate that follows a high one is half of a pair: a lone one (JSON can carry it) is
+  // a code point of its own, or 3,072 of them would ride free past the 1,024 limit.
   let count = text.length;
-  for (let i = 0; i < text.length; i += 1) {
+  for (let i = 1; i < text.length; i += 1) {
     const unit = text.charCodeAt(i);
-    if (unit >= 0xdc00 && unit <= 0xdfff) count -= 1;
+    if (unit >= 0xdc00 && unit <= 0xdfff) {
+      const previous = text.charCodeAt(i - 1);
+      if (previous >= 0xd800 && previous <= 0xdbff) count -= 1;
+    }
   }
   return count;
 }
