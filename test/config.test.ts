@@ -132,6 +132,50 @@ describe('configuration', () => {
     expect(parseConfig({ NODE_ENV: 'production', AUTH_TRUST_HOST: 'maybe' }).ok).toBe(false);
   });
 
+  it('the whole config is frozen, down to its lists and nested settings', () => {
+    const result = parseConfig({
+      AUTH_SECRET: secret,
+      MAX_CONNECTIONS: '100',
+      METRICS_PORT: '9464',
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const { config } = result;
+    for (const part of [
+      config,
+      config.session,
+      config.throttle,
+      config.authSecrets,
+      config.trustProxy,
+      config.connectionLimits,
+      config.metrics,
+      config.page,
+    ]) {
+      expect(Object.isFrozen(part)).toBe(true);
+    }
+    expect(() => {
+      (config.session as { maxAgeSeconds: number }).maxAgeSeconds = 1;
+    }).toThrow(TypeError);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT: Invalid input: expected number, received NaN (e.g. PORT=3000)'],
+    [{ HASH_NICE: '20' }, 'HASH_NICE: Too big: expected number to be <=19 (e.g. HASH_NICE=10)'],
+    [{ AUTH_URL: 'not a url' }, 'AUTH_URL: Invalid URL (e.g. AUTH_URL=https://auth.example.com)'],
+    [{ WORKERS: 'many' }, 'WORKERS: Invalid input (e.g. WORKERS=1)'],
+    [
+      { NODE_ENV: 'staging' },
+      'NODE_ENV: Invalid option: expected one of "development"|"production"|"test" (e.g. NODE_ENV=development)',
+    ],
+  ])("a problem in zod's own words (%j) ends with a valid example, once", (env, problem) => {
+    expect(parseConfig(env)).toEqual({ ok: false, problems: [problem] });
+  });
+
+  it('a bad value in one capability does not hide the problems of another', () => {
+    const result = parseConfig({ NODE_ENV: 'production', AUTH_SECRET: strongSecret, PORT: 'x' });
+    expect(!result.ok && result.problems.map((p) => p.split(':')[0])).toEqual(['PORT', 'AUTH_URL']);
+  });
+
   it('the CLI does not need AUTH_SECRET even in production', () => {
     expect(parseConfig({ NODE_ENV: 'production' }, { requireSecret: false }).ok).toBe(true);
   });

@@ -1,0 +1,97 @@
+import * as z from 'zod/mini';
+import { list } from './kinds.js';
+import { noted } from './notes.js';
+import { nodeEnv } from './runtime.js';
+
+const minSecretBytes = 32;
+const secretAdvice = 'generate one with: openssl rand -base64 33';
+
+/**
+ * An obviously weak secret: few distinct characters, or one short pattern repeated. Random
+ * base64 or hex (what the messages suggest) has 16 or more distinct characters.
+ */
+export function isWeakSecret(secret: string): boolean {
+  if (new Set(secret).size < 8) return true;
+  for (let period = 1; period <= secret.length / 2; period += 1) {
+    if (
+      secret
+        .slice(0, period)
+        .repeat(Math.ceil(secret.length / period))
+        .startsWith(secret)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * What seals the session and where the service says it lives. The users CLI passes
+ * `requireSecret: false`: it never signs a token, so production does not ask it for one.
+ */
+export const auth = (requireSecret: boolean) =>
+  z.pipe(
+    z
+      .object({
+        NODE_ENV: nodeEnv,
+        // Or AUTH_SECRET_FILE (src/secret-files.ts). No example: its own messages say how to
+        // make one.
+        AUTH_SECRET: noted(
+          list().check(
+            z.refine(
+              (secrets) => secrets.every((secret) => Buffer.byteLength(secret) >= minSecretBytes),
+              `each comma-separated secret must be at least ${minSecretBytes} bytes`,
+            ),
+          ),
+          { default: 'generated in development' },
+        ),
+        AUTH_URL: noted(
+          z.pipe(
+            z.optional(z.url({ protocol: /^https?$/ })),
+            z.transform((url) => (url === undefined ? undefined : new URL(url).origin)),
+          ),
+          { default: 'from the request (development)', example: 'https://auth.example.com' },
+        ),
+        AUTH_TRUST_HOST: z.pipe(
+          z._default(z.enum(['true', 'false', '1', '0']), 'false'),
+          z.transform((value) => value === 'true' || value === '1'),
+        ),
+        SESSION_COOKIE_PREFIX: z._default(z.enum(['__Secure-', '__Host-']), '__Secure-'),
+      })
+      .check(
+        z.superRefine((e, ctx) => {
+          if (e.NODE_ENV !== 'production' || !requireSecret) return;
+          if (e.AUTH_SECRET.length === 0) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['AUTH_SECRET'],
+              message: `is required in production (at least ${minSecretBytes} bytes; ${secretAdvice})`,
+            });
+          }
+          if (e.AUTH_SECRET.some(isWeakSecret)) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['AUTH_SECRET'],
+              message: `is too weak for production (few distinct characters or a repeated pattern); ${secretAdvice}`,
+            });
+          }
+          // Redirects and cookie scope must not follow whatever Host header a client sends.
+          if (e.AUTH_URL === undefined && !e.AUTH_TRUST_HOST) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['AUTH_URL'],
+              message:
+                "is required in production: the public origin, e.g. https://auth.example.com (or set AUTH_TRUST_HOST=true to take it from each request's Host header, only behind a proxy that sets Host)",
+            });
+          }
+        }),
+      ),
+    z.transform((e) => ({
+      /** Current secret first; the others still decrypt during a rotation. Empty: generate one (dev). */
+      authSecrets: e.AUTH_SECRET,
+      /** The public origin; undefined: taken from each request. */
+      authUrl: e.AUTH_URL,
+      /** The session cookie's prefix over https: Auth.js's `__Secure-`, or the stricter `__Host-`. */
+      sessionCookiePrefix: e.SESSION_COOKIE_PREFIX,
+    })),
+  );

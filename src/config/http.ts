@@ -1,0 +1,52 @@
+import * as z from 'zod/mini';
+import { integer, list } from './kinds.js';
+import { noted } from './notes.js';
+import { nodeEnv } from './runtime.js';
+
+/** The same value, typed as optional: apps built without these (tests) use the defaults. */
+const omissible = <T extends object>(value: T): Partial<T> => value;
+
+/** Read by metrics too: its listener must be another port. */
+export const port = integer(0, 65535, 3000);
+
+/** The public listener: where it listens, whom it believes, and what it lets a client hold. */
+export const http = z.pipe(
+  z.object({
+    NODE_ENV: nodeEnv,
+    HOST: noted(z.optional(z.string().check(z.minLength(1))), {
+      default: '`127.0.0.1` (`0.0.0.0` in production)',
+      example: '0.0.0.0',
+    }),
+    PORT: port,
+    TRUST_PROXY: noted(list(), { example: '10.0.0.0/8' }),
+    BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
+    REQUEST_TIMEOUT_MS: integer(1000, 600_000, 10_000),
+    KEEP_ALIVE_TIMEOUT_MS: integer(1000, 3_600_000, 72_000),
+    // 0: not set; the limits then come from the descriptor limit at start-up.
+    MAX_CONNECTIONS: noted(integer(0, 1_000_000, 0), {
+      default: '80 % of the descriptor limit',
+      example: '10000',
+    }),
+    MAX_CONNECTIONS_PER_ADDRESS: noted(integer(0, 1_000_000, 0), {
+      default: 'an eighth of `MAX_CONNECTIONS`',
+      example: '1250',
+    }),
+  }),
+  z.transform((e) => ({
+    host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
+    port: e.PORT,
+    /** Proxies whose `X-Forwarded-For`/`-Proto` are believed: addresses or CIDRs. */
+    trustProxy: e.TRUST_PROXY,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    ...omissible({
+      /** Idle keep-alive connections close after this; keep it above a load balancer's idle timeout. */
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+      /** Only the limits set explicitly; the rest come from the descriptor limit at start-up. */
+      connectionLimits: {
+        ...(e.MAX_CONNECTIONS > 0 && { max: e.MAX_CONNECTIONS }),
+        ...(e.MAX_CONNECTIONS_PER_ADDRESS > 0 && { perAddress: e.MAX_CONNECTIONS_PER_ADDRESS }),
+      },
+    }),
+  })),
+);

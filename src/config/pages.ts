@@ -1,0 +1,52 @@
+import * as z from 'zod/mini';
+import {
+  hexColourPattern,
+  isLogoUrl,
+  isProductName,
+  pageDefaults,
+  productNameMaxLength,
+  type PageSettings,
+} from '../pages/page-settings.js';
+import { noted } from './notes.js';
+
+/** The sign-in and sign-out pages' product name, accent colour and logo. */
+export const pages = z.pipe(
+  z.object({
+    PAGE_PRODUCT_NAME: z._default(
+      z
+        .string()
+        .check(
+          z.refine(
+            isProductName,
+            `must be 1 to ${productNameMaxLength} characters, not blank, no control characters`,
+          ),
+        ),
+      pageDefaults.productName,
+    ),
+    PAGE_ACCENT_COLOR: z._default(
+      z.string().check(z.regex(hexColourPattern, 'must be a hex colour like #2563eb or #26e')),
+      pageDefaults.accentColor,
+    ),
+    // Empty means no logo, like unset (platforms often cannot unset a variable).
+    PAGE_LOGO_URL: noted(
+      z.optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              (value) => value === '' || isLogoUrl(value),
+              'must be an https:// URL or an absolute path like /logo.svg',
+            ),
+          ),
+      ),
+      { example: '/logo.svg' },
+    ),
+  }),
+  z.transform((e): { page: PageSettings } => ({
+    page: {
+      productName: e.PAGE_PRODUCT_NAME,
+      accentColor: e.PAGE_ACCENT_COLOR,
+      logoUrl: e.PAGE_LOGO_URL === '' ? undefined : e.PAGE_LOGO_URL,
+    },
+  })),
+);
