@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -111,6 +111,35 @@ describe('the service process', () => {
     again.kill('SIGINT');
     expect(await again.exited).toBe(0);
   });
+
+  // The machines this runs on keep their own older Node beside the Node 24 the tests use.
+  const olderNode = ['/usr/bin/node', '/usr/local/bin/node'].find((candidate) => {
+    if (!fs.existsSync(candidate) || fs.realpathSync(candidate) === process.execPath) return false;
+    const version = execFileSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    return Number(version.split('.')[0]) < 24;
+  });
+  it.skipIf(olderNode === undefined)(
+    'on an older Node.js the service and the CLI refuse to start and say what to install',
+    async () => {
+      for (const [entry, args] of [
+        ['gatehouse.mjs', []],
+        ['gatehouse-cli.cjs', ['users', 'list']],
+      ] as const) {
+        const child = spawn(olderNode as string, [path.join(distDir, entry), ...args], {
+          env: { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, 'old-node') },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+        expect(code).toBe(1);
+        expect(stderr).toMatch(
+          /^gatehouse: Node\.js 24 LTS or later is required, this is 2[0-3]\./,
+        );
+      }
+      expect(fs.existsSync(path.join(dir, 'old-node'))).toBe(false);
+    },
+  );
 
   it('starts past a corrupt code cache, replaces it once, then starts from the new one', async () => {
     // A copy of the built entry and bundle inside dist/, so node_modules still resolves.

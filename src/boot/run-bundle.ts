@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { refuseUnsupportedNode } from './node-version.js';
 
 /**
  * The server's entry point (`dist/gatehouse.mjs`): runs the bundle `dist/gatehouse.cjs` with a
@@ -20,6 +21,8 @@ import vm from 'node:vm';
 interface BundleModule {
   exports: { main?: () => Promise<void> };
 }
+
+refuseUnsupportedNode();
 
 const bundle = fileURLToPath(new URL('./gatehouse.cjs', import.meta.url));
 const cacheFile = `${bundle}.v8cache`;
