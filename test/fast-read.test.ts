@@ -2,6 +2,7 @@ import { decode as authjsDecode, encode as authjsEncode } from '@auth/core/jwt';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client } from './helpers/client.js';
 import { addUser, startServer, testSecret, type TestServer } from './helpers/server.js';
+import { mintSession } from './helpers/sessions.js';
 
 const password = 'correct horse battery staple';
 const day = 86400_000;
@@ -26,7 +27,7 @@ function cookieShape(line: string): string {
       ? '<empty>'
       : /^[0-9a-f]{64}%7C[0-9a-f]{64}$/.test(value)
         ? '<csrf>'
-        : value.startsWith('ey')
+        : value.startsWith('ey') || /session-token\.\d+$/.test(name)
           ? '<jwe>'
           : value;
   return [`${name}=${kind}`, ...attributes].join('; ');
@@ -243,6 +244,24 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
     const { fast: a, plain: b } = await both('/api/auth/session', client.cookieHeader());
     expect(a).toEqual(b);
     expect(a.body).toBe('null');
+  });
+
+  it('a session whose refreshed token needs chunks is re-issued in chunks by both', async () => {
+    const name = 'L'.repeat(4000);
+    const id = await addUser(fast, 'long@example.com', password, name);
+    const { token } = await mintSession(
+      fast,
+      { id, email: 'long@example.com', name },
+      { secret: testSecret },
+    );
+    const cookie = `${salt}=${token}`;
+    const { fast: a, plain: b } = await both('/api/auth/session', cookie, Date.now() + 2 * day);
+    expect(a).toEqual(b);
+    expect(a.cookies.filter((c) => c.startsWith(`${salt}`)).map((c) => c.split('=')[0])).toEqual([
+      salt,
+      `${salt}.0`,
+      `${salt}.1`,
+    ]);
   });
 
   it('a chunked but valid session is read by both', async () => {

@@ -106,3 +106,56 @@ describe('session and CSRF reads', () => {
     expect(callback).toContain('authjs.callback-url=http%3A%2F%2Fapp.example%3A8080;');
   });
 });
+
+describe('a session read asks the store once', () => {
+  let server: TestServer;
+  let reads = 0;
+  beforeAll(async () => {
+    server = await startServer({
+      wrap: (deps) => ({
+        ...deps,
+        sessions: {
+          ...deps.sessions,
+          findActive: async (sid) => {
+            reads += 1;
+            return deps.sessions.findActive(sid);
+          },
+        },
+      }),
+    });
+    await addUser(server, 'ada@example.com', 'correct horse battery staple', 'Ada');
+  });
+  afterAll(() => server.close());
+
+  async function signedIn(): Promise<Client> {
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', 'correct horse battery staple');
+    return client;
+  }
+
+  it('for a session revoked elsewhere, which reads as no session and is cleared', async () => {
+    const client = await signedIn();
+    const copy = new Client(server.url);
+    copy.cookies.set('authjs.session-token', client.sessionCookie()!);
+    await copy.signOut();
+    reads = 0;
+    const response = await rawGet(server.url, '/api/auth/session', {
+      cookie: client.cookieHeader(),
+    });
+    expect(response.body).toBe('null');
+    expect(response.headers['set-cookie']).toContain(
+      'authjs.session-token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax',
+    );
+    expect(reads).toBe(1);
+  });
+
+  it('for a live session held in chunks, which Auth.js reads', async () => {
+    const token = (await signedIn()).sessionCookie()!;
+    reads = 0;
+    const response = await rawGet(server.url, '/api/auth/session', {
+      cookie: `authjs.session-token.0=${token.slice(0, 300)}; authjs.session-token.1=${token.slice(300)}`,
+    });
+    expect(JSON.parse(response.body)).toMatchObject({ user: { email: 'ada@example.com' } });
+    expect(reads).toBe(1);
+  });
+});

@@ -80,7 +80,7 @@ function withUsableBodyField(body: Buffer, contentType: string, origin: string):
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch {
-      // Refused before Auth.js (src/auth/signin-body.ts); nothing to settle.
+      // Refused before Auth.js (src/auth/body-guard.ts); nothing to settle.
       return body;
     }
     if (parsed === null || typeof parsed !== 'object') return body;

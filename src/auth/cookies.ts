@@ -59,11 +59,18 @@ function decode(value: string): string {
 export interface CookieOptions {
   secure: boolean;
   expires?: Date;
+  /** `0` clears the cookie, as Auth.js's SessionStore does. */
+  maxAgeSeconds?: number;
 }
 
-/** `name=value; Path=/; Expires=…; HttpOnly; Secure; SameSite=Lax`, Auth.js's attribute order. */
+/**
+ * `name=value; Max-Age=…; Path=/; Expires=…; HttpOnly; Secure; SameSite=Lax`, Auth.js's
+ * attribute order.
+ */
 export function serializeCookie(name: string, value: string, options: CookieOptions): string {
-  let cookie = `${name}=${encodeURIComponent(value)}; Path=/`;
+  let cookie = `${name}=${encodeURIComponent(value)}`;
+  if (options.maxAgeSeconds !== undefined) cookie += `; Max-Age=${options.maxAgeSeconds}`;
+  cookie += '; Path=/';
   if (options.expires !== undefined) cookie += `; Expires=${options.expires.toUTCString()}`;
   cookie += '; HttpOnly';
   if (options.secure) cookie += '; Secure';

@@ -1,26 +1,12 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
+import { errorBody, type ErrorCode } from '../http/errors.js';
 import type { Front } from '../http/front-door.js';
 import { jsonSecurityHeaders } from '../http/security-headers.js';
-import type { FastAnswer, FastReader } from './fast-read.js';
+import { StoreUnavailableError } from './request-context.js';
+import type { FastAnswer, FastReader } from './session-read.js';
 import { RecentCache } from '../util/recent-cache.js';
-
-/** How a session read tried in front of Fastify ended, when it handed the request on. */
-export type FrontReadOutcome =
-  /** The reader leaves this one to Auth.js: the route need not ask it again. */
-  | { kind: 'deferred' }
-  /** The read failed (a store error: 503); the route answers it without reading again. */
-  | { kind: 'failed'; error: unknown };
-
-const handedOn = new WeakMap<IncomingMessage, FrontReadOutcome>();
-
-/** How the read in front of Fastify ended for this request, if one was tried (taken once). */
-export function takeFrontReadOutcome(request: IncomingMessage): FrontReadOutcome | undefined {
-  const outcome = handedOn.get(request);
-  handedOn.delete(request);
-  return outcome;
-}
 
 export interface FrontReadOptions {
   reader: FastReader;
@@ -33,18 +19,27 @@ export interface FrontReadOptions {
   nextRequestId: () => string;
 }
 
+export interface FrontRead {
+  front: Front;
+  /**
+   * Whether the front took this request: then it answered it, unless session-read left it to
+   * Auth.js (src/auth/session-read.ts), and the route sends it straight there. A pure function
+   * of the request, so the route asks it instead of being told.
+   */
+  sees(request: IncomingMessage): boolean;
+}
+
 /**
- * `GET /api/auth/session` and `GET /api/auth/csrf` answered in front of Fastify with the fast
- * reader's answer, the headers Fastify's route and hooks would add, and the same access log
- * line. A session read is the most frequent request an application sends; Fastify's routing,
- * hooks and reply cost about a third of it. Anything else, or anything the reader leaves to
- * Auth.js (or fails on), goes to Fastify untouched: nothing has been written by then, and a
- * GET carries no body. What the read found goes along (src/auth/routes.ts): a request it leaves
- * to Auth.js goes straight there, and a failed read is answered, not tried again. Only without
- * TRUST_PROXY, where http vs https is fixed by AUTH_URL.
- * Differential tests against plain Auth.js cover it (test/fast-read.test.ts).
+ * `GET /api/auth/session` and `GET /api/auth/csrf` answered in front of Fastify with
+ * session-read's answer, the headers Fastify's route and hooks would add (`Connection: close`
+ * while draining too), and the same access log line. A session read is the most frequent
+ * request an application sends; Fastify's routing, hooks and reply cost about a third of it.
+ * Anything else, and any read session-read leaves to Auth.js (decided before anything is
+ * written or asked of the store), goes to Fastify untouched: a GET carries no body. A store
+ * failure is answered here, 503 as the route answers it, so the store is asked once. Only
+ * without TRUST_PROXY, where http vs https is fixed by AUTH_URL.
  */
-export function createFrontRead(options: FrontReadOptions): Front {
+export function createFrontRead(options: FrontReadOptions): FrontRead {
   const { reader, publicOrigin } = options;
   const secure = publicOrigin?.startsWith('https:') === true;
   const securityHeaders = Object.entries(jsonSecurityHeaders(secure)).flat();
@@ -65,14 +60,42 @@ export function createFrontRead(options: FrontReadOptions): Front {
     return origin ?? undefined;
   };
 
-  function send(response: ServerResponse, answer: FastAnswer) {
+  function sees(request: IncomingMessage): boolean {
+    const { method, url, headers } = request;
+    return (
+      method === 'GET' &&
+      (url === '/api/auth/session' || url === '/api/auth/csrf') &&
+      headers['content-length'] === undefined &&
+      headers['transfer-encoding'] === undefined &&
+      originOf(headers.host) !== undefined
+    );
+  }
+
+  function send(response: ServerResponse, status: number, answer: FastAnswer) {
     const headers: string[] = [];
     for (const name in answer.headers) headers.push(name, answer.headers[name] as string);
     for (const cookie of answer.cookies) headers.push('set-cookie', cookie);
-    headers.push(...securityHeaders, 'content-length', String(Buffer.byteLength(answer.body)));
-    response.writeHead(200, headers);
+    headers.push(...securityHeaders);
+    // Fastify's hooks add these (src/http/site.ts, security-headers.ts).
+    if (answer.headers['cache-control'] === undefined) headers.push('cache-control', 'no-store');
+    if (options.isDraining()) headers.push('connection', 'close');
+    headers.push('content-length', String(Buffer.byteLength(answer.body)));
+    response.writeHead(status, headers);
     // A string body goes out in one write with the head; a Buffer would take a second chunk.
     response.end(answer.body);
+  }
+
+  /** Our JSON error, as the route's `sendError` and the final error handler write it. */
+  function sendError(
+    response: ServerResponse,
+    code: ErrorCode,
+    status: number,
+    headers: Record<string, string>,
+    requestId?: string,
+  ) {
+    const body = JSON.stringify(errorBody(code, requestId));
+    const contentType = { 'content-type': 'application/json; charset=utf-8' };
+    send(response, status, { headers: { ...headers, ...contentType }, cookies: [], body });
   }
 
   // The level is fixed at start-up; Fastify's logger exists once the app is built.
@@ -96,14 +119,19 @@ export function createFrontRead(options: FrontReadOptions): Front {
     return reqId;
   }
 
-  function answered(request: IncomingMessage, reqId: string | undefined, startedAt: number) {
+  function answered(
+    request: IncomingMessage,
+    reqId: string | undefined,
+    startedAt: number,
+    status: number,
+  ) {
     if (reqId === undefined) return;
     logger().log.info(
       {
         reqId,
         method: request.method,
         path: request.url,
-        status: 200,
+        status,
         ms: Math.round((performance.now() - startedAt) * 10) / 10,
         ip: request.socket.remoteAddress,
       },
@@ -111,57 +139,53 @@ export function createFrontRead(options: FrontReadOptions): Front {
     );
   }
 
-  return function frontRead(
+  /** A read that failed: 503 for the store (as the route answers it), else a 500 with its id. */
+  function failed(
     request: IncomingMessage,
     response: ServerResponse,
-    fallback: RequestListener,
-  ): boolean {
-    if (request.method !== 'GET') return false;
-    const url = request.url;
-    const isSession = url === '/api/auth/session';
-    if (!isSession && url !== '/api/auth/csrf') return false;
-    const headers = request.headers;
-    if (
-      options.isDraining() ||
-      headers['content-length'] !== undefined ||
-      headers['transfer-encoding'] !== undefined
-    ) {
-      return false;
+    error: unknown,
+    startedAt: number,
+  ) {
+    const reqId = received(request) ?? options.nextRequestId();
+    const { log } = logger();
+    if (error instanceof StoreUnavailableError) {
+      log.error({ reqId, err: error.cause }, 'database unavailable during session read');
+      sendError(response, 'unavailable', 503, { 'retry-after': '5' });
+    } else {
+      log.error({ reqId, err: error }, 'unhandled error');
+      sendError(response, 'internal_error', 500, {}, reqId);
     }
-    const origin = originOf(headers.host);
-    if (origin === undefined) return false;
-    const startedAt = performance.now();
+    answered(request, reqId, startedAt, response.statusCode);
+  }
 
-    if (!isSession) {
-      const answer = reader.csrf(headers.cookie, origin, secure);
+  function frontRead(request: IncomingMessage, response: ServerResponse): boolean {
+    if (!sees(request)) return false;
+    const origin = originOf(request.headers.host) as string;
+    const cookie = request.headers.cookie;
+    const startedAt = performance.now();
+    const answer =
+      request.url === '/api/auth/csrf'
+        ? reader.csrf(cookie, origin, secure)
+        : reader.session(cookie, origin, secure);
+    // Left to Auth.js: Fastify's route sends it there (it asks `sees`).
+    if (answer === undefined) return false;
+    const write = (ready: FastAnswer) => {
       const reqId = received(request);
-      send(response, answer);
-      answered(request, reqId, startedAt);
+      send(response, 200, ready);
+      answered(request, reqId, startedAt, 200);
+    };
+    if (!(answer instanceof Promise)) {
+      write(answer);
       return true;
     }
-    reader
-      .session(headers.cookie, origin, secure)
-      .then(
-        (answer) => {
-          if (answer === undefined) {
-            handedOn.set(request, { kind: 'deferred' });
-            return fallback(request, response);
-          }
-          const reqId = received(request);
-          send(response, answer);
-          answered(request, reqId, startedAt);
-        },
-        // The route answers the failure as it does its own (503 on a store error), without
-        // asking the store again: one failing read per request, not two.
-        (error: unknown) => {
-          handedOn.set(request, { kind: 'failed', error });
-          fallback(request, response);
-        },
-      )
+    answer
+      .then(write, (error: unknown) => failed(request, response, error, startedAt))
       .catch((error: unknown) => {
         logger().log.error({ err: error }, 'front session read failed after answering began');
         response.destroy();
       });
     return true;
-  };
+  }
+
+  return { front: frontRead, sees };
 }

@@ -7,14 +7,14 @@ import type { SessionStore } from '../sessions/session-store.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { WorkGate } from '../users/work-gate.js';
-import { createAuthConfig } from './auth-config.js';
+import { authBasePath, createAuthConfig } from './auth-config.js';
 import { createAuthorize } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';
-import { createFastReader } from './fast-read.js';
 import { createFrontRead } from './front-read.js';
 import type { JweCodec } from './jwe-codec.js';
 import { authRoutes, registerAuthRoutes } from './routes.js';
 import { createSessionClaims } from './session-claims.js';
+import { createSessionRead } from './session-read.js';
 import type { Throttle } from './throttle.js';
 
 export type AuthSettings = Pick<
@@ -38,7 +38,7 @@ export interface AuthRegistration {
 /** Every `/api/auth` path with the methods it answers (GET routes answer HEAD too). */
 const authPaths: Record<string, readonly string[]> = Object.fromEntries(
   Object.entries(authRoutes).map(([action, methods]) => [
-    `/api/auth/${action}`,
+    `${authBasePath}/${action}`,
     methods.includes('GET') ? [...methods, 'HEAD'] : methods,
   ]),
 );
@@ -60,10 +60,20 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
     now,
     log: site.app.log,
   });
+  // One answer to "is this a live session, and what is the answer?" (src/auth/session-read.ts),
+  // for Auth.js's jwt callback and, with fast paths on, for the reads answered without Auth.js.
+  const read = createSessionRead({
+    sessions: deps.sessions,
+    secrets: config.authSecrets,
+    session: config.session,
+    sessionCookiePrefix: config.sessionCookiePrefix,
+    now,
+    codec,
+  });
   const claimsFor = (secure: boolean) =>
     createSessionClaims({
       sessions: deps.sessions,
-      absoluteMaxAgeSeconds: config.session.absoluteMaxAgeSeconds,
+      read,
       now,
       decodeSessionToken: async (token) => {
         try {
@@ -75,29 +85,18 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
         }
       },
     });
-  const fastReader =
-    codec === undefined
-      ? undefined
-      : createFastReader({
-          secrets: config.authSecrets,
-          session: config.session,
-          codec,
-          // Same checks as the jwt callback: one source for what a valid session is.
-          claims: claimsFor(false),
-          now,
-          sessionCookiePrefix: config.sessionCookiePrefix,
-        });
-  if (site.answersInFront && fastReader !== undefined) {
-    site.addFront(
-      createFrontRead({
-        reader: fastReader,
-        publicOrigin: config.authUrl,
-        isDraining: site.isDraining,
-        log: () => site.app.log,
-        nextRequestId: site.nextRequestId,
-      }),
-    );
-  }
+  const fastReader = read.fast;
+  const frontRead =
+    site.answersInFront && fastReader !== undefined
+      ? createFrontRead({
+          reader: fastReader,
+          publicOrigin: config.authUrl,
+          isDraining: site.isDraining,
+          log: () => site.app.log,
+          nextRequestId: site.nextRequestId,
+        })
+      : undefined;
+  if (frontRead !== undefined) site.addFront(frontRead.front);
   const configFor = (secure: boolean) =>
     createAuthConfig(
       {
@@ -130,11 +129,12 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
     registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },
       fastReader,
+      frontRead,
       sessionCookiePrefix: config.sessionCookiePrefix,
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
       signIns,
-      pages: createAuthPages(config.page),
+      pages: createAuthPages(authBasePath, config.page),
       observer: deps.observer,
     });
     done();

@@ -2,66 +2,23 @@ import type { JWT } from '@auth/core/jwt';
 import type { Session } from '@auth/core/types';
 import { fromStore, type AuthRequestContext } from './request-context.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import { readClaims, type GatehouseClaims, type SessionRead } from './session-read.js';
 
 export interface SessionClaimsDeps {
   sessions: SessionStore;
-  absoluteMaxAgeSeconds: number;
+  /** What a token means and whether its session is live (src/auth/session-read.ts). */
+  read: Pick<SessionRead, 'live' | 'body'>;
   now: () => number;
   /** Reads a session token the way Auth.js does (same codec, same salt). */
   decodeSessionToken(token: string): Promise<JWT | null>;
 }
 
-/** Auth.js's (jose's) allowance for clock skew when it checks `exp`. */
-export const expClockToleranceSeconds = 15;
-
-/** The claims every Gatehouse session token carries beyond Auth.js's own. */
-export interface GatehouseClaims extends Record<string, unknown> {
-  sub: string;
-  email: string;
-  name: string;
-  /** Session id: a row in the store; revoked or unknown reads as no session. */
-  sid: string;
-  /** Sign-in time, seconds since the epoch; the absolute cap counts from here. */
-  auth_time: number;
-}
-
-export function readClaims(token: JWT | null): GatehouseClaims | null {
-  if (token === null) return null;
-  const { sub, email, name, sid, auth_time: authTime } = token as Record<string, unknown>;
-  if (typeof sub !== 'string' || typeof sid !== 'string' || typeof authTime !== 'number') {
-    return null;
-  }
-  return {
-    sub,
-    sid,
-    auth_time: authTime,
-    email: typeof email === 'string' ? email : '',
-    name: typeof name === 'string' ? name : '',
-  };
-}
-
 /**
- * Auth.js callbacks that make a JWT session revocable: the token names a session row, and
- * every read checks the row, the user and the absolute lifetime. Returning null from `jwt`
- * makes Auth.js answer `null` and clear the cookie.
+ * Auth.js callbacks that make a JWT session revocable: sign-in mints a token naming a new
+ * session row, every read asks session-read whether that row is still live (returning null
+ * from `jwt` makes Auth.js answer `null` and clear the cookie), sign-out ends the rows.
  */
 export function createSessionClaims(deps: SessionClaimsDeps) {
-  const capSeconds = deps.absoluteMaxAgeSeconds;
-
-  /**
-   * The row behind a token's claims, or null when the session is over. A store failure throws
-   * StoreUnavailableError (and marks `context`, inside Auth.js).
-   */
-  async function validate(
-    claims: GatehouseClaims,
-    context?: AuthRequestContext,
-  ): Promise<GatehouseClaims | null> {
-    if (claims.auth_time + capSeconds <= deps.now() / 1000) return null;
-    const active = await fromStore(context, () => deps.sessions.findActive(claims.sid));
-    if (active === null || active.userId !== claims.sub) return null;
-    return { ...claims, email: active.email, name: active.name };
-  }
-
   async function revokeHeldSession(context: AuthRequestContext): Promise<void> {
     const token = context.previousSessionToken;
     if (token === undefined) return;
@@ -72,8 +29,6 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
   }
 
   return {
-    validate,
-
     async jwt(
       params: {
         token: JWT;
@@ -98,27 +53,13 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
         return claims;
       }
       // A client-sent `update` never changes the claims: they come from the store only.
-      const claims = readClaims(token);
-      if (claims === null) return null;
-      // The decoder checked `exp` against its own clock; this repeats it against ours, so an
-      // injected clock governs idle expiry whichever codec is in use (tolerance as Auth.js's).
-      const exp = (token as { exp?: unknown }).exp;
-      if (typeof exp === 'number' && exp + expClockToleranceSeconds <= deps.now() / 1000)
-        return null;
-      const current = await validate(claims, context);
+      const current = await deps.read.live(token, context);
       return current === null ? null : { ...token, ...current };
     },
 
     session(params: { session: Session; token: JWT }): Session {
-      const claims = readClaims(params.token);
-      const capMs = ((claims?.auth_time ?? 0) + capSeconds) * 1000;
       const sliding = new Date(params.session.expires).getTime();
-      const expires = new Date(Math.min(sliding, capMs)).toISOString();
-      // Exactly {user: {id, email, name}, expires}: no image, nothing else.
-      return {
-        user: { id: claims?.sub ?? '', email: claims?.email ?? '', name: claims?.name ?? '' },
-        expires,
-      } as Session;
+      return deps.read.body(readClaims(params.token), sliding) as Session;
     },
 
     async signOut(message: { token?: JWT | null }, context: AuthRequestContext): Promise<void> {

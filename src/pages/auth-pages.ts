@@ -1,19 +1,32 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authBasePath } from '../auth/auth-config.js';
 import { sendError } from '../http/error-handler.js';
 import type { HttpError } from '../http/errors.js';
-import { sendWebResponse } from '../http/web-bridge.js';
 import { paletteFor } from './colour.js';
 import type { PageShell } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy, signedOutParam } from './notices.js';
 import { pagePolicy } from './page-csp.js';
-import { pageCsrf, type PageSite } from './page-csrf.js';
 import { pageDefaults, type PageSettings } from './page-settings.js';
 import { pageStyle } from './page-style.js';
 import { renderSignInPage } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';
 
-export type { PageSite } from './page-csrf.js';
+/**
+ * Auth.js's CSRF token for this browser, exactly as its CSRF action gives it (the auth wing
+ * computes it, src/auth/page-csrf.ts): the token the form carries, the cookies to set with
+ * the page (a new double-submit cookie unless the one held verifies; the callback-url
+ * cookie), and the callback URL it settled on.
+ */
+export interface PageCsrf {
+  csrfToken: string;
+  cookies: string[];
+  callbackUrl: string;
+}
+
+/** What a page is printed with: the public origin (AUTH_URL's, else the request's) and CSRF. */
+export interface PageView {
+  origin: string;
+  csrf: PageCsrf;
+}
 
 /** The HTML pages Gatehouse answers in place of Auth.js's built-in ones. */
 export interface AuthPages {
@@ -22,26 +35,21 @@ export interface AuthPages {
     action: 'signin' | 'signout',
     request: FastifyRequest,
     reply: FastifyReply,
-    site: PageSite,
+    view: PageView,
   ): Promise<FastifyReply>;
   /**
    * A browser's form post to sign in or out that the service cannot take now: the page in its
    * busy state, with the error's status (503) and headers (`Retry-After`). `undefined` for
-   * every other caller, who gets the JSON error as before (`site` is only asked for the page).
+   * every other caller, who gets the JSON error as before (`view` is only asked for the page;
+   * without one, the JSON error too).
    */
   busy(
     request: FastifyRequest,
     reply: FastifyReply,
     error: HttpError,
-    site: () => PageSite,
+    view: () => Promise<PageView | undefined>,
   ): Promise<FastifyReply> | undefined;
 }
-
-const signInPaths = new Set([
-  `${authBasePath}/callback/credentials`,
-  `${authBasePath}/signin/credentials`,
-]);
-const signOutPath = `${authBasePath}/signout`;
 
 function queryOf(url: string): string {
   const at = url.indexOf('?');
@@ -91,26 +99,46 @@ function sameOrigin(candidate: string | undefined, origin: string): string | und
  * service itself. After the sign-out page, Auth.js's callback-url cookie names the sign-in
  * page's "signed out" notice; signing in from there must not land on it again.
  */
-function signInDestination(candidate: string | undefined, origin: string): string {
+function signInDestination(
+  candidate: string | undefined,
+  origin: string,
+  basePath: string,
+): string {
   const url = sameOrigin(candidate, origin);
   if (url === undefined) return origin;
   const path = new URL(url).pathname;
-  return path === authBasePath || path.startsWith(`${authBasePath}/`) ? origin : url;
+  return path === basePath || path.startsWith(`${basePath}/`) ? origin : url;
 }
 
 /**
  * Where the sign-out form sends people: where the page was asked to send them (as Auth.js
  * settled it), else the sign-in page with its "signed out" notice.
  */
-function signOutDestination(settled: string | undefined, origin: string): string {
-  return sameOrigin(settled, origin) ?? `${origin}${authBasePath}/signin?${signedOutParam}=1`;
+function signOutDestination(settled: string | undefined, origin: string, basePath: string): string {
+  return sameOrigin(settled, origin) ?? `${origin}${basePath}/signin?${signedOutParam}=1`;
 }
 
-/** Gatehouse's sign-in and sign-out pages, branded by `settings` (fixed at start-up). */
-export function createAuthPages(settings: PageSettings = pageDefaults): AuthPages {
+/**
+ * Gatehouse's sign-in and sign-out pages under `basePath` (where Auth.js answers), branded by
+ * `settings` (fixed at start-up).
+ */
+export function createAuthPages(
+  basePath: string,
+  settings: PageSettings = pageDefaults,
+): AuthPages {
   const style = pageStyle(paletteFor(settings.accentColor));
-  const shell: PageShell = { productName: settings.productName, logoUrl: settings.logoUrl, style };
+  const shell: PageShell = {
+    productName: settings.productName,
+    logoUrl: settings.logoUrl,
+    style,
+    basePath,
+  };
   const policy = pagePolicy(style, settings.logoUrl);
+  const signInPaths = new Set([
+    `${basePath}/callback/credentials`,
+    `${basePath}/signin/credentials`,
+  ]);
+  const signOutPath = `${basePath}/signout`;
 
   function send(
     reply: FastifyReply,
@@ -138,56 +166,56 @@ export function createAuthPages(settings: PageSettings = pageDefaults): AuthPage
     request: FastifyRequest,
     reply: FastifyReply,
     error: HttpError,
-    site: PageSite,
+    view: PageView | undefined,
   ): Promise<FastifyReply> {
-    const csrf = await pageCsrf(request, site, '');
-    if (!csrf.ok) return sendError(reply, error);
+    if (view === undefined) return sendError(reply, error);
+    const { origin, csrf } = view;
     // The post's own callbackUrl (Auth.js checks it again when the form is sent again).
-    const posted = sameOrigin(postedField(request, 'callbackUrl'), site.origin);
+    const posted = sameOrigin(postedField(request, 'callbackUrl'), origin);
     const page =
       action === 'signout'
         ? renderSignOutPage(shell, {
             csrfToken: csrf.csrfToken,
-            callbackUrl: signOutDestination(posted, site.origin),
+            callbackUrl: signOutDestination(posted, origin, basePath),
             notice: signOutBusy,
           })
         : renderSignInPage(shell, {
             csrfToken: csrf.csrfToken,
-            callbackUrl: signInDestination(posted ?? csrf.callbackUrl, site.origin),
+            callbackUrl: signInDestination(posted ?? csrf.callbackUrl, origin, basePath),
             notice: signInBusy,
           });
     return send(reply, error.status, error.headers, csrf.cookies, page);
   }
 
   return {
-    async show(action, request, reply, site) {
-      const query = queryOf(request.url);
-      const params = new URLSearchParams(query);
-      const csrf = await pageCsrf(request, site, query);
-      if (!csrf.ok) return sendWebResponse(reply, csrf.response);
+    async show(action, request, reply, { origin, csrf }) {
+      const params = new URLSearchParams(queryOf(request.url));
       const page =
         action === 'signin'
           ? renderSignInPage(shell, {
               csrfToken: csrf.csrfToken,
-              callbackUrl: signInDestination(csrf.callbackUrl, site.origin),
+              callbackUrl: signInDestination(csrf.callbackUrl, origin, basePath),
               notice: signInNotice(params),
             })
           : renderSignOutPage(shell, {
               csrfToken: csrf.csrfToken,
               callbackUrl: signOutDestination(
                 lastValue(params, 'callbackUrl') === undefined ? undefined : csrf.callbackUrl,
-                site.origin,
+                origin,
+                basePath,
               ),
               notice: undefined,
             });
       return send(reply, 200, {}, csrf.cookies, page);
     },
 
-    busy(request, reply, error, site) {
+    busy(request, reply, error, view) {
       const path = request.url.split('?', 1)[0] ?? '';
       const isSignOut = path === signOutPath;
       if ((!isSignOut && !signInPaths.has(path)) || !isBrowserFormPost(request)) return undefined;
-      return showBusy(isSignOut ? 'signout' : 'signin', request, reply, error, site());
+      return view().then((ready) =>
+        showBusy(isSignOut ? 'signout' : 'signin', request, reply, error, ready),
+      );
     },
   };
 }

@@ -2,11 +2,13 @@ import { markup, trustedHtml, type SafeHtml } from './html.js';
 import type { Notice } from './notices.js';
 import type { PageStyle } from './page-style.js';
 
-/** What every page shares: the product's name, its logo and the stylesheet. */
+/** What every page shares: the product's name, its logo, the stylesheet, where forms post. */
 export interface PageShell {
   productName: string;
   logoUrl: string | undefined;
   style: PageStyle;
+  /** Where Auth.js answers (`/api/auth`): the forms post there. */
+  basePath: string;
 }
 
 /** The id of the notice, for `aria-describedby` on the controls it is about. */

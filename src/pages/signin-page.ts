@@ -1,4 +1,3 @@
-import { authBasePath } from '../auth/auth-config.js';
 import { markup } from './html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from './layout.js';
 import type { Notice } from './notices.js';
@@ -20,7 +19,7 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
   const describedBy = notice !== undefined && markup` aria-describedby="${noticeId}"`;
   const invalid = notice?.fieldsInvalid === true && markup` aria-invalid="true"`;
   const content = markup`${renderNotice(notice)}
-<form method="post" action="${authBasePath}/callback/credentials">
+<form method="post" action="${shell.basePath}/callback/credentials">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
 <label for="email">Email</label>

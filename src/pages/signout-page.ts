@@ -1,4 +1,3 @@
-import { authBasePath } from '../auth/auth-config.js';
 import { markup } from './html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from './layout.js';
 import type { Notice } from './notices.js';
@@ -21,7 +20,7 @@ export function renderSignOutPage(shell: PageShell, view: SignOutView): string {
   const describedBy = notice === undefined ? leadId : `${leadId} ${noticeId}`;
   const content = markup`<p id="${leadId}" class="lead">You will need to sign in again to continue.</p>
 ${renderNotice(notice)}
-<form method="post" action="${authBasePath}/signout">
+<form method="post" action="${shell.basePath}/signout">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
 <button type="submit" aria-describedby="${describedBy}">Sign out</button>

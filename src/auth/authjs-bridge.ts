@@ -1,0 +1,207 @@
+import { Auth } from '@auth/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody, HttpError } from '../http/errors.js';
+import { sendWebResponse, toWebRequest, webHeaders } from '../http/web-bridge.js';
+import type { Observer, SignInOutcome } from '../metrics/observer.js';
+import type { PageCsrf } from '../pages/auth-pages.js';
+import { withRetryAfter } from '../pages/retry-after.js';
+import { authBasePath, type AuthConfigFor } from './auth-config.js';
+import { withUsableCallbackUrls } from './callback-url.js';
+import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
+import { parseCookies, sessionTokenFrom } from './cookies.js';
+import type { AuthRequestContext } from './request-context.js';
+import { originOf } from './request-site.js';
+
+type Answer = Promise<FastifyReply> | FastifyReply;
+
+export interface AuthjsBridgeOptions {
+  configs: { http: AuthConfigFor; https: AuthConfigFor };
+  sessionCookiePrefix: SessionCookiePrefix;
+  publicOrigin: string | undefined;
+  /** Told how each sign-in ended. */
+  observer: Pick<Observer, 'signIn'>;
+  /** Answers a sign-in or sign-out we cannot take now (the busy page, or JSON). */
+  refuse: (request: FastifyRequest, reply: FastifyReply, error: HttpError) => Answer;
+}
+
+/** What a page needs to print its form, or Auth.js's own answer when it gave none. */
+export type PageCsrfResult = ({ ok: true } & PageCsrf) | { ok: false; response: Response };
+
+/** Each non-empty session cookie alone, then Auth.js's assembly of them (when it differs). */
+function heldSessionTokens(
+  cookies: Map<string, string>,
+  name: string,
+  assembled: string | undefined,
+): string[] {
+  const tokens = new Set<string>();
+  for (const [cookieName, value] of cookies) {
+    if (cookieName.startsWith(name) && value !== '') tokens.add(value);
+  }
+  if (assembled !== undefined && tokens.size > 1) tokens.add(assembled);
+  return [...tokens];
+}
+
+/**
+ * Auth.js's error page takes its status from the `error` it names: any client can ask for
+ * `?error=Configuration` and get a 500. The page itself was served; the error it describes
+ * happened to an earlier request, so it answers 200 here (a 5xx means this request failed).
+ */
+function servedPage(path: string, response: Response): Response {
+  if (path !== `${authBasePath}/error` || response.status < 500) return response;
+  return new Response(response.body, { status: 200, headers: response.headers });
+}
+
+/**
+ * How a sign-in that went through Auth.js ended: our interruption if there was one, else the
+ * error Auth.js reported (a refused CSRF token, wrong details), else what `authorize` decided.
+ * Anything else (Auth.js failed after a success, or never asked) is a failure of ours.
+ */
+function signInOutcome(context: AuthRequestContext): SignInOutcome {
+  const kind = context.interruption?.kind;
+  if (kind !== undefined) return kind === 'internal' ? 'error' : kind;
+  switch (context.authError) {
+    case undefined:
+      return context.signInResult === 'success' ? 'success' : 'error';
+    case 'MissingCSRF':
+      return 'csrf';
+    case 'CredentialsSignin':
+      return context.signInResult === 'invalid' ? 'invalid' : 'error';
+    default:
+      return 'error';
+  }
+}
+
+function setCookieValue(cookies: string[], name: string): string | undefined {
+  const line = cookies.find((cookie) => cookie.startsWith(`${name}=`));
+  if (line === undefined) return undefined;
+  const end = line.indexOf(';');
+  const raw = line.slice(name.length + 1, end === -1 ? undefined : end);
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    // Auth.js encodes what it sets; an undecodable value is not one of its.
+    return undefined;
+  }
+}
+
+/**
+ * The one place a request is handed to Auth.js: the Web Request built from Fastify's (unusable
+ * callbackUrls dropped), the request's context for our callbacks, and Auth.js's answer passed
+ * on, or ours when a callback interrupted it (throttle, load, database, bug).
+ */
+export function authjsBridge(options: AuthjsBridgeOptions) {
+  /** Answers a request Auth.js could not finish because of us. */
+  function answerInterruption(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    context: AuthRequestContext,
+    response: Response,
+  ): Answer {
+    const interruption = context.interruption;
+    switch (interruption?.kind) {
+      case undefined:
+        return sendWebResponse(reply, response);
+      case 'throttled': {
+        // Auth.js's own answer (code=rate_limited), plus Retry-After; JSON callers get 429.
+        reply.header('retry-after', String(interruption.retryAfterSeconds));
+        const isJson = response.headers.get('content-type')?.startsWith('application/json');
+        // A form post's browser follows the 302 and drops the header: the URL tells the page.
+        if (!isJson) {
+          return sendWebResponse(reply, withRetryAfter(response, interruption.retryAfterSeconds));
+        }
+        const headers = new Headers(response.headers);
+        return sendWebResponse(reply, new Response(response.body, { status: 429, headers }));
+      }
+      case 'overloaded':
+        return options.refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
+      case 'unavailable':
+        request.log.error({ err: interruption.error }, 'database unavailable during auth');
+        return options.refuse(request, reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      case 'internal':
+        request.log.error({ err: interruption.error }, 'unexpected error during auth');
+        return reply.code(500).send(errorBody('internal_error', request.id));
+    }
+  }
+
+  return {
+    /** The request as Auth.js sees it at `path` (the route, mapped); our interruptions answered. */
+    async answer(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      route: { path: string; search: string; body: Buffer | undefined; secure: boolean },
+    ): Promise<FastifyReply> {
+      const { path, secure } = route;
+      const config = secure ? options.configs.https : options.configs.http;
+      const origin = originOf(request, options.publicOrigin);
+      const names = authCookieNames(secure, options.sessionCookiePrefix);
+      // A callbackUrl Auth.js cannot use (it would answer 500, or fail before signing out) is
+      // dropped, wherever it came from: Auth.js then falls back as for an absent one.
+      const headers = webHeaders(request);
+      const usable = withUsableCallbackUrls(
+        {
+          search: route.search,
+          cookie: headers.get('cookie') ?? undefined,
+          body: route.body,
+          contentType: headers.get('content-type'),
+        },
+        origin,
+        names.callbackUrl,
+      );
+      if (usable.cookie === undefined) headers.delete('cookie');
+      else headers.set('cookie', usable.cookie);
+      const url = `${origin}${path}${usable.search}`;
+      const webRequest = toWebRequest(request, url, usable.body, headers);
+      const cookies = parseCookies(request.headers.cookie);
+      const previousSessionToken = sessionTokenFrom(cookies, names.session);
+      const context: AuthRequestContext = {
+        clientIp: request.ip,
+        // Chunked or not, as Auth.js reads it: signing in again must end the session held.
+        previousSessionToken,
+        // Sign-out ends every session the request holds a token for, whatever else it carries.
+        ...(path === `${authBasePath}/signout` && {
+          heldSessionTokens: heldSessionTokens(cookies, names.session, previousSessionToken),
+        }),
+      };
+      const signingIn =
+        request.method === 'POST' && path === `${authBasePath}/callback/credentials`;
+      let response: Response;
+      try {
+        response = servedPage(path, await Auth(webRequest, config(context)));
+      } catch (error) {
+        if (signingIn) options.observer.signIn('error');
+        throw error;
+      }
+      if (signingIn) options.observer.signIn(signInOutcome(context));
+      return answerInterruption(request, reply, context, response);
+    },
+
+    /**
+     * Auth.js's own CSRF action at `url` for these cookies: the token, the cookies it set, and
+     * the callback URL it settled on (it sets the callback-url cookie whenever its choice
+     * differs from the one held). Anything but a token comes back to be passed on unchanged.
+     */
+    async csrfAction(
+      request: FastifyRequest,
+      { origin, secure }: { origin: string; secure: boolean },
+      url: string,
+      cookie: string | undefined,
+    ): Promise<PageCsrfResult> {
+      const headers = new Headers();
+      if (cookie !== undefined) headers.set('cookie', cookie);
+      const config = secure ? options.configs.https : options.configs.http;
+      const response = await Auth(
+        new Request(url, { headers }),
+        config({ clientIp: request.ip, previousSessionToken: undefined }),
+      );
+      if (response.status !== 200) return { ok: false, response };
+      const { csrfToken } = (await response.json()) as { csrfToken: string };
+      const cookies = response.headers.getSetCookie();
+      // The session cookie's prefix does not change the callback-url cookie's name.
+      const name = authCookieNames(secure, '__Secure-').callbackUrl;
+      const callbackUrl = setCookieValue(cookies, name) ?? parseCookies(cookie).get(name) ?? origin;
+      return { ok: true, csrfToken, cookies, callbackUrl };
+    },
+  };
+}
+
+export type AuthjsBridge = ReturnType<typeof authjsBridge>;

@@ -1,0 +1,72 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { AuthCookieNames } from './cookie-names.js';
+import { settleCallbackUrl } from './callback-url.js';
+import { serializeCookie } from './cookies.js';
+import { RecentCache } from '../util/recent-cache.js';
+
+/** What Auth.js's init() settles for a request: the CSRF token, the cookies to set, the callback URL. */
+export interface InitCookies {
+  csrfToken: string;
+  /** A new double-submit cookie unless the one held verifies; the callback-url cookie if it changed. */
+  set: string[];
+  callbackUrl: string;
+}
+
+const recentCapacity = 2048;
+
+/**
+ * The cookies Auth.js's init() sets on every request, computed as it does: keep a CSRF cookie
+ * whose hash verifies, else make a new token; settle the callback URL (a parameter, else the
+ * cookie, else the origin) and set its cookie when it changed. For the reads answered without
+ * Auth.js (src/auth/session-read.ts) and the CSRF token the pages print (src/auth/page-csrf.ts).
+ */
+export function createInitCookies(secrets: readonly string[]) {
+  // Auth.js hashes the token with `${token}${options.secret}`: an array stringifies joined by commas.
+  const csrfSecret = secrets.join(',');
+  const csrfHash = (token: string) =>
+    createHash('sha256').update(`${token}${csrfSecret}`).digest('hex');
+  // A browser repeats the same cookies on every read: remember CSRF cookies already verified
+  // (a pure function of the cookie and the secrets), so a repeat costs a Map lookup.
+  const verifiedCsrf = new RecentCache<string, string>(recentCapacity);
+
+  /**
+   * `callbackParam` is the request's usable `callbackUrl` parameter, if any; an unusable cookie
+   * counts as absent, as in the route (src/auth/callback-url.ts).
+   */
+  return function initCookies(
+    cookies: Map<string, string>,
+    names: AuthCookieNames,
+    origin: string,
+    secure: boolean,
+    callbackParam?: string,
+  ): InitCookies {
+    const set: string[] = [];
+    let csrfToken: string | undefined;
+    const held = cookies.get(names.csrf);
+    if (held !== undefined && held !== '') {
+      csrfToken = verifiedCsrf.get(held);
+      if (csrfToken === undefined) {
+        const [token = '', hash] = held.split('|');
+        if (hash === csrfHash(token)) {
+          csrfToken = token;
+          verifiedCsrf.set(held, token);
+        }
+      }
+    }
+    if (csrfToken === undefined) {
+      csrfToken = randomBytes(32).toString('hex');
+      set.push(serializeCookie(names.csrf, `${csrfToken}|${csrfHash(csrfToken)}`, { secure }));
+    }
+    const callback = cookies.get(names.callbackUrl);
+    // Auth.js's default redirect callback.
+    const asked = callbackParam === undefined || callbackParam === '' ? callback : callbackParam;
+    const callbackUrl =
+      asked === undefined || asked === '' ? origin : (settleCallbackUrl(asked, origin) ?? origin);
+    if (callbackUrl !== callback) {
+      set.push(serializeCookie(names.callbackUrl, callbackUrl, { secure }));
+    }
+    return { csrfToken, set, callbackUrl };
+  };
+}
+
+export type InitCookiesFor = ReturnType<typeof createInitCookies>;

@@ -1,0 +1,286 @@
+import type { JweCodec } from './jwe-codec.js';
+import { authCookieNames, type AuthCookieNames, type SessionCookiePrefix } from './cookie-names.js';
+import { createInitCookies, type InitCookies } from './init-cookies.js';
+import { parseCookies, serializeCookie } from './cookies.js';
+import { RecentCache } from '../util/recent-cache.js';
+import { fromStore, type AuthRequestContext } from './request-context.js';
+import type { SessionStore } from '../sessions/session-store.js';
+
+/*
+ * What a session cookie means, and what `GET /api/auth/session` answers: the one place that
+ * decides. Two callers ask it:
+ *
+ * - Auth.js's `jwt` callback (src/auth/session-claims.ts) asks `live(token)`: is the token's
+ *   session still live (idle expiry against our clock, the absolute cap, the session row and
+ *   its user)? Every read that goes through Auth.js is checked here, once.
+ * - With fast paths on, the session and CSRF reads are answered without Auth.js's pipeline
+ *   (`fast.session`, `fast.csrf`), in front of Fastify (src/auth/front-read.ts) or in the route.
+ *   `fast.session` asks the same `live()`, then builds the answer Auth.js would.
+ *
+ * A read the fast branch cannot answer exactly as Auth.js would (a chunked cookie, a token it
+ * cannot read, claims that are not Gatehouse's) is declined *before* the store is asked, and
+ * synchronously: Auth.js then reads it and checks it, once. Once the store has been asked, the
+ * fast branch answers every outcome itself: a live session, a session that is over (`null`,
+ * the cookie cleared as Auth.js's SessionStore clears it), a refresh whose token needs chunks
+ * (split as SessionStore splits it), and a store failure (StoreUnavailableError, which its
+ * caller answers 503). So nothing is handed from the fast branch to Auth.js but the request
+ * itself, and revocation is checked once per request. Differential tests pin the equivalence
+ * (test/fast-read.test.ts, test/fuzz-differential.test.ts).
+ */
+
+/** Auth.js's (jose's) allowance for clock skew when it checks `exp`. */
+export const expClockToleranceSeconds = 15;
+
+/** The claims every Gatehouse session token carries beyond Auth.js's own. */
+export interface GatehouseClaims extends Record<string, unknown> {
+  sub: string;
+  email: string;
+  name: string;
+  /** Session id: a row in the store; revoked or unknown reads as no session. */
+  sid: string;
+  /** Sign-in time, seconds since the epoch; the absolute cap counts from here. */
+  auth_time: number;
+}
+
+export function readClaims(token: Record<string, unknown> | null): GatehouseClaims | null {
+  if (token === null) return null;
+  const { sub, email, name, sid, auth_time: authTime } = token;
+  if (typeof sub !== 'string' || typeof sid !== 'string' || typeof authTime !== 'number') {
+    return null;
+  }
+  return {
+    sub,
+    sid,
+    auth_time: authTime,
+    email: typeof email === 'string' ? email : '',
+    name: typeof name === 'string' ? name : '',
+  };
+}
+
+/** The session answer's body: exactly `{user: {id, email, name}, expires}`, capped. */
+export interface SessionBody {
+  user: { id: string; email: string; name: string };
+  expires: string;
+}
+
+export interface FastAnswer {
+  headers: Record<string, string>;
+  cookies: string[];
+  body: string;
+}
+
+export interface SessionReadDeps {
+  sessions: Pick<SessionStore, 'findActive'>;
+  secrets: readonly string[];
+  session: { maxAgeSeconds: number; updateAgeSeconds: number; absoluteMaxAgeSeconds: number };
+  sessionCookiePrefix: SessionCookiePrefix;
+  now: () => number;
+  /** Gatehouse's synchronous codec: with it, the fast branch exists (fast paths on). */
+  codec: JweCodec | undefined;
+}
+
+interface HeldToken {
+  token: string;
+  payload: Record<string, unknown>;
+  exp: number;
+}
+
+const recentCapacity = 2048;
+
+// Auth.js's SessionStore chunks values past 4096 - 160 bytes, in pieces of that size.
+const chunkLength = 4096 - 160;
+
+// Auth.js sends these on the session and CSRF answers alike.
+const readHeaders = {
+  'content-type': 'application/json',
+  'cache-control': 'private, no-cache, no-store',
+  expires: '0',
+  pragma: 'no-cache',
+};
+
+export function createSessionRead(deps: SessionReadDeps) {
+  const capSeconds = deps.session.absoluteMaxAgeSeconds;
+
+  /**
+   * The session a token's claims name, with the store's email and name, or null when it is
+   * over. A store failure throws StoreUnavailableError (and marks `context`, inside Auth.js).
+   */
+  async function live(
+    token: Record<string, unknown>,
+    context?: AuthRequestContext,
+  ): Promise<GatehouseClaims | null> {
+    const claims = readClaims(token);
+    if (claims === null) return null;
+    const nowSeconds = deps.now() / 1000;
+    // The decoder checked `exp` against its own clock; this repeats it against ours, so an
+    // injected clock governs idle expiry whichever codec is in use (tolerance as Auth.js's).
+    const exp = token.exp;
+    if (typeof exp === 'number' && exp + expClockToleranceSeconds <= nowSeconds) return null;
+    if (claims.auth_time + capSeconds <= nowSeconds) return null;
+    const active = await fromStore(context, () => deps.sessions.findActive(claims.sid));
+    if (active === null || active.userId !== claims.sub) return null;
+    return { ...claims, email: active.email, name: active.name };
+  }
+
+  /** The answer's body; `expires` is the sliding expiry, never past the absolute cap. */
+  function body(claims: GatehouseClaims | null, slidingExpiresMs: number): SessionBody {
+    const capMs = ((claims?.auth_time ?? 0) + capSeconds) * 1000;
+    return {
+      user: { id: claims?.sub ?? '', email: claims?.email ?? '', name: claims?.name ?? '' },
+      expires: new Date(Math.min(slidingExpiresMs, capMs)).toISOString(),
+    };
+  }
+
+  return {
+    live,
+    body,
+    fast: deps.codec === undefined ? undefined : createFastBranch(deps, deps.codec, live, body),
+  };
+}
+
+export type SessionRead = ReturnType<typeof createSessionRead>;
+export type FastReader = NonNullable<SessionRead['fast']>;
+
+/**
+ * `GET /api/auth/session` and `GET /api/auth/csrf` answered without Auth.js's per-request
+ * pipeline (Request objects, config set-up, WebCrypto digests), with the same configuration,
+ * codec, liveness check, body, headers and cookies.
+ */
+function createFastBranch(
+  deps: SessionReadDeps,
+  codec: JweCodec,
+  live: (token: Record<string, unknown>) => Promise<GatehouseClaims | null>,
+  body: (claims: GatehouseClaims, slidingExpiresMs: number) => SessionBody,
+) {
+  const initCookies = createInitCookies(deps.secrets);
+  // A browser repeats the same cookies on every read: remember tokens already decrypted
+  // (expiry and revocation are still checked on every read), so a repeat costs a Map lookup.
+  const decoded = new RecentCache<string, Record<string, unknown>>(recentCapacity);
+  const decode = (token: string, salt: string): Record<string, unknown> | null => {
+    const key = `${salt}\n${token}`;
+    const hit = decoded.get(key);
+    if (hit !== undefined) {
+      // The codec checked exp against the clock when it decrypted; a cached token must too.
+      const exp = hit.exp;
+      return typeof exp === 'number' && exp + expClockToleranceSeconds > deps.now() / 1000
+        ? hit
+        : null;
+    }
+    const payload = codec.decode({ token, secret: [...deps.secrets], salt });
+    if (payload !== null) decoded.set(key, payload);
+    return payload;
+  };
+
+  /** The held session cookie cleared, as Auth.js's SessionStore.clean() writes it. */
+  const cleared = (name: string, secure: boolean) =>
+    serializeCookie(name, '', { secure, maxAgeSeconds: 0 });
+
+  /**
+   * The session token held, decrypted: `null` when there is none, `undefined` when the read is
+   * Auth.js's (a chunked cookie; a token that does not read, which Auth.js logs; claims that
+   * are not Gatehouse's).
+   */
+  function heldToken(cookies: Map<string, string>, name: string): HeldToken | null | undefined {
+    // Auth.js's SessionStore takes every cookie whose name starts with the session name.
+    const sessionCookies = [...cookies.keys()].filter(
+      (n) => n.startsWith(name) && cookies.get(n) !== '',
+    );
+    if (sessionCookies.length === 0) return null;
+    if (sessionCookies.length !== 1 || sessionCookies[0] !== name) return undefined;
+    const token = cookies.get(name) as string;
+    const payload = decode(token, name);
+    if (payload === null || readClaims(payload) === null) return undefined;
+    const exp = payload.exp;
+    return typeof exp === 'number' ? { token, payload, exp } : undefined;
+  }
+
+  /** A live session's answer: the cookie re-issued once its refresh is due, in chunks if long. */
+  function liveAnswer(
+    { token, payload, exp }: HeldToken,
+    current: GatehouseClaims,
+    names: AuthCookieNames,
+    secure: boolean,
+    set: string[],
+  ): FastAnswer {
+    const now = deps.now();
+    const { maxAgeSeconds, updateAgeSeconds } = deps.session;
+    // Auth.js re-issues the cookie on every read; we do so once its refresh is due (updateAge),
+    // or at once when an older listed secret sealed it, so a rotation completes as people
+    // come back instead of waiting a refresh period.
+    const refreshDue =
+      (exp - maxAgeSeconds + updateAgeSeconds) * 1000 <= now ||
+      (deps.secrets.length > 1 &&
+        !codec.sealedWith(token, deps.secrets[0] as string, names.session));
+    let expiresMs = exp * 1000;
+    if (refreshDue) {
+      expiresMs = now + maxAgeSeconds * 1000;
+      const expires = new Date(expiresMs);
+      const renewed = codec.encode({
+        token: { ...payload, ...current },
+        secret: [...deps.secrets],
+        salt: names.session,
+        maxAge: maxAgeSeconds,
+      });
+      if (renewed.length <= chunkLength) {
+        set.push(serializeCookie(names.session, renewed, { secure, expires }));
+      } else {
+        // SessionStore.chunk(): the held cookie cleared, then `.0`, `.1`… in its place.
+        set.push(cleared(names.session, secure));
+        for (let at = 0, i = 0; at < renewed.length; at += chunkLength, i += 1) {
+          const chunk = renewed.slice(at, at + chunkLength);
+          set.push(serializeCookie(`${names.session}.${i}`, chunk, { secure, expires }));
+        }
+      }
+    }
+    return { headers: readHeaders, cookies: set, body: JSON.stringify(body(current, expiresMs)) };
+  }
+
+  return {
+    /** Auth.js's init() for these cookies (and a usable callbackUrl parameter, if any). */
+    csrfCookies(
+      cookieHeader: string | undefined,
+      origin: string,
+      secure: boolean,
+      callbackParam?: string,
+    ): InitCookies {
+      const names = authCookieNames(secure, deps.sessionCookiePrefix);
+      return initCookies(parseCookies(cookieHeader), names, origin, secure, callbackParam);
+    },
+
+    csrf(cookieHeader: string | undefined, origin: string, secure: boolean): FastAnswer {
+      const names = authCookieNames(secure, deps.sessionCookiePrefix);
+      const init = initCookies(parseCookies(cookieHeader), names, origin, secure);
+      return {
+        headers: readHeaders,
+        cookies: init.set,
+        body: JSON.stringify({ csrfToken: init.csrfToken }),
+      };
+    },
+
+    /**
+     * The session answer, or `undefined` (decided at once, before the store is asked) when the
+     * read is Auth.js's to answer. The promise rejects with StoreUnavailableError on a store
+     * failure.
+     */
+    session(
+      cookieHeader: string | undefined,
+      origin: string,
+      secure: boolean,
+    ): Promise<FastAnswer> | undefined {
+      const names = authCookieNames(secure, deps.sessionCookiePrefix);
+      const cookies = parseCookies(cookieHeader);
+      const held = heldToken(cookies, names.session);
+      if (held === undefined) return undefined;
+      const init = initCookies(cookies, names, origin, secure);
+      if (held === null) {
+        return Promise.resolve({ headers: readHeaders, cookies: init.set, body: 'null' });
+      }
+      return live(held.payload).then((current) => {
+        if (current !== null) return liveAnswer(held, current, names, secure, init.set);
+        // Over: Auth.js's `null`, with the cookie cleared.
+        init.set.push(cleared(names.session, secure));
+        return { headers: readHeaders, cookies: init.set, body: 'null' };
+      });
+    },
+  };
+}
