@@ -19,6 +19,13 @@ module.exports = {
       from: { path: '^src/' },
       to: { path: '^src/', circular: true },
     },
+    {
+      name: 'pages-take-data',
+      severity: 'error',
+      comment: 'Pages render what the auth wing hands them: they never import Auth.js.',
+      from: { path: '^src/pages/' },
+      to: { path: '@auth/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

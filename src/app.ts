@@ -6,7 +6,7 @@ import { pingDatabase } from './db/ping.js';
 import type { Database } from './db/schema.js';
 import { registerHealth } from './health/register.js';
 import { createSite, type SiteConfig } from './http/site.js';
-import { noObserver, type Observer } from './metrics/observer.js';
+import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
 
 export type AppConfig = SiteConfig & AuthSettings;

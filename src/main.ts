@@ -2,13 +2,13 @@ import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
-import { parseConfig, type Config } from './config.js';
+import { parseConfig, type Config } from './config/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { readPackageVersion } from './health/version.js';
 import { loggerOptions } from './log.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
-import { noObserver } from './metrics/observer.js';
+import { noObserver } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
 import { createServices } from './services.js';
 

@@ -4,7 +4,7 @@ import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
 import type { RawHandles } from './db/open.js';
 import type { Database } from './db/schema.js';
-import { noObserver, type Observer } from './metrics/observer.js';
+import { noObserver, type Observer } from './observe/observer.js';
 import { createArgon2Hasher } from './users/hasher.js';
 import { createKyselyUserStore } from './users/kysely-store.js';
 

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
-import { capabilities, variablesOf } from '../src/config.js';
+import { capabilities, variablesOf } from '../src/config/index.js';
 import { exampleOf, plainDefault, variableNotes } from '../src/config/notes.js';
-import { fileVariables } from '../src/secret-files.js';
+import { fileVariables } from '../src/config/secret-files.js';
 
 const root = path.join(import.meta.dirname, '..');
 const docsFile = 'docs/configuration.md';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config.js';
+import { parseConfig } from '../src/config/index.js';
 
 const secret = 'a'.repeat(32);
 // What `openssl rand -base64 33` gives: production refuses the weak one above.

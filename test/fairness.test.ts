@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkGate } from '../src/users/work-gate.js';
+import { WorkGate } from '../src/traffic/work-gate.js';
 import { Client } from './helpers/client.js';
 import { addUser, startServer, type TestServer } from './helpers/server.js';
 

@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from './helpers/client.js';
 import { addUser, startServer, type TestServer } from './helpers/server.js';
-import { WorkGate } from '../src/users/work-gate.js';
+import { WorkGate } from '../src/traffic/work-gate.js';
 
 const password = 'correct horse battery staple';
 

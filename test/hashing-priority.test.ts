@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultHashNice } from '../src/config.js';
+import { defaultHashNice } from '../src/config/index.js';
 import { Client } from './helpers/client.js';
 import { addUser, password, startGatehouse } from './helpers/metrics.js';
 import type { ServerProcess } from './helpers/processes.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config.js';
+import { parseConfig } from '../src/config/index.js';
 import { Client } from './helpers/client.js';
 import { addUser, connects, password, scrape, startGatehouse } from './helpers/metrics.js';
 import type { ServerProcess } from './helpers/processes.js';

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../src/config.js';
+import { parseConfig } from '../src/config/index.js';
 import { contrastRatio, paletteFor } from '../src/pages/colour.js';
 import { formatWait } from '../src/pages/notices.js';
-import { WorkGate } from '../src/users/work-gate.js';
+import { WorkGate } from '../src/traffic/work-gate.js';
 import { Client } from './helpers/client.js';
 import { addUser, startServer, type TestServer } from './helpers/server.js';
 

@@ -8,7 +8,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { openDatabase, type Dialect } from '../src/db/open.js';
 import type { Database } from '../src/db/schema.js';
 import { createServices } from '../src/services.js';
-import { defaultHashNice } from '../src/config.js';
+import { defaultHashNice } from '../src/config/index.js';
 import { normaliseEmail } from '../src/users/email.js';
 import { pgbouncerBinary, startPgBouncer } from './helpers/pgbouncer.js';
 import { createTestDatabase, hasPostgres, testPostgresUrl } from './helpers/postgres.js';

@@ -10,7 +10,7 @@ import {
 import Credentials from '@auth/core/providers/credentials';
 import type { User } from '@auth/core/types';
 import type { FastifyBaseLogger } from 'fastify';
-import { GateFullError } from '../users/work-gate.js';
+import { GateFullError } from '../traffic/work-gate.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import type { AuthRequestContext } from './request-context.js';
 import type { SessionClaims } from './session-claims.js';

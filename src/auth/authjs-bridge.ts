@@ -2,7 +2,7 @@ import { Auth } from '@auth/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, HttpError } from '../http/errors.js';
 import { sendWebResponse, toWebRequest, webHeaders } from '../http/web-bridge.js';
-import type { Observer, SignInOutcome } from '../metrics/observer.js';
+import type { Observer, SignInOutcome } from '../observe/observer.js';
 import type { PageCsrf } from '../pages/auth-pages.js';
 import { withRetryAfter } from '../pages/retry-after.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';

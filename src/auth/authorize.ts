@@ -3,7 +3,7 @@ import { emailMaxLength, isPlausibleEmail, normaliseEmail } from '../users/email
 import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js';
 import { codePointLength, normalisePassword, passwordMaxLength } from '../users/password.js';
 import type { UserStore } from '../users/store.js';
-import { GateFullError } from '../users/work-gate.js';
+import { GateFullError } from '../traffic/work-gate.js';
 import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
 import type { Throttle } from './throttle.js';
 

@@ -1,12 +1,12 @@
 import { decode as authjsDecode } from '@auth/core/jwt';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Site } from '../http/site.js';
-import type { Observer } from '../metrics/observer.js';
+import type { Observer } from '../observe/observer.js';
 import { createAuthPages } from '../pages/auth-pages.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
-import { WorkGate } from '../users/work-gate.js';
+import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './auth-config.js';
 import { createAuthorize } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';

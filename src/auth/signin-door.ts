@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import type { Observer } from '../metrics/observer.js';
-import type { WorkGate } from '../users/work-gate.js';
-import { clientGroup } from './client-group.js';
+import type { Observer } from '../observe/observer.js';
+import type { WorkGate } from '../traffic/work-gate.js';
+import { clientGroup } from '../traffic/client-group.js';
 
 type Answer = Promise<FastifyReply> | FastifyReply;
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ThrottleScope } from '../metrics/observer.js';
-import { clientGroup } from './client-group.js';
+import type { ThrottleScope } from '../observe/observer.js';
+import { clientGroup } from '../traffic/client-group.js';
 import type { Charge, ThrottleLimit, ThrottleStore } from './throttle-store.js';
 
 export interface ThrottleSettings {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { parseConfig, type Config } from '../config.js';
+import { parseConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { openDatabase } from '../db/open.js';
 import type { Database } from '../db/schema.js';

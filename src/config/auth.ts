@@ -34,7 +34,7 @@ export const auth = (requireSecret: boolean) =>
     z
       .object({
         NODE_ENV: nodeEnv,
-        // Or AUTH_SECRET_FILE (src/secret-files.ts). No example: its own messages say how to
+        // Or AUTH_SECRET_FILE (src/config/secret-files.ts). No example: its own messages say how to
         // make one.
         AUTH_SECRET: noted(
           list().check(

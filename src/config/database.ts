@@ -6,7 +6,7 @@ import { noted } from './notes.js';
 export const database = z.pipe(
   z.object({
     DATA_DIR: z._default(z.string().check(z.minLength(1)), './data'),
-    // Or DATABASE_URL_FILE (src/secret-files.ts).
+    // Or DATABASE_URL_FILE (src/config/secret-files.ts).
     DATABASE_URL: noted(
       z.optional(
         z

@@ -6,7 +6,7 @@ import {
   pageDefaults,
   productNameMaxLength,
   type PageSettings,
-} from '../pages/page-settings.js';
+} from './page-settings.js';
 import { noted } from './notes.js';
 
 /** The sign-in and sign-out pages' product name, accent colour and logo. */

@@ -1,5 +1,5 @@
 import type { Site } from '../http/site.js';
-import type { Observer } from '../metrics/observer.js';
+import type { Observer } from '../observe/observer.js';
 import { createFastHealth } from './fast-health.js';
 import { healthRoutes, registerHealthRoutes } from './routes.js';
 

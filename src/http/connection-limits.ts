@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { clientGroup } from '../auth/client-group.js';
+import { clientGroup } from '../traffic/client-group.js';
 
 export interface ConnectionLimits {
   /** Open connections at most; past it a new connection is closed at once. */

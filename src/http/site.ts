@@ -5,7 +5,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { createClientErrorHandler } from './client-error.js';
 import { createConnectRefusal } from './connect-refusal.js';
 import { defaultConnectionLimits, openFileLimit } from './connection-limits.js';

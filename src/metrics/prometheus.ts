@@ -5,7 +5,7 @@ import type {
   RevocationReason,
   SignInOutcome,
   ThrottleScope,
-} from './observer.js';
+} from '../observe/observer.js';
 import { collectProcessDefaults } from './process-defaults.js';
 import { createRequestTimer } from './request-timer.js';
 import { createRequestHistogram } from './request-histogram.js';

@@ -1,5 +1,5 @@
 import type { Site } from '../http/site.js';
-import type { Observer } from './observer.js';
+import type { Observer } from '../observe/observer.js';
 
 /**
  * Times every request the site answers, in front of Fastify or by it, when metrics are on; the

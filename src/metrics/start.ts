@@ -1,4 +1,4 @@
-import type { Observer } from './observer.js';
+import type { Observer } from '../observe/observer.js';
 import { listenMetrics, type MetricsExposition, type MetricsServer } from './server.js';
 
 export interface MetricsAddress {

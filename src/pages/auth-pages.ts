@@ -5,7 +5,7 @@ import { paletteFor } from './colour.js';
 import type { PageShell } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy, signedOutParam } from './notices.js';
 import { pagePolicy } from './page-csp.js';
-import { pageDefaults, type PageSettings } from './page-settings.js';
+import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
 import { renderSignInPage } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';

@@ -5,7 +5,7 @@ import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { toActive, type ActiveSession, type FindActive } from './active-session.js';
 import { postgresFindActive } from './postgres-find-active.js';
-import { noObserver, type Observer } from '../metrics/observer.js';
+import { noObserver, type Observer } from '../observe/observer.js';
 
 type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Argon2 from '@node-rs/argon2';
 import { createArgon2Pool } from './argon2-pool.js';
-import { WorkGate, type GateLoad } from './work-gate.js';
+import { WorkGate, type GateLoad } from '../traffic/work-gate.js';
 
 // The native module loads on the first check of a stored hash's parameters.
 const require = createRequire(import.meta.url);

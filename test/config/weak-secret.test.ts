@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isWeakSecret } from '../../src/config.js';
+import { isWeakSecret } from '../../src/config/index.js';
 
 describe('isWeakSecret', () => {
   it.each<[string, string, boolean]>([

@@ -1,19 +1,19 @@
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
-import { auth } from './config/auth.js';
-import { database } from './config/database.js';
-import { hashing } from './config/hashing.js';
-import { http } from './config/http.js';
-import { metrics } from './config/metrics.js';
-import { exampleOf } from './config/notes.js';
-import { pages } from './config/pages.js';
-import { runtime } from './config/runtime.js';
-import { session } from './config/session.js';
-import { signIn } from './config/sign-in.js';
+import { auth } from './auth.js';
+import { database } from './database.js';
+import { hashing } from './hashing.js';
+import { http } from './http.js';
+import { metrics } from './metrics.js';
+import { exampleOf } from './notes.js';
+import { pages } from './pages.js';
+import { runtime } from './runtime.js';
+import { session } from './session.js';
+import { signIn } from './sign-in.js';
 import { readFileVariables } from './secret-files.js';
 
-export { defaultHashNice } from './config/hashing.js';
-export { isWeakSecret } from './config/auth.js';
+export { defaultHashNice } from './hashing.js';
+export { isWeakSecret } from './auth.js';
 
 // zod/mini: the same validation as zod's chained API, at a fraction of its load time and
 // memory (measured: full zod was the largest module in the start-up bundle).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GateFullError, WorkGate } from '../../src/users/work-gate.js';
+import { GateFullError, WorkGate } from '../../src/traffic/work-gate.js';
 
 type Admission = 'runs' | 'waits' | 'refused';
 

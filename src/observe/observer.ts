@@ -1,5 +1,5 @@
 import type { Front } from '../http/front-door.js';
-import type { GateLoad } from '../users/work-gate.js';
+import type { GateLoad } from '../traffic/work-gate.js';
 
 /** How a sign-in ended, as `gatehouse_signins_total{outcome}` counts it. */
 export type SignInOutcome =
@@ -14,7 +14,7 @@ export type ThrottleScope = 'email' | 'ip' | 'email_attempts' | 'ip_attempts';
  */
 export type RevocationReason = 'ended' | 'user' | 'limit';
 
-export type { GateLoad } from '../users/work-gate.js';
+export type { GateLoad } from '../traffic/work-gate.js';
 
 /**
  * What the service tells whoever watches it. Every call is cheap and never throws; with

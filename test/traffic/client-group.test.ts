@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientGroup } from '../../src/auth/client-group.js';
+import { clientGroup } from '../../src/traffic/client-group.js';
 
 describe('clientGroup', () => {
   it.each<[string, string, string]>([
