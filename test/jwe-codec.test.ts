@@ -270,7 +270,7 @@ describe('rejects bad tokens with null, never a throw', () => {
     expect(theirs !== null).toBe(authjsAccepts);
   });
 
-  // jose decodes base64url with atob's forgiving rules (Node 20 has no Uint8Array.fromBase64):
+  // jose decodes base64url with atob's forgiving rules (Node 24 has no Uint8Array.fromBase64):
   // padding and ASCII blanks in the IV, ciphertext and tag, which the tag does not cover,
   // still read. The fast read path must read such a cookie as Auth.js does.
   it.each([

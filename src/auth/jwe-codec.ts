@@ -36,7 +36,9 @@ const SIZES: Record<Enc, { key: number; iv: number; tag: number }> = {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * base64url exactly as jose decodes it on Node 20 (no `Uint8Array.fromBase64`): `+` and `/` are
+ * base64url exactly as jose decodes it on Node 24 (no `Uint8Array.fromBase64` yet; a runtime
+ * that has it makes jose decode strictly, and test/jwe-codec.test.ts's comparison with jose
+ * fails until this follows): `+` and `/` are
  * refused, then `atob`'s forgiving rules apply: ASCII whitespace is skipped, and one or two `=`
  * may pad a length that is a multiple of four. A token Auth.js reads with a padded or spaced
  * segment must read here too (the IV, ciphertext and tag are not covered by the tag's AAD), and
