@@ -2,7 +2,7 @@
 // "could not measure", the warnings the report prints, and a few small helpers.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startArgs } from '../start-command.mjs';
+import { startArgs } from '../build/start-command.ts';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const gatehouseMain = path.join(root, 'dist/gatehouse.mjs');
