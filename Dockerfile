@@ -14,10 +14,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/bundle.mjs scripts/start-command.mjs scripts/runtime-modules.mjs ./scripts/
+COPY scripts/build ./scripts/build
 COPY src ./src
 # The bundles, then only the modules they load at run time (native code and pg) in /out.
-RUN npm run build && node scripts/runtime-modules.mjs /out
+RUN npm run build && node scripts/build/runtime-modules.ts /out
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \

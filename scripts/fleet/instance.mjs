@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startArgs } from '../start-command.mjs';
+import { startArgs } from '../build/start-command.ts';
 import { request } from './http.mjs';
 import { signalAndWait, sleep, track } from './processes.mjs';
 

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseWrk } from '../bench/wrk.mjs';
+import { parseWrk } from '../bench/wrk.ts';
 import { startFleet } from './fleet.mjs';
 import { Client, sessionCookieName } from './http.mjs';
 import { stopAll, track } from './processes.mjs';

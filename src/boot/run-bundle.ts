@@ -66,5 +66,5 @@ await loaded.exports.main();
 if (cluster.isPrimary && (cachedData === undefined || script.cachedDataRejected === true)) {
   writeCache(script.createCachedData());
 }
-// A build step (scripts/bundle.mjs, the Dockerfile) starts the server only to warm the cache.
+// A build step (scripts/build/bundle.ts, the Dockerfile) starts the server only to warm the cache.
 if (process.env.GATEHOUSE_WARM_CODE_CACHE === '1') process.kill(process.pid, 'SIGTERM');

@@ -5,7 +5,7 @@ import type * as Argon2 from '@node-rs/argon2';
 import type { Piscina } from 'piscina';
 
 const require = createRequire(import.meta.url);
-// Beside this module in src/ (the tests), beside the bundle in dist/ (scripts/bundle.mjs).
+// Beside this module in src/ (the tests), beside the bundle in dist/ (scripts/build/bundle.ts).
 const workerFile = new URL('./argon2-worker.cjs', import.meta.url);
 /** A pool left idle this long lets its threads go; the next hash starts them again. */
 const idleThreadMs = 60_000;

@@ -2,7 +2,7 @@
 // priority than the event loop (src/users/hasher.ts). Synchronous on purpose: the async API
 // would hand the work to libuv's thread pool, at normal priority, and undo the point.
 // Plain CommonJS, not TypeScript: worker threads load it as it is, from src/ in the tests and
-// from dist/ (copied by scripts/bundle.mjs) in the build.
+// from dist/ (copied by scripts/build/bundle.ts) in the build.
 'use strict';
 const argon2 = require('@node-rs/argon2');
 

@@ -9,23 +9,32 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BenchError, gatehouseCli, gatehouseMain, log, now, root, warnings } from './common.mjs';
-import { benchFleet, fleetWrkRuns } from './fleet.mjs';
-import { hashWorker, benchHashOnly } from './hash-only.mjs';
-import { startBaseline } from './health.mjs';
-import { proberWorker } from './health-under-hashing.mjs';
-import { allowedCpus, cpuTicks, machineInfo, onPath, otherLoad } from './machine.mjs';
-import { benchMetricsCost, metricsWrkRuns } from './metrics-cost.mjs';
-import { bail, cleanup, installCleanupHandlers, setup } from './processes.mjs';
-import { prettyMarkdown, report } from './report.mjs';
-import { benchSessionReadPostgres, postgresWrkRuns } from './session-read-postgres.mjs';
-import { benchGatehouse } from './suite.mjs';
+import {
+  BenchError,
+  describeError,
+  gatehouseCli,
+  gatehouseMain,
+  log,
+  now,
+  root,
+  warnings,
+} from './common.ts';
+import { benchFleet, fleetWrkRuns } from './fleet.ts';
+import { hashWorker, benchHashOnly } from './hash-only.ts';
+import { startBaseline, type BaselineResult } from './health.ts';
+import { proberWorker } from './health-under-hashing.ts';
+import { allowedCpus, cpuTicks, machineInfo, onPath, otherLoad } from './machine.ts';
+import { benchMetricsCost, metricsWrkRuns } from './metrics-cost.ts';
+import { bail, cleanup, installCleanupHandlers, setup } from './processes.ts';
+import { prettyMarkdown, report } from './report.ts';
+import { benchSessionReadPostgres, postgresWrkRuns } from './session-read-postgres.ts';
+import { benchGatehouse } from './suite.ts';
 
 // wrk runs of the two SQLite suites: health alternates three rounds on two servers, then three
 // more endpoints with fast paths on and four with them off.
 const suiteWrkRuns = 13;
 
-function parseDuration(raw) {
+function parseDuration(raw: string | undefined): number {
   const match = /^(\d+)(s|m)?$/.exec((raw ?? '8s').trim());
   if (!match || Number(match[1]) === 0) {
     throw new BenchError(`BENCH_DURATION must look like 8s, 30 or 1m (got ${JSON.stringify(raw)})`);
@@ -34,7 +43,7 @@ function parseDuration(raw) {
 }
 
 /** wrk and this process (the sign-in client) on one CPU, every server on another. */
-function pinCpus() {
+function pinCpus(): void {
   const cpus = allowedCpus();
   if (!setup.taskset || cpus.length < 2) return;
   setup.loadCpu = cpus[0];
@@ -51,7 +60,7 @@ function pinCpus() {
   }
 }
 
-async function main() {
+async function main(): Promise<void> {
   const started = now();
   const ticksBefore = cpuTicks();
   if (!onPath('wrk')) {
@@ -76,22 +85,23 @@ async function main() {
   const wrkRuns = suiteWrkRuns + postgresWrkRuns + metricsWrkRuns + fleetWrkRuns;
   const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + 360;
   const watchdog = setTimeout(
-    () => bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
+    () => void bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
     budgetS * 1000,
   );
 
   const baselineServer = await startBaseline();
   const hashOnly = await benchHashOnly();
   const on = await benchGatehouse(true, durations, baselineServer);
-  const { baseline } = on;
+  // Given the baseline server, the fast-paths-on suite hands back the baseline's figures too.
+  const baseline = on.baseline as BaselineResult;
   const off = await benchGatehouse(false, durations);
   const postgres = await benchSessionReadPostgres(durations);
 
   // Slot: "metrics on vs off" on the session read (METRICS_PORT unset vs set), implemented in
-  // metrics-cost.mjs; it reads about 0 % until Gatehouse serves metrics on METRICS_PORT.
+  // metrics-cost.ts; it reads about 0 % until Gatehouse serves metrics on METRICS_PORT.
   const metrics = await benchMetricsCost(durations);
 
-  // Last: the fleet unpins the runner (scripts/bench/fleet.mjs).
+  // Last: the fleet unpins the runner (scripts/bench/fleet.ts).
   const fleet = await benchFleet(durations);
 
   clearTimeout(watchdog);
@@ -137,7 +147,6 @@ else {
   installCleanupHandlers();
   main().then(
     () => process.exit(0),
-    (error) =>
-      bail(1, error instanceof BenchError ? error.message : (error?.stack ?? String(error))),
+    (error: unknown) => bail(1, error instanceof BenchError ? error.message : describeError(error)),
   );
 }

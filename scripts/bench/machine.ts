@@ -4,20 +4,20 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BenchError } from './common.mjs';
+import { BenchError } from './common.ts';
 
-export function onPath(command) {
+export function onPath(command: string): boolean {
   return (process.env.PATH ?? '')
     .split(path.delimiter)
     .some((dir) => dir && fs.existsSync(path.join(dir, command)));
 }
 
-export function allowedCpus() {
+export function allowedCpus(): number[] {
   try {
     const list = /Cpus_allowed_list:\s*(\S+)/.exec(
       fs.readFileSync('/proc/self/status', 'utf8'),
     )?.[1];
-    const cpus = [];
+    const cpus: number[] = [];
     for (const range of list?.split(',') ?? []) {
       const [from, to = from] = range.split('-').map(Number);
       for (let cpu = from; cpu <= to; cpu += 1) cpus.push(cpu);
@@ -28,7 +28,14 @@ export function allowedCpus() {
   }
 }
 
-export function machineInfo() {
+/** What the report says about the machine. */
+export interface MachineInfo {
+  nproc: string;
+  cpu: string;
+  node: string;
+}
+
+export function machineInfo(): MachineInfo {
   const nproc = spawnSync('nproc', { encoding: 'utf8' }).stdout?.trim() || String(os.cpus().length);
   let cpu = os.cpus()[0]?.model ?? 'unknown';
   try {
@@ -39,13 +46,13 @@ export function machineInfo() {
   return { nproc, cpu, node: process.version };
 }
 
-let ticksPerSecond;
-const clockTick = () =>
+let ticksPerSecond: number | undefined;
+const clockTick = (): number =>
   (ticksPerSecond ??=
     Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100);
 
 /** Fields of /proc/<pid>/stat after the parenthesised command name (utime is index 11). */
-function statFields(pid) {
+function statFields(pid: number | 'self'): number[] {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat
     .slice(stat.lastIndexOf(')') + 2)
@@ -58,7 +65,14 @@ function statFields(pid) {
  * so the report can say how much of the machine other work took: on a shared box that, not
  * Gatehouse, is often what moves the figures.
  */
-export function cpuTicks() {
+/** CPU ticks since boot: the machine's busy and stolen time, and this process tree's own. */
+export interface Ticks {
+  busy: number;
+  steal: number;
+  own: number;
+}
+
+export function cpuTicks(): Ticks | undefined {
   try {
     const cpu = fs
       .readFileSync('/proc/stat', 'utf8')
@@ -76,7 +90,18 @@ export function cpuTicks() {
   }
 }
 
-export function otherLoad(before, after, wallS) {
+/** CPU seconds other processes (and the hypervisor) took during the run. */
+export interface OtherLoad {
+  otherS: number;
+  stealS: number;
+  pct: number;
+}
+
+export function otherLoad(
+  before: Ticks | undefined,
+  after: Ticks | undefined,
+  wallS: number,
+): OtherLoad | undefined {
   if (!before || !after) return undefined;
   const tick = clockTick();
   const cores = allowedCpus().length || os.cpus().length;
@@ -89,7 +114,7 @@ export function otherLoad(before, after, wallS) {
  * User + system CPU seconds the live processes `pids` have used so far; NaN when /proc cannot
  * say (not Linux). A process gone in between is counted as 0: callers read it around one run.
  */
-export function cpuSeconds(pids) {
+export function cpuSeconds(pids: number[]): number {
   let ticks = 0;
   for (const pid of pids) {
     try {
@@ -103,7 +128,7 @@ export function cpuSeconds(pids) {
   return ticks / clockTick();
 }
 
-export function rssMb(pid) {
+export function rssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
   if (kb === undefined) throw new BenchError(`no VmRSS for pid ${pid}`);

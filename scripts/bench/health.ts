@@ -1,22 +1,23 @@
-// Health throughput: the bare node:http baseline (scripts/bench-baseline.mjs), started and timed
+// Health throughput: the bare node:http baseline (baseline.mjs), started and timed
 // like Gatehouse, and measured against Gatehouse in alternating rounds.
-import { baselineMain, log } from './common.mjs';
-import { rssMb } from './machine.mjs';
-import { stopChild } from './processes.mjs';
-import { alternateRounds } from './rounds.mjs';
-import { startTimed, startupRuns } from './startup.mjs';
+import { baselineMain, log, type Durations } from './common.ts';
+import { rssMb } from './machine.ts';
+import { stopChild, type Server } from './processes.ts';
+import { alternateRounds, type RoundSummary } from './rounds.ts';
+import { startTimed, startupRuns, type TimedServer } from './startup.ts';
+import type { Endpoint } from './wrk.ts';
 
 export const healthRounds = 3;
 
-export const healthEndpoint = {
+export const healthEndpoint: Endpoint = {
   key: 'health',
   name: 'health',
   path: '/api/health',
-  valid: (body) => JSON.parse(body).status === 'ok',
+  valid: (body) => (JSON.parse(body) as { status?: unknown }).status === 'ok',
 };
 
 /** The baseline stays up (idle) until its health rounds alternate with Gatehouse's. */
-export async function startBaseline() {
+export async function startBaseline(): Promise<TimedServer> {
   log(`baseline (node:http): start-up x${startupRuns}`);
   return startTimed('baseline', [baselineMain], (port) => ({
     PORT: String(port),
@@ -28,7 +29,24 @@ export async function startBaseline() {
  * Health on the baseline and on Gatehouse in `healthRounds` alternating rounds; stops the
  * baseline and returns its figures with Gatehouse's (`pairedRatio`: Gatehouse / baseline).
  */
-export async function alternatingHealth(baselineServer, server, durations, tmp) {
+/** The baseline's figures, beside Gatehouse's. */
+export interface BaselineResult {
+  startupMs: number;
+  startups: number[];
+  rssIdle: number;
+  rssAfter: number;
+  health: RoundSummary;
+}
+
+/** Gatehouse's health rounds, with the median of the rounds' Gatehouse / baseline ratios. */
+export type PairedHealth = RoundSummary & { pairedRatio: number };
+
+export async function alternatingHealth(
+  baselineServer: TimedServer,
+  server: Server,
+  durations: Durations,
+  tmp: string,
+): Promise<{ baseline: BaselineResult; health: PairedHealth }> {
   const { first, second, ratio } = await alternateRounds(
     { server: baselineServer, endpoint: healthEndpoint },
     { server, endpoint: healthEndpoint },

@@ -8,13 +8,14 @@
 // is full (before that, bounded caches filling up is growth by design).
 // Loopback only; it stops everything it started. A report: a missed check prints FAIL and the
 // exit code is 1, so it can gate a release; a soak that could not run exits 2.
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { addUser, gatehouseArgs, gatehouseEnv } from './bench/gatehouse.mjs';
-import { freePort, startServer } from './bench/processes.mjs';
+import { addUser, gatehouseArgs, gatehouseEnv } from './gatehouse.ts';
+import { freePort, startServer } from './processes.ts';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 15);
 const rps = Number(process.env.SOAK_RPS ?? 50);
@@ -33,19 +34,32 @@ const sessionsKept = 2500;
 const mix = ['signin-ok', 'signin-wrong', 'session', 'session', 'session', 'session'];
 mix.push('session', 'session', 'health', 'health');
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const log = (message) => process.stderr.write(`[soak] ${message}\n`);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (message: string): boolean => process.stderr.write(`[soak] ${message}\n`);
 // Linux routes all of 127.0.0.0/8 to the loopback interface: each address is a distinct client.
-const randomLoopback = () =>
+const randomLoopback = (): string =>
   `127.${[0, 0, 0].map(() => Math.floor(Math.random() * 250) + 1).join('.')}`;
 
 /** One request on its own connection from `localAddress`; never throws for an HTTP status. */
-function request(url, { method = 'GET', headers = {}, body, localAddress = '127.0.0.1' } = {}) {
+function request(
+  url: string,
+  {
+    method = 'GET',
+    headers = {},
+    body,
+    localAddress = '127.0.0.1',
+  }: {
+    method?: string;
+    headers?: http.OutgoingHttpHeaders;
+    body?: string;
+    localAddress?: string;
+  } = {},
+): Promise<{ status: number | undefined; text: string; cookies: string[] }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, localAddress, agent: false }, (res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
+      res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
         const setCookie = res.headers['set-cookie'] ?? [];
         resolve({ status: res.statusCode, text, cookies: setCookie.map((c) => c.split(';')[0]) });
@@ -58,14 +72,28 @@ function request(url, { method = 'GET', headers = {}, body, localAddress = '127.
   });
 }
 
-function procStats(pid) {
+/** One sample of the server's resources. */
+interface ProcStats {
+  rssMb: number;
+  fds: number;
+}
+
+/** A sample taken every 10 s: when, the server's resources, and how the requests fared. */
+interface Sample extends ProcStats {
+  minute: number;
+  p99: number;
+  sent: number;
+  poolFull: boolean;
+}
+
+function procStats(pid: number): ProcStats {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const rssKb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1]);
   return { rssMb: rssKb / 1024, fds: fs.readdirSync(`/proc/${pid}/fd`).length };
 }
 
 /** Least-squares slope of y over x. */
-function slope(points) {
+function slope(points: { x: number; y: number }[]): number {
   const n = points.length;
   const mx = points.reduce((s, p) => s + p.x, 0) / n;
   const my = points.reduce((s, p) => s + p.y, 0) / n;
@@ -75,19 +103,28 @@ function slope(points) {
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-soak-'));
-let server;
-async function cleanup() {
+let server: ChildProcess | undefined;
+async function cleanup(): Promise<void> {
   if (server && server.exitCode === null) {
-    server.kill('SIGTERM');
-    await Promise.race([new Promise((r) => server.once('exit', r)), sleep(5000)]);
+    const running = server;
+    running.kill('SIGTERM');
+    await Promise.race([new Promise((r) => running.once('exit', r)), sleep(5000)]);
     if (server.exitCode === null) server.kill('SIGKILL');
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
-process.on('SIGINT', () => cleanup().then(() => process.exit(130)));
+process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
 
-async function main() {
-  if (!fs.existsSync(gatehouseArgs.at(-1))) {
+/** What the soak saw: the samples, every answer by kind and status, the first failures. */
+interface Soak {
+  samples: Sample[];
+  statuses: Record<string, number>;
+  fail: string[];
+  sent: number;
+}
+
+async function main(): Promise<Soak> {
+  if (!fs.existsSync(gatehouseArgs[gatehouseArgs.length - 1])) {
     throw new Error('dist/gatehouse.mjs is missing: run `npm run build` (npm run soak does)');
   }
   const port = await freePort();
@@ -101,24 +138,28 @@ async function main() {
   });
   addUser(env, { email, password });
   // Not pinned, and its log lines (warnings and above) go straight to this terminal.
-  server = (await startServer('Gatehouse', gatehouseArgs, env, { cpu: null, stdio: 'inherit' }))
-    .child;
-  log(`Gatehouse pid ${server.pid} on ${base}; ${rps} req/s for ${minutes} min`);
+  const gatehouse = await startServer('Gatehouse', gatehouseArgs, env, {
+    cpu: null,
+    stdio: 'inherit',
+  });
+  const { child, pid } = gatehouse;
+  server = child;
+  log(`Gatehouse pid ${pid} on ${base}; ${rps} req/s for ${minutes} min`);
 
-  const sessions = [];
-  const statuses = {};
-  const latencies = [];
-  const fail = [];
-  const count = (kind, status) => {
+  const sessions: string[] = [];
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  const fail: string[] = [];
+  const count = (kind: string, status: number | string | undefined): void => {
     const key = `${kind} ${status}`;
     statuses[key] = (statuses[key] ?? 0) + 1;
-    if (status >= 500 && fail.length < 5) fail.push(key);
+    if (typeof status === 'number' && status >= 500 && fail.length < 5) fail.push(key);
   };
 
-  async function signIn(right) {
+  async function signIn(right: boolean): Promise<number | undefined> {
     const localAddress = randomLoopback();
     const csrf = await request(`${base}/api/auth/csrf`, { localAddress });
-    const { csrfToken } = JSON.parse(csrf.text);
+    const { csrfToken } = JSON.parse(csrf.text) as { csrfToken: string };
     const cookie = csrf.cookies.join('; ');
     const who = right ? email : `nobody-${randomBytes(6).toString('hex')}@example.com`;
     const response = await request(`${base}/api/auth/callback/credentials`, {
@@ -143,9 +184,9 @@ async function main() {
     return response.status;
   }
 
-  async function one(kind) {
+  async function one(kind: string): Promise<void> {
     const t0 = performance.now();
-    let status;
+    let status: number | string | undefined;
     try {
       if (kind === 'signin-ok' || kind === 'signin-wrong') {
         status = await signIn(kind === 'signin-ok');
@@ -157,23 +198,25 @@ async function main() {
       }
     } catch (error) {
       status = 'network-error';
-      if (fail.length < 5) fail.push(`${kind}: ${error instanceof Error ? error.message : error}`);
+      if (fail.length < 5) {
+        fail.push(`${kind}: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
     latencies.push(performance.now() - t0);
     count(kind, status);
   }
 
-  const samples = [];
+  const samples: Sample[] = [];
   const started = performance.now();
   const endAt = started + minutes * 60_000;
   let nextSample = started;
   let sent = 0;
-  const inFlight = new Set();
+  const inFlight = new Set<Promise<void>>();
   while (performance.now() < endAt) {
-    if (server.exitCode !== null) throw new Error(`Gatehouse exited (${server.exitCode})`);
+    if (child.exitCode !== null) throw new Error(`Gatehouse exited (${child.exitCode})`);
     const now = performance.now();
     if (now >= nextSample) {
-      const stats = procStats(server.pid);
+      const stats = procStats(pid);
       const sorted = latencies.splice(0).sort((a, b) => a - b);
       const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
       const poolFull = sessions.length >= sessionsKept;
@@ -188,7 +231,7 @@ async function main() {
     while (sent < due) {
       const task = one(mix[sent % mix.length]);
       inFlight.add(task);
-      task.finally(() => inFlight.delete(task));
+      void task.finally(() => inFlight.delete(task));
       sent += 1;
     }
     await sleep(5);
@@ -196,7 +239,7 @@ async function main() {
   await Promise.all(inFlight);
   samples.push({
     minute: (performance.now() - started) / 60_000,
-    ...procStats(server.pid),
+    ...procStats(pid),
     p99: 0,
     sent,
     poolFull: sessions.length >= sessionsKept,
@@ -204,7 +247,7 @@ async function main() {
   return { samples, statuses, fail, sent };
 }
 
-function report({ samples, statuses, fail, sent }) {
+function report({ samples, statuses, fail, sent }: Soak): boolean {
   const fiveXx = Object.entries(statuses)
     .filter(([key]) => /\s5\d\d$|network-error$/.test(key))
     .reduce((s, [, n]) => s + n, 0);
@@ -212,7 +255,7 @@ function report({ samples, statuses, fail, sent }) {
   const settled = samples.filter((s) => s.poolFull && s.minute >= minutes / 2);
   const rssSlope = slope(settled.map((s) => ({ x: s.minute, y: s.rssMb })));
   const first = samples[1] ?? samples[0];
-  const last = samples.at(-1);
+  const last = samples[samples.length - 1];
   const lines = [
     '',
     `| minute | RSS MB | open fds | p99 ms (last 10 s) | requests sent |`,
@@ -241,7 +284,7 @@ function report({ samples, statuses, fail, sent }) {
 const watchdog = setTimeout(
   () => {
     log('watchdog: the soak ran past its time; stopping');
-    cleanup().then(() => process.exit(2));
+    void cleanup().then(() => process.exit(2));
   },
   (minutes + 2) * 60_000,
 );

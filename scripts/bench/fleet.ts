@@ -6,16 +6,29 @@ import { execFileSync } from 'node:child_process';
 import { fleetUnavailable } from '../fleet/fleet.mjs';
 import { stopAll } from '../fleet/processes.mjs';
 import { fleetThroughput } from '../fleet/throughput.mjs';
-import { log } from './common.mjs';
-import { allowedCpus } from './machine.mjs';
-import { onCleanup, setup } from './processes.mjs';
+import { log, type Durations } from './common.ts';
+import { allowedCpus } from './machine.ts';
+import { onCleanup, setup } from './processes.ts';
 
 export const fleetCounts = [1, 2, 3];
 /** wrk runs this file makes, for the runner's watchdog (each fleet also starts and stops). */
 export const fleetWrkRuns = fleetCounts.length * 2;
 
+/** What one fleet's wrk run through nginx read. */
+export interface FleetRun {
+  instances: number;
+  durationSeconds: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number };
+  non2xx: number;
+}
+
 /** `{ skipped }` when a fleet cannot run here; else one result per instance count. */
-export async function benchFleet(durations) {
+/** Why the fleet could not run here, or one run per instance count. */
+export type FleetBench =
+  { skipped: string; results?: undefined } | { skipped?: undefined; results: FleetRun[] };
+
+export async function benchFleet(durations: Durations): Promise<FleetBench> {
   const unavailable = fleetUnavailable();
   if (unavailable !== undefined) return { skipped: unavailable };
   onCleanup(stopAll);
@@ -26,7 +39,7 @@ export async function benchFleet(durations) {
       stdio: 'ignore',
     });
   }
-  const results = [];
+  const results: FleetRun[] = [];
   for (const instances of fleetCounts) {
     log(`fleet throughput: ${instances} instance(s) behind nginx (${durations.seconds}s)`);
     results.push(

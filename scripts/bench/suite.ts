@@ -1,34 +1,69 @@
 // Every measurement of one Gatehouse configuration (SQLite, fast paths on or off), in order:
 // start-up, sign-in, refusal timing, the wrk runs, RSS, and health under a flood of sign-ins.
-import { email, gatehouseArgs, log, password } from './common.mjs';
-import { addUser, benchEnv, randomSecret, sqliteUrl } from './gatehouse.mjs';
-import { alternatingHealth, healthEndpoint } from './health.mjs';
-import { healthUnderHashing, hashingLoad } from './health-under-hashing.mjs';
-import { signIn } from './http.mjs';
-import { rssMb } from './machine.mjs';
-import { makeTemp, stopChild } from './processes.mjs';
-import { refusalTiming, timingSamples } from './refusal-timing.mjs';
+import { email, gatehouseArgs, log, password, type Durations } from './common.ts';
+import { addUser, benchEnv, randomSecret, sqliteUrl } from './gatehouse.ts';
+import {
+  alternatingHealth,
+  healthEndpoint,
+  type BaselineResult,
+  type PairedHealth,
+} from './health.ts';
+import { healthUnderHashing, hashingLoad, type UnderHashing } from './health-under-hashing.ts';
+import { signIn } from './http.ts';
+import { rssMb } from './machine.ts';
+import { makeTemp, stopChild } from './processes.ts';
+import { refusalTiming, timingSamples, type RefusalTiming } from './refusal-timing.ts';
 import {
   browserCookie,
   csrfEndpoint,
   sessionJarEndpoint,
   sessionNoneEndpoint,
-} from './session-read.mjs';
+} from './session-read.ts';
 import {
   signInConcurrency,
   signInConcurrentTotal,
   signInRates,
   signInSequential,
-} from './signin.mjs';
-import { startTimed, startupRuns } from './startup.mjs';
-import { measure } from './wrk.mjs';
+  type Rates,
+} from './signin.ts';
+import { startTimed, startupRuns, type TimedServer } from './startup.ts';
+import { measure, type WrkResult } from './wrk.ts';
+
+/**
+ * The wrk runs of one configuration, by endpoint; with a baseline, health holds the paired
+ * rounds (`rounds`, `pairedRatio`).
+ */
+export interface SuiteHttp {
+  health: WrkResult & Partial<PairedHealth>;
+  sessionJar: WrkResult;
+  sessionNone: WrkResult;
+  csrf: WrkResult;
+}
+
+/** Everything measured on one configuration (SQLite, fast paths on or off). */
+export interface SuiteResult {
+  startupMs: number;
+  startups: number[];
+  rssIdle: number;
+  rssAfter: number;
+  rssAfterFlood: number;
+  baseline: BaselineResult | undefined;
+  http: SuiteHttp;
+  signIn: Rates;
+  timing: RefusalTiming;
+  underHashing: UnderHashing;
+}
 
 /** With `baselineServer`, health alternates with it and the baseline's figures come back too. */
-export async function benchGatehouse(fastPaths, durations, baselineServer) {
+export async function benchGatehouse(
+  fastPaths: boolean,
+  durations: Durations,
+  baselineServer?: TimedServer,
+): Promise<SuiteResult> {
   const label = `gatehouse fast paths ${fastPaths ? 'on' : 'off'}`;
   const dataDir = makeTemp(fastPaths ? 'on' : 'off');
   const secret = randomSecret();
-  const env = (port) => benchEnv({ port, dataDir, secret, fastPaths });
+  const env = (port: number) => benchEnv({ port, dataDir, secret, fastPaths });
   addUser(
     { DATABASE_URL: sqliteUrl(dataDir), DATA_DIR: dataDir },
     { email, password, name: 'Bench' },
@@ -56,8 +91,8 @@ export async function benchGatehouse(fastPaths, durations, baselineServer) {
     sessionNoneEndpoint,
     csrfEndpoint,
   ];
-  const results = {};
-  let baseline;
+  const results: Partial<Record<string, WrkResult>> = {};
+  let baseline: BaselineResult | undefined;
   for (const endpoint of endpoints) {
     if (endpoint === healthEndpoint && baselineServer !== undefined) {
       const alternated = await alternatingHealth(baselineServer, server, durations, dataDir);
@@ -81,7 +116,7 @@ export async function benchGatehouse(fastPaths, durations, baselineServer) {
     rssAfter,
     rssAfterFlood,
     baseline,
-    http: results,
+    http: results as unknown as SuiteHttp,
     signIn: signInOps,
     timing,
     underHashing,

@@ -2,17 +2,17 @@
 // default 0,5,10,15,19) and each of PRIORITY_RUNS fresh servers (2), Gatehouse runs on one
 // pinned core (taskset) with the client and wrk on the other, and two things are measured:
 //   - health probed every 5 ms while 200 sign-ins arrive at once (the bench's own measurement,
-//     scripts/bench/health-under-hashing.mjs): p50, p99, max;
+//     health-under-hashing.ts): p50, p99, max;
 //   - sign-ins one after another for 9 s while wrk floods session reads at 64 connections,
 //     saturating the server's core: how long each takes.
 // A higher nice keeps probes and reads quick under hashing and slows sign-ins under a read
 // flood. Loopback only, bounded in time, stops what it started. Needs taskset and wrk.
 import { execFileSync, spawn } from 'node:child_process';
-import { email, now, password } from './bench/common.mjs';
-import { addUser, benchEnv, gatehouseArgs, randomSecret, sqliteUrl } from './bench/gatehouse.mjs';
-import { healthUnderHashing } from './bench/health-under-hashing.mjs';
-import { signIn } from './bench/http.mjs';
-import { allowedCpus, onPath } from './bench/machine.mjs';
+import { email, now, password } from './common.ts';
+import { addUser, benchEnv, gatehouseArgs, randomSecret, sqliteUrl } from './gatehouse.ts';
+import { healthUnderHashing } from './health-under-hashing.ts';
+import { signIn } from './http.ts';
+import { allowedCpus, onPath } from './machine.ts';
 import {
   cleanup,
   freePort,
@@ -22,7 +22,7 @@ import {
   startServer,
   stopChild,
   track,
-} from './bench/processes.mjs';
+} from './processes.ts';
 
 const values = (process.env.HASH_NICE_VALUES ?? '0,5,10,15,19').split(',').map(Number);
 const runs = Number(process.env.PRIORITY_RUNS ?? 2);
@@ -40,14 +40,14 @@ execFileSync('taskset', ['-a', '-cp', String(setup.loadCpu), String(process.pid)
   stdio: 'ignore',
 });
 
-const percentile = (values, q) => {
+const percentile = (values: number[], q: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 };
-const ms = (value) => value.toFixed(0);
+const ms = (value: number): string => value.toFixed(0);
 
 /** Sign-ins one at a time while wrk saturates the server's core with session reads. */
-async function signInsUnderReadFlood(base) {
+async function signInsUnderReadFlood(base: string): Promise<number[]> {
   const wrk = track(
     spawn(
       'taskset',
@@ -64,7 +64,7 @@ async function signInsUnderReadFlood(base) {
     ),
   );
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const latencies = [];
+  const latencies: number[] = [];
   const until = now() + floodSeconds * 1000;
   while (now() < until) {
     const t0 = now();
@@ -75,7 +75,18 @@ async function signInsUnderReadFlood(base) {
   return latencies;
 }
 
-const rows = [];
+/** One server's figures (ms) at one HASH_NICE. */
+interface Row {
+  nice: number;
+  healthP50: number;
+  healthP99: number;
+  healthMax: number;
+  signInsDuringFlood: number;
+  signInP50: number;
+  signInP99: number;
+}
+
+const rows: Row[] = [];
 for (const nice of values) {
   for (let run = 0; run < runs; run += 1) {
     const dataDir = makeTemp(`nice-${nice}`);
@@ -112,7 +123,7 @@ for (const nice of values) {
   }
 }
 
-const range = (list, key) => {
+const range = (list: Row[], key: 'healthP99' | 'healthMax' | 'signInP50'): string => {
   const picked = list.map((row) => row[key]);
   return `${ms(Math.min(...picked))}-${ms(Math.max(...picked))}`;
 };

@@ -2,14 +2,14 @@
 // network error into a BenchError, cookies as a browser keeps them, and the CSRF + credentials
 // sign-in a browser makes.
 import http from 'node:http';
-import { BenchError, email, password } from './common.mjs';
+import { BenchError, email, password } from './common.ts';
 
 /** A bare GET that never throws, for start-up polling: undici's pool would add its own latency. */
-export function probe(url, timeoutMs = 1000) {
+export function probe(url: string, timeoutMs = 1000): Promise<number | null> {
   return new Promise((resolve) => {
     const request = http.get(url, { agent: false }, (response) => {
       response.resume();
-      response.on('end', () => resolve(response.statusCode));
+      response.on('end', () => resolve(response.statusCode ?? null));
       response.on('error', () => resolve(null));
     });
     request.on('error', () => resolve(null));
@@ -17,8 +17,17 @@ export function probe(url, timeoutMs = 1000) {
   });
 }
 
-export function cookiePairs(response) {
-  const pairs = new Map();
+/** The cookies a browser keeps, by name. */
+export type CookieJar = Map<string, string>;
+
+/** The CSRF token and the cookie that goes with it, as a browser gets them. */
+export interface Csrf {
+  token: string;
+  cookies: CookieJar;
+}
+
+export function cookiePairs(response: Response): CookieJar {
+  const pairs: CookieJar = new Map();
   for (const line of response.headers.getSetCookie()) {
     const pair = line.split(';', 1)[0];
     const eq = pair.indexOf('=');
@@ -27,11 +36,14 @@ export function cookiePairs(response) {
   return pairs;
 }
 
-export const cookieHeader = (pairs) =>
+export const cookieHeader = (pairs: CookieJar): string =>
   [...pairs].map(([name, value]) => `${name}=${value}`).join('; ');
 
-export async function request(url, init = {}) {
-  let response;
+export async function request(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ response: Response; body: string }> {
+  let response: Response;
   try {
     response = await fetch(url, {
       redirect: 'manual',
@@ -39,8 +51,9 @@ export async function request(url, init = {}) {
       ...init,
     });
   } catch (error) {
+    const failure = error as { message?: string; cause?: { message?: string } };
     throw new BenchError(
-      `${init.method ?? 'GET'} ${url} failed: ${error.cause?.message ?? error.message}`,
+      `${init.method ?? 'GET'} ${url} failed: ${failure.cause?.message ?? failure.message}`,
     );
   }
   const body = await response.text();
@@ -52,15 +65,16 @@ export async function request(url, init = {}) {
   return { response, body };
 }
 
-export async function getCsrf(base) {
+export async function getCsrf(base: string): Promise<Csrf> {
   const { response, body } = await request(`${base}/api/auth/csrf`);
-  const token = response.status === 200 ? JSON.parse(body).csrfToken : undefined;
+  const token =
+    response.status === 200 ? (JSON.parse(body) as { csrfToken?: unknown }).csrfToken : undefined;
   if (typeof token !== 'string') throw new BenchError(`csrf answered ${response.status}: ${body}`);
   return { token, cookies: cookiePairs(response) };
 }
 
 /** The form a browser posts to sign in, with the CSRF cookie and token it got first. */
-export function credentialsInit(csrf, login, secret) {
+export function credentialsInit(csrf: Csrf, login: string, secret: string): RequestInit {
   return {
     method: 'POST',
     headers: {
@@ -72,12 +86,17 @@ export function credentialsInit(csrf, login, secret) {
   };
 }
 
-export function postCredentials(base, csrf, login, secret) {
+export function postCredentials(
+  base: string,
+  csrf: Csrf,
+  login: string,
+  secret: string,
+): Promise<{ response: Response; body: string }> {
   return request(`${base}/api/auth/callback/credentials`, credentialsInit(csrf, login, secret));
 }
 
 /** One full browser-like sign-in (csrf, then post); returns every cookie the browser would hold. */
-export async function signIn(base) {
+export async function signIn(base: string): Promise<CookieJar> {
   const csrf = await getCsrf(base);
   const { response, body } = await postCredentials(base, csrf, email, password);
   const jar = new Map([...csrf.cookies, ...cookiePairs(response)]);

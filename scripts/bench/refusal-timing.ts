@@ -1,7 +1,7 @@
 // Enumeration timing: an unknown email vs a known email with a wrong password must take the
 // same time and get the same answer.
-import { BenchError, email, median, now, unknownEmail, wrongPassword } from './common.mjs';
-import { getCsrf, postCredentials } from './http.mjs';
+import { BenchError, email, median, now, unknownEmail, wrongPassword } from './common.ts';
+import { getCsrf, postCredentials } from './http.ts';
 
 export const timingSamples = 60;
 
@@ -9,11 +9,22 @@ export const timingSamples = 60;
  * Unknown email vs known email + wrong password, interleaved in a random order per pair so
  * drift (JIT, GC, thermal) lands on both sides alike. Only the POST is timed.
  */
-export async function refusalTiming(base) {
+/** Median POST times (ms) of the two refusals, their difference in %, and whether the bodies match. */
+export interface RefusalTiming {
+  unknown: number;
+  wrong: number;
+  diffPct: number;
+  sameBody: boolean;
+  n: number;
+}
+
+type Refusal = 'unknown' | 'wrong';
+
+export async function refusalTiming(base: string): Promise<RefusalTiming> {
   const csrf = await getCsrf(base);
-  const samples = { unknown: [], wrong: [] };
-  const bodies = { unknown: new Set(), wrong: new Set() };
-  const attempt = async (kind, record) => {
+  const samples: Record<Refusal, number[]> = { unknown: [], wrong: [] };
+  const bodies: Record<Refusal, Set<string>> = { unknown: new Set(), wrong: new Set() };
+  const attempt = async (kind: Refusal, record: boolean): Promise<void> => {
     const t0 = now();
     const { response, body } = await postCredentials(
       base,
@@ -37,7 +48,7 @@ export async function refusalTiming(base) {
     await attempt('wrong', false);
   }
   for (let i = 0; i < timingSamples; i += 1) {
-    const order = Math.random() < 0.5 ? ['unknown', 'wrong'] : ['wrong', 'unknown'];
+    const order: Refusal[] = Math.random() < 0.5 ? ['unknown', 'wrong'] : ['wrong', 'unknown'];
     for (const kind of order) await attempt(kind, true);
   }
   const unknown = median(samples.unknown);

@@ -1,31 +1,44 @@
-// How the bench scripts (this runner, soak.mjs, bench-fairness.mjs) start Gatehouse: the
+// How the bench scripts (this runner, soak.ts, fairness.ts) start Gatehouse: the
 // production environment on loopback, and an account added with the CLI before it starts.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { BenchError, gatehouseCli, root } from './common.mjs';
-import { childEnv } from './processes.mjs';
+import { BenchError, gatehouseCli, root, type Env } from './common.ts';
+import { childEnv } from './processes.ts';
 
-export { gatehouseArgs } from './common.mjs';
+export { gatehouseArgs } from './common.ts';
 
 /** Attempt and failure limits out of the way, so the throttle does not shape what is measured. */
-export const unthrottled = {
+export const unthrottled: Env = {
   THROTTLE_EMAIL_MAX_FAILURES: '1000000',
   THROTTLE_IP_MAX_FAILURES: '1000000',
   THROTTLE_EMAIL_MAX_ATTEMPTS: '1000000',
   THROTTLE_IP_MAX_ATTEMPTS: '1000000',
 };
 
-export const randomSecret = () => randomBytes(33).toString('base64');
+export const randomSecret = (): string => randomBytes(33).toString('base64');
 
 /** The SQLite database in `dataDir`, named as Gatehouse names it by default. */
-export const sqliteUrl = (dataDir) => `file:${path.join(dataDir, 'gatehouse.db')}`;
+export const sqliteUrl = (dataDir: string): string => `file:${path.join(dataDir, 'gatehouse.db')}`;
+
+/** Where Gatehouse listens and keeps its data, and any other variables (all strings). */
+export interface GatehouseOptions {
+  port: number;
+  dataDir: string;
+  secret?: string | undefined;
+  [variable: string]: string | number | boolean | undefined;
+}
 
 /**
  * Gatehouse's environment (without PATH and HOME: `childEnv` adds those): production on
  * 127.0.0.1:`port`, warnings only in the log; `extra` adds or overrides variables.
  */
-export function gatehouseEnv({ port, dataDir, secret = randomSecret(), ...extra }) {
+export function gatehouseEnv({
+  port,
+  dataDir,
+  secret = randomSecret(),
+  ...extra
+}: GatehouseOptions): Env {
   return {
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -34,7 +47,7 @@ export function gatehouseEnv({ port, dataDir, secret = randomSecret(), ...extra 
     AUTH_SECRET: secret,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
-    ...extra,
+    ...(extra as Env),
   };
 }
 
@@ -42,7 +55,13 @@ export function gatehouseEnv({ port, dataDir, secret = randomSecret(), ...extra 
  * The runner's Gatehouse: one process on SQLite in `dataDir` (unless `extra` names another
  * DATABASE_URL), fast paths on or off, limits out of the way.
  */
-export function benchEnv({ port, dataDir, secret, fastPaths, ...extra }) {
+export function benchEnv({
+  port,
+  dataDir,
+  secret,
+  fastPaths,
+  ...extra
+}: GatehouseOptions & { fastPaths: boolean }): Env {
   return gatehouseEnv({
     port,
     dataDir,
@@ -51,7 +70,7 @@ export function benchEnv({ port, dataDir, secret, fastPaths, ...extra }) {
     FAST_PATHS: fastPaths ? 'on' : 'off',
     WORKERS: '1',
     ...unthrottled,
-    ...extra,
+    ...(extra as Env),
   });
 }
 
@@ -59,7 +78,10 @@ export function benchEnv({ port, dataDir, secret, fastPaths, ...extra }) {
  * `gatehouse users add` for `login` on the database `env` names (DATABASE_URL, else DATA_DIR's
  * SQLite file), the password on standard input as an operator would give it.
  */
-export function addUser(env, { email: login, password: secret, name }) {
+export function addUser(
+  env: Env,
+  { email: login, password: secret, name }: { email: string; password: string; name?: string },
+): void {
   const result = spawnSync(
     process.execPath,
     [

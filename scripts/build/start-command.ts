@@ -5,8 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** node's arguments from `"start": "node [flags…] dist/gatehouse.mjs"`, entry path resolved. */
-export function startArgs(root) {
-  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+export function startArgs(root: string): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    scripts?: { start?: unknown };
+  };
   const words = String(pkg.scripts?.start ?? '')
     .trim()
     .split(/\s+/);

@@ -1,14 +1,14 @@
 // Bare argon2id verification, the floor under a sign-in: run in a child pinned to the server's
 // core, so it competes for exactly the CPU a sign-in would get; the child reports JSON on stdout.
 import { spawn } from 'node:child_process';
-import { BenchError, benchMain, log, now, password, pool, root } from './common.mjs';
-import { childEnv, pinned, setup, track } from './processes.mjs';
-import { signInConcurrency, signInConcurrentTotal, signInSequential } from './signin.mjs';
+import { BenchError, benchMain, log, now, password, pool, root } from './common.ts';
+import { childEnv, pinned, setup, track } from './processes.ts';
+import { signInConcurrency, signInConcurrentTotal, signInSequential } from './signin.ts';
 
 // Matches src/users/hasher.ts: the hash-only figure must cost what a sign-in costs.
 export const argon2Params = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 };
 
-/** The child's side (`main.mjs --hash-worker`). */
+/** The child's side (`main.ts --hash-worker`). */
 export async function hashWorker() {
   const { hash, verify } = await import('@node-rs/argon2');
   const stored = await hash(password, argon2Params);

@@ -1,7 +1,7 @@
-// Usage: node scripts/runtime-modules.mjs OUT_DIR
+// Usage: node scripts/build/runtime-modules.ts OUT_DIR
 //
 // Copies into OUT_DIR/node_modules only what the bundles load at run time: the modules
-// scripts/bundle.mjs leaves external (native code, and pg, loaded only for PostgreSQL) and
+// scripts/build/bundle.ts leaves external (native code, and pg, loaded only for PostgreSQL) and
 // their dependencies, as installed in ./node_modules. The container image ships this instead
 // of a full production install (Fastify, Auth.js, Kysely and zod are inside the bundles).
 // Written by hand: `npm prune` keeps every production dependency, bundled or not.
@@ -9,14 +9,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.dirname(fileURLToPath(new URL('../package.json', import.meta.url)));
+const root = path.dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
 const runtimeRoots = ['better-sqlite3', '@node-rs/argon2', 'piscina', '@napi-rs/nice', 'pg'];
 // Needed only to compile a native module from source, never at run time.
 const installOnly = new Set(['node-addon-api', 'prebuild-install']);
 // better-sqlite3 ships its C sources and a binary for every platform beside the one it loads
 // here (named as its lib/binding.js names it), or one compiled from source.
-const musl = process.platform === 'linux' && !process.report.getReport().header.glibcVersionRuntime;
-const keepOnly = {
+const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
+const musl = process.platform === 'linux' && !report.header?.glibcVersionRuntime;
+const keepOnly: Record<string, string[]> = {
   'better-sqlite3': [
     'package.json',
     'LICENSE',
@@ -26,14 +27,15 @@ const keepOnly = {
   ],
 };
 
-const out = process.argv[2];
-if (out === undefined) {
-  process.stderr.write('usage: node scripts/runtime-modules.mjs OUT_DIR\n');
+const out = process.argv[2] ?? usage();
+
+function usage(): never {
+  process.stderr.write('usage: node scripts/build/runtime-modules.ts OUT_DIR\n');
   process.exit(2);
 }
 
 /** Node's lookup: the nearest node_modules/<name> from `fromDir` up to the project root. */
-function resolvePackage(name, fromDir) {
+function resolvePackage(name: string, fromDir: string): string | undefined {
   for (let dir = fromDir; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'node_modules', name);
     if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
@@ -41,8 +43,8 @@ function resolvePackage(name, fromDir) {
   }
 }
 
-const copied = new Set();
-function copyPackage(name, fromDir, optional) {
+const copied = new Set<string>();
+function copyPackage(name: string, fromDir: string, optional: boolean): void {
   const source = resolvePackage(name, fromDir);
   if (source === undefined) {
     // Optional dependencies for other platforms (argon2's per-OS builds) are not installed.
@@ -62,7 +64,10 @@ function copyPackage(name, fromDir, optional) {
       }
     }
   }
-  const manifest = JSON.parse(fs.readFileSync(path.join(source, 'package.json'), 'utf8'));
+  const manifest = JSON.parse(fs.readFileSync(path.join(source, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
   for (const dependency of Object.keys(manifest.dependencies ?? {})) {
     if (!installOnly.has(dependency)) copyPackage(dependency, source, false);
   }

@@ -1,6 +1,9 @@
+// @ts-check
 // The floor for `npm run bench`: the cheapest Node can answer Gatehouse's /api/health, with the
 // same JSON shape and the same kind of work per request (a fresh timestamp), so the gap to
 // Gatehouse is framework + middleware, not the machine. Env: PORT, HOST.
+// JavaScript, type-checked by scripts/tsconfig.json (`@ts-check`), not TypeScript: Node strips a
+// `.ts` file's types at every start, and the start-up figure would count that against the floor.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
@@ -9,7 +12,9 @@ const host = process.env.HOST ?? '127.0.0.1';
 
 let version = 'unknown';
 try {
-  version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+  version = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ).version;
 } catch {
   // Same fallback as Gatehouse's own health route: the body shape must not depend on it.
 }

@@ -1,38 +1,59 @@
 // Everything the bench starts: children tracked so an error, Ctrl-C or the watchdog never
 // leaves a server holding a port or a CPU; temp folders; free ports; CPU pinning; and a server
 // spawned and timed to its first 200 from /api/health.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BenchError, now, root, sleep } from './common.mjs';
-import { probe } from './http.mjs';
-import { onPath } from './machine.mjs';
+import { BenchError, describeError, now, root, sleep, type Env } from './common.ts';
+import { probe } from './http.ts';
+import { onPath } from './machine.ts';
 
-const children = new Set();
-const tempDirs = new Set();
-const cleanupHooks = [];
+/** How a tracked child ended; `error` when it could not be spawned at all. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  error?: Error;
+}
+
+/** A child process the bench will stop on every exit path; `exited` settles when it ends. */
+export type Tracked<T extends ChildProcess = ChildProcess> = T & { exited: Promise<Exit> };
+
+/** A server started and answering: its process, where it listens, and how long it took. */
+export interface Server {
+  label: string;
+  child: Tracked;
+  pid: number;
+  base: string;
+  startupMs: number;
+  /** The last few kB the server printed, for error messages. */
+  output: () => string;
+}
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+const cleanupHooks: (() => unknown)[] = [];
 
 /** Where the runner pinned things: servers on `serverCpu`, wrk and the client on `loadCpu`. */
-export const setup = {
+export const setup: { taskset: boolean; loadCpu?: number; serverCpu?: number } = {
   taskset: onPath('taskset'),
   loadCpu: undefined,
   serverCpu: undefined,
 };
 
-export function track(child) {
+export function track<T extends ChildProcess>(child: T): Tracked<T> {
   children.add(child);
-  child.exited = new Promise((resolve) => {
+  const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     // A spawn failure (ENOENT, EACCES) may never emit 'exit'; it must still end the wait.
     child.once('error', (error) => resolve({ code: -1, signal: null, error }));
   });
-  child.exited.then(() => children.delete(child));
-  return child;
+  void exited.then(() => children.delete(child));
+  return Object.assign(child, { exited });
 }
 
-export async function stopChild(child, graceMs = 3000) {
+export async function stopChild(child: Tracked, graceMs = 3000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
   const done = await Promise.race([
@@ -46,17 +67,19 @@ export async function stopChild(child, graceMs = 3000) {
 }
 
 /** Async work for `cleanup()` once the children are stopped (a database to drop). */
-export function onCleanup(hook) {
+export function onCleanup(hook: () => unknown): void {
   cleanupHooks.push(hook);
 }
 
-export async function cleanup() {
-  await Promise.all([...children].map((child) => stopChild(child)));
+export async function cleanup(): Promise<void> {
+  await Promise.all([...children].map((child) => stopChild(child as Tracked)));
   for (const hook of cleanupHooks.splice(0)) {
     try {
       await hook();
     } catch (error) {
-      process.stderr.write(`bench: cleanup: ${error?.message ?? error}\n`);
+      process.stderr.write(
+        `bench: cleanup: ${(error as { message?: string } | null)?.message ?? String(error)}\n`,
+      );
     }
   }
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -64,7 +87,7 @@ export async function cleanup() {
 }
 
 let exiting = false;
-export async function bail(code, message) {
+export async function bail(code: number, message?: string): Promise<void> {
   if (exiting) return;
   exiting = true;
   if (message) process.stderr.write(`\nbench: ${message}\n`);
@@ -73,41 +96,45 @@ export async function bail(code, message) {
 }
 
 /** For the runner: a signal, a stray exception or process.exit still stops what was started. */
-export function installCleanupHandlers() {
+export function installCleanupHandlers(): void {
   process.on('exit', () => {
     // Last resort for paths that skipped the async cleanup (process.exit from elsewhere).
     for (const child of children) child.kill('SIGKILL');
     for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
   });
-  process.on('SIGINT', () => bail(130, 'interrupted; stopped everything it started'));
-  process.on('uncaughtException', (error) => bail(1, error?.stack ?? String(error)));
-  process.on('unhandledRejection', (error) => bail(1, error?.stack ?? String(error)));
-  process.on('SIGTERM', () => bail(143, 'terminated; stopped everything it started'));
+  process.on('SIGINT', () => void bail(130, 'interrupted; stopped everything it started'));
+  process.on('uncaughtException', (error) => void bail(1, describeError(error)));
+  process.on('unhandledRejection', (error) => void bail(1, describeError(error)));
+  process.on('SIGTERM', () => void bail(143, 'terminated; stopped everything it started'));
 }
 
-export function makeTemp(label) {
+export function makeTemp(label: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-bench-${label}-`));
   tempDirs.add(dir);
   return dir;
 }
 
-export function freePort() {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
   });
 }
 
-export function pinned(cpu, command, args) {
+export function pinned(
+  cpu: number | undefined,
+  command: string,
+  args: string[],
+): [string, string[]] {
   return cpu === undefined ? [command, args] : ['taskset', ['-c', String(cpu), command, ...args]];
 }
 
-export function childEnv(extra) {
+export function childEnv(extra: Env): NodeJS.ProcessEnv {
   // A clean environment: a stray WORKERS or HASH_CONCURRENCY in the caller's shell must not
   // silently change what is being measured.
   return { PATH: process.env.PATH, HOME: process.env.HOME ?? os.tmpdir(), ...extra };
@@ -121,7 +148,12 @@ const startupTimeoutMs = 20_000;
  * polled every 5 ms. Pinned to `cpu` (default: the runner's server CPU; null: not pinned). The
  * server's output is kept for error messages unless `stdio` says where it goes.
  */
-export async function startServer(label, nodeArgs, env, { cpu = setup.serverCpu, stdio } = {}) {
+export async function startServer(
+  label: string,
+  nodeArgs: string[],
+  env: Env,
+  { cpu = setup.serverCpu, stdio }: { cpu?: number | null; stdio?: StdioOptions } = {},
+): Promise<Server> {
   const port = Number(env.PORT);
   const base = `http://127.0.0.1:${port}`;
   const [command, args] = pinned(cpu ?? undefined, process.execPath, nodeArgs);
@@ -134,13 +166,13 @@ export async function startServer(label, nodeArgs, env, { cpu = setup.serverCpu,
       stdio: stdio ?? ['ignore', 'pipe', 'pipe'],
     }),
   );
-  const keep = (chunk) => {
+  const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString()).slice(-4000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   let exited = false;
-  child.exited.then(() => {
+  void child.exited.then(() => {
     exited = true;
   });
   const deadline = t0 + startupTimeoutMs;
@@ -148,7 +180,8 @@ export async function startServer(label, nodeArgs, env, { cpu = setup.serverCpu,
     const attempt = now();
     if (exited) throw new BenchError(`${label} exited during start-up:\n${output}`);
     if ((await probe(`${base}/api/health`, 500)) === 200) {
-      return { label, child, pid: child.pid, base, startupMs: now() - t0, output: () => output };
+      const pid = child.pid as number;
+      return { label, child, pid, base, startupMs: now() - t0, output: () => output };
     }
     if (now() > deadline) {
       await stopChild(child);

@@ -1,64 +1,106 @@
 // The report: the Markdown the runner prints and writes to bench-results.md (tables, notes on
 // method, the run's conditions, and each target as PASS, FAIL or SKIP).
 import path from 'node:path';
-import { gatehouseArgs, root, warnings } from './common.mjs';
-import { healthRounds } from './health.mjs';
-import { hashingLoad } from './health-under-hashing.mjs';
-import { metricsMaxCostPct } from './metrics-cost.mjs';
-import { setup, startupPollMs } from './processes.mjs';
-import { postgresRounds, postgresTargetRatio } from './session-read-postgres.mjs';
-import { unrelatedCookies } from './session-read.mjs';
-import { signInConcurrency } from './signin.mjs';
-import { startupRuns } from './startup.mjs';
-import { wrkLine } from './wrk.mjs';
+import { gatehouseArgs, root, warnings, type Durations } from './common.ts';
+import type { FleetBench } from './fleet.ts';
+import { healthRounds, type BaselineResult } from './health.ts';
+import { hashingLoad } from './health-under-hashing.ts';
+import type { MachineInfo, OtherLoad } from './machine.ts';
+import { metricsMaxCostPct, type MetricsCost } from './metrics-cost.ts';
+import { setup, startupPollMs } from './processes.ts';
+import {
+  postgresRounds,
+  postgresTargetRatio,
+  type PostgresResult,
+} from './session-read-postgres.ts';
+import { unrelatedCookies } from './session-read.ts';
+import { signInConcurrency, type Rates } from './signin.ts';
+import { startupRuns } from './startup.ts';
+import type { SuiteResult } from './suite.ts';
+import { wrkLine } from './wrk.ts';
+
+/** Everything one run measured, as the runner hands it over. */
+export interface BenchResults {
+  machine: MachineInfo;
+  durations: Durations;
+  baseline: BaselineResult;
+  hashOnly: Rates;
+  on: SuiteResult;
+  off: SuiteResult;
+  postgres: PostgresResult;
+  metrics: MetricsCost;
+  fleet: FleetBench;
+  elapsedS: number;
+  load: OtherLoad | undefined;
+}
+
+/** A figure; undefined or NaN where it could not be measured, printed as —. */
+type Figure = number | undefined;
+const finite = (v: Figure): v is number => Number.isFinite(v);
+
+type Format = (v: Figure) => string;
 
 const fmt = {
-  rps: (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—'),
-  ms: (v) => (Number.isFinite(v) ? v.toFixed(v < 10 ? 2 : 1) : '—'),
-  ops: (v) => (Number.isFinite(v) ? v.toFixed(1) : '—'),
-  int: (v) => (Number.isFinite(v) ? String(Math.round(v)) : '—'),
-  mb: (v) => (Number.isFinite(v) ? v.toFixed(1) : '—'),
-  ratio: (a, b) =>
-    Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—',
+  rps: (v: Figure): string => (finite(v) ? Math.round(v).toLocaleString('en-US') : '—'),
+  ms: (v: Figure): string => (finite(v) ? v.toFixed(v < 10 ? 2 : 1) : '—'),
+  ops: (v: Figure): string => (finite(v) ? v.toFixed(1) : '—'),
+  int: (v: Figure): string => (finite(v) ? String(Math.round(v)) : '—'),
+  mb: (v: Figure): string => (finite(v) ? v.toFixed(1) : '—'),
+  ratio: (a: Figure, b: Figure): string =>
+    finite(a) && finite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—',
 };
 
-const signed = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
-const fmtRuns = (result) => result.startups.map((ms) => Math.round(ms)).join('/');
-const check = (ok, text) => `${ok ? 'PASS' : 'FAIL'} ${text}`;
-const list = (items) => items.map((item) => `- ${item}`).join('\n');
+const signed = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
+const fmtRuns = (result: { startups: number[] }): string =>
+  result.startups.map((ms) => Math.round(ms)).join('/');
+const check = (ok: boolean, text: string): string => `${ok ? 'PASS' : 'FAIL'} ${text}`;
+const list = (items: string[]): string => items.map((item) => `- ${item}`).join('\n');
 
 /** The main table: baseline, fast paths on, fast paths off. */
-function mainTable({ baseline, hashOnly, on, off }) {
-  const rows = [];
-  const row = (name, format, b, o, f, { base = b, mark = '', ratio } = {}) => {
+function mainTable({ baseline, hashOnly, on, off }: BenchResults): string {
+  const rows: string[] = [];
+  const row = (
+    name: string,
+    format: Format,
+    b: Figure,
+    o: Figure,
+    f: Figure,
+    {
+      base = b,
+      mark = '',
+      ratio,
+    }: { base?: Figure; mark?: string; ratio?: number | undefined } = {},
+  ): void => {
     const onBase = ratio === undefined ? fmt.ratio(o, base) : `${ratio.toFixed(2)}×`;
     rows.push(
       `| ${name} | ${format(b)} | ${format(o)} | ${format(f)} | ${onBase}${onBase === '—' ? '' : mark} | ${fmt.ratio(o, f)} |`,
     );
   };
   const bh = baseline.health;
-  for (const [key, name] of [
+  const endpoints: [keyof SuiteResult['http'], string][] = [
     ['health', 'health'],
     ['sessionJar', 'session (cookie jar)'],
     ['sessionNone', 'session (no cookie)'],
     ['csrf', 'csrf'],
-  ]) {
+  ];
+  const stats: ['rps' | 'p50' | 'p99', string, Format][] = [
+    ['rps', 'req/s', fmt.rps],
+    ['p50', 'p50 ms', fmt.ms],
+    ['p99', 'p99 ms', fmt.ms],
+  ];
+  for (const [key, name] of endpoints) {
     const b = key === 'health' ? bh : undefined;
     const mark = key === 'health' ? '' : ' †';
-    for (const [stat, label, format] of [
-      ['rps', 'req/s', fmt.rps],
-      ['p50', 'p50 ms', fmt.ms],
-      ['p99', 'p99 ms', fmt.ms],
-    ]) {
+    for (const [stat, label, format] of stats) {
       const paired = key === 'health' && stat === 'rps';
       row(`${name} ${label}`, format, b?.[stat], on.http[key][stat], off.http[key][stat], {
         base: bh[stat],
         mark: paired ? ' §' : mark,
-        ratio: paired ? on.http.health.pairedRatio : undefined,
+        ratio: paired ? (on.http.health.pairedRatio ?? NaN) : undefined,
       });
     }
   }
-  const vsHash = (base) => ({ base, mark: ' ‡' });
+  const vsHash = (base: number): { base: number; mark: string } => ({ base, mark: ' ‡' });
   row(
     'sign-in sequential ops/s',
     fmt.ops,
@@ -98,29 +140,34 @@ function mainTable({ baseline, hashOnly, on, off }) {
 }
 
 /** The session read on PostgreSQL beside SQLite: a table, its note, and its target. */
-function postgresPart(postgres) {
+function postgresPart(postgres: PostgresResult): {
+  table: string | undefined;
+  note: string | undefined;
+  check: string;
+} {
   const target = `session (cookie jar) on PostgreSQL ≥ ${postgresTargetRatio}× SQLite (fast paths on, one core)`;
-  if (postgres.skipped) {
+  if (postgres.skipped !== undefined) {
     return { table: undefined, note: undefined, check: `SKIP ${target}: ${postgres.skipped}` };
   }
-  const rows = [];
-  for (const mode of ['on', 'off']) {
+  const rows: string[] = [];
+  for (const mode of ['on', 'off'] as const) {
     const { sqlite, postgres: pg, ratio } = postgres[mode];
     const name = `session (cookie jar) fast paths ${mode}`;
     rows.push(
       `| ${name} req/s | ${fmt.rps(sqlite.rps)} | ${fmt.rps(pg.rps)} | ${ratio.toFixed(2)}× ¶ |`,
     );
-    for (const [stat, label] of [
+    const latencies: ['p50' | 'p99', string][] = [
       ['p50', 'p50 ms'],
       ['p99', 'p99 ms'],
-    ]) {
+    ];
+    for (const [stat, label] of latencies) {
       rows.push(
         `| ${name} ${label} | ${fmt.ms(sqlite[stat])} | ${fmt.ms(pg[stat])} | ${fmt.ratio(pg[stat], sqlite[stat])} |`,
       );
     }
     rows.push(
-      `| Gatehouse CPU µs per read, fast paths ${mode} | ${fmt.int(sqlite.cpuUs.gatehouse)} | ${fmt.int(pg.cpuUs.gatehouse)} | ${fmt.ratio(pg.cpuUs.gatehouse, sqlite.cpuUs.gatehouse)} |`,
-      `| PostgreSQL server CPU µs per read, fast paths ${mode} | — | ${fmt.int(pg.cpuUs.postgres)} | — |`,
+      `| Gatehouse CPU µs per read, fast paths ${mode} | ${fmt.int(sqlite.cpuUs?.gatehouse)} | ${fmt.int(pg.cpuUs?.gatehouse)} | ${fmt.ratio(pg.cpuUs?.gatehouse, sqlite.cpuUs?.gatehouse)} |`,
+      `| PostgreSQL server CPU µs per read, fast paths ${mode} | — | ${fmt.int(pg.cpuUs?.postgres)} | — |`,
     );
   }
   const table = [
@@ -128,7 +175,7 @@ function postgresPart(postgres) {
     '| --- | ---: | ---: | ---: |',
     ...rows,
   ].join('\n');
-  const perRound = (mode) =>
+  const perRound = (mode: 'on' | 'off'): string =>
     `fast paths ${mode}: SQLite ${postgres[mode].sqlite.rounds.map(fmt.rps).join(' / ')}, PostgreSQL ${postgres[mode].postgres.rounds.map(fmt.rps).join(' / ')}`;
   const note = `¶ PostgreSQL beside SQLite: PostgreSQL ${postgres.version} at \`TEST_POSTGRES_URL\` (under \`npm run bench\`, scripts/with-postgres.sh's throw-away server on 127.0.0.1, fsync off), in a database made for the run, and Gatehouse started twice per mode, one on each engine (\`DATABASE_URL\`; its pool holds 10 connections), pinned like every server, read in alternating rounds (each warmed up) with the cookie jars of 32 sign-ins of the bench account, one per request in turn, so the PostgreSQL check, which batches the reads of one event-loop round into one statement, reads 32 distinct sessions as 32 browsers would (one cookie repeated would let it answer a whole batch with one row); every one of the 32 was read once, all at once, before the run and had to name the account; the req/s ratio is the median of the rounds' ratios. req/s per round: ${perRound('on')}; ${perRound('off')}. PostgreSQL's processes are not pinned: they run on whichever core is free, wrk's included. CPU per read: user + system time from \`/proc\` over the measured runs, of the Gatehouse process and of the PostgreSQL processes serving the bench database.`;
   const ratio = postgres.on.ratio;
@@ -143,7 +190,7 @@ function postgresPart(postgres) {
 }
 
 /** Metrics on vs off on the session read: its note and its target. */
-function metricsPart(metrics) {
+function metricsPart(metrics: MetricsCost): { note: string; check: string } {
   const answered =
     metrics.metricsStatus === null
       ? 'nothing listened there: this build has no metrics yet, so the cost is noise around 0'
@@ -158,8 +205,8 @@ function metricsPart(metrics) {
 }
 
 /** Fleet throughput: a table of req/s and latency per instance count, or why it was skipped. */
-function fleetPart(fleet) {
-  if (fleet.skipped)
+function fleetPart(fleet: FleetBench): { table: string | undefined; note: string } {
+  if (fleet.skipped !== undefined)
     return { table: undefined, note: `Fleet throughput: SKIP (${fleet.skipped}).` };
   const rows = fleet.results.map(
     (r) =>
@@ -175,7 +222,7 @@ function fleetPart(fleet) {
   };
 }
 
-export function report(results) {
+export function report(results: BenchResults): string {
   const { machine, durations, baseline, hashOnly, on, off, postgres, metrics } = results;
   const fleet = fleetPart(results.fleet);
   const { elapsedS, load } = results;
@@ -194,8 +241,8 @@ export function report(results) {
       `session (cookie jar) on ≥ 0.15× baseline health: ${fmt.ratio(sj, bh.rps)}`,
     ),
     check(
-      on.http.health.pairedRatio >= 0.9,
-      `health on ≥ 0.9× baseline: ${on.http.health.pairedRatio.toFixed(2)}× (median of ${healthRounds} paired rounds)`,
+      (on.http.health.pairedRatio ?? NaN) >= 0.9,
+      `health on ≥ 0.9× baseline: ${(on.http.health.pairedRatio ?? NaN).toFixed(2)}× (median of ${healthRounds} paired rounds)`,
     ),
     check(
       on.http.csrf.rps >= 1.5 * off.http.csrf.rps,
@@ -231,7 +278,7 @@ export function report(results) {
     `Where sign-in time goes (fast paths on): ${fmt.ms(1000 / on.signIn.sequential)} ms per sequential sign-in (csrf + post) vs ${fmt.ms(1000 / hashOnly.sequential)} ms per bare verify; a refused POST alone takes ${fmt.ms((on.timing.unknown + on.timing.wrong) / 2)} ms (median).`,
     `Health under hashing load (fast paths on): ${on.underHashing.n} probes (a separate process, every 5 ms, a new connection each) while ${hashingLoad} sign-ins arrived at once (answers ${JSON.stringify(on.underHashing.statuses)}; 503 is the hash queue shedding load): p50 ${fmt.ms(on.underHashing.p50)} ms, p99 ${fmt.ms(on.underHashing.p99)} ms, max ${fmt.ms(on.underHashing.max)} ms; RSS after it ${fmt.mb(on.rssAfterFlood)} MB. Fast paths off: p99 ${fmt.ms(off.underHashing.p99)} ms, RSS after ${fmt.mb(off.rssAfterFlood)} MB.`,
     `Refusal timing: ${on.timing.n} + ${on.timing.n} interleaved POSTs (random order per pair), one CSRF pair reused, only the POST timed. Fast paths on: unknown email ${fmt.ms(on.timing.unknown)} ms vs wrong password ${fmt.ms(on.timing.wrong)} ms (${signed(on.timing.diffPct)} %), same response body: ${on.timing.sameBody ? 'yes' : 'NO'}. Fast paths off: ${fmt.ms(off.timing.unknown)} vs ${fmt.ms(off.timing.wrong)} ms (${signed(off.timing.diffPct)} %), same body: ${off.timing.sameBody ? 'yes' : 'NO'}.`,
-    `§ Health: ${healthRounds} rounds, each a baseline run and a Gatehouse (fast paths on) run back to back, which goes first alternating; the table shows each side's median round, and the ratio is the median of the per-round ratios. req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${on.http.health.rounds.map(fmt.rps).join(' / ')}.`,
+    `§ Health: ${healthRounds} rounds, each a baseline run and a Gatehouse (fast paths on) run back to back, which goes first alternating; the table shows each side's median round, and the ratio is the median of the per-round ratios. req/s per round: baseline ${baseline.health.rounds.map(fmt.rps).join(' / ')}, on ${(on.http.health.rounds ?? []).map(fmt.rps).join(' / ')}.`,
     `Start-up: spawn → first 200 from \`/api/health\`, polled every ${startupPollMs} ms; runs (ms): baseline ${fmtRuns(baseline)}, on ${fmtRuns(on)}, off ${fmtRuns(off)}. RSS: VmRSS from \`/proc/<pid>/status\`; "idle" 1 s after start-up, "after load" after the sign-ins and all wrk runs.`,
     `Session cookie jar: \`authjs.session-token\` + \`authjs.csrf-token\` + \`authjs.callback-url\` + \`${unrelatedCookies}\`, one Cookie header.`,
     ...(pg.note ? [pg.note] : []),
@@ -240,7 +287,7 @@ export function report(results) {
   ];
   const run = [
     `Machine: nproc ${machine.nproc}, ${machine.cpu}, Node ${machine.node}; ${pin}.`,
-    `Gatehouse started as \`npm start\` starts it: \`node ${[...gatehouseArgs.slice(0, -1), path.relative(root, gatehouseArgs.at(-1))].join(' ')}\`${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set, which costs every node process here about 70 ms of start-up (the baseline too)' : ''}.`,
+    `Gatehouse started as \`npm start\` starts it: \`node ${[...gatehouseArgs.slice(0, -1), path.relative(root, gatehouseArgs[gatehouseArgs.length - 1])].join(' ')}\`${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set, which costs every node process here about 70 ms of start-up (the baseline too)' : ''}.`,
     load
       ? `Other load during the run: ${load.otherS.toFixed(1)} CPU-s by processes outside this benchmark (${load.pct.toFixed(1)} % of the machine), steal ${load.stealS.toFixed(1)} s.`
       : 'Other load during the run: unknown (no /proc/stat).',
@@ -260,7 +307,7 @@ export function report(results) {
 }
 
 /** The owner's prettier settings, when installed, so the results file passes `format:check`. */
-export async function prettyMarkdown(text, file) {
+export async function prettyMarkdown(text: string, file: string): Promise<string> {
   try {
     const prettier = await import('prettier');
     const options = (await prettier.resolveConfig(file)) ?? {};

@@ -1,14 +1,21 @@
 // Start-up: spawn → first 200 from /api/health, median of several starts, and RSS once idle.
-import { median, sleep } from './common.mjs';
-import { rssMb } from './machine.mjs';
-import { freePort, startServer, stopChild } from './processes.mjs';
+import { median, sleep, type Env } from './common.ts';
+import { rssMb } from './machine.ts';
+import { freePort, startServer, stopChild, type Server } from './processes.ts';
 
 export const startupRuns = 5;
 
+/** A server after its timed starts: the median, every start, and its RSS once idle. */
+export type TimedServer = Server & { startups: number[]; rssIdle: number };
+
 /** Timed starts; the last one stays up for the load runs (fresh port each time). */
-export async function startTimed(label, nodeArgs, makeEnv) {
-  const startups = [];
-  for (let run = 1; run <= startupRuns; run += 1) {
+export async function startTimed(
+  label: string,
+  nodeArgs: string[],
+  makeEnv: (port: number) => Env,
+): Promise<TimedServer> {
+  const startups: number[] = [];
+  for (let run = 1; ; run += 1) {
     const server = await startServer(label, nodeArgs, makeEnv(await freePort()));
     startups.push(server.startupMs);
     if (run < startupRuns) await stopChild(server.child);

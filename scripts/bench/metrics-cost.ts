@@ -1,13 +1,13 @@
 // What Prometheus metrics cost the session read: Gatehouse with METRICS_PORT unset vs set to a
 // free port, otherwise identical (SQLite, fast paths on, same core, same wrk script), a new
 // pair of servers each round. Target: at most 3 % fewer reads per second with metrics on.
-import { email, gatehouseArgs, log, password } from './common.mjs';
-import { addUser, benchEnv, randomSecret, sqliteUrl } from './gatehouse.mjs';
-import { probe, signIn } from './http.mjs';
-import { freePort, makeTemp, startServer, stopChild } from './processes.mjs';
-import { cpuPerRequest, medianRound } from './rounds.mjs';
-import { measure } from './wrk.mjs';
-import { browserCookie, sessionJarEndpoint } from './session-read.mjs';
+import { email, gatehouseArgs, log, password, type Durations, type Env } from './common.ts';
+import { addUser, benchEnv, randomSecret, sqliteUrl } from './gatehouse.ts';
+import { probe, signIn } from './http.ts';
+import { freePort, makeTemp, startServer, stopChild } from './processes.ts';
+import { cpuPerRequest, medianRound, type RoundSummary, type Side } from './rounds.ts';
+import { measure, type WrkResult } from './wrk.ts';
+import { browserCookie, sessionJarEndpoint } from './session-read.ts';
 
 export const metricsMaxCostPct = 3;
 // Eight pairs, four in each order: one server process differs from an identical one by up to
@@ -27,13 +27,24 @@ export const metricsWrkRuns = 2 * metricsRounds;
  * whole lifetime (an A/A run of this very comparison read 7.3 % and 6.8 % with the same pair
  * of processes kept across rounds, -0.1 % with another pair), more than the cost measured.
  */
-const geometricMean = (values) =>
+const geometricMean = (values: number[]): number =>
   Math.exp(values.reduce((sum, value) => sum + Math.log(value), 0) / values.length);
 
-export async function benchMetricsCost(durations) {
+/** Each side's median round (with CPU µs per read), the cost in %, and what /metrics answered. */
+export interface MetricsCost {
+  off: RoundSummary;
+  on: RoundSummary;
+  costPct: number;
+  metricsPort: number;
+  metricsStatus: number | null;
+}
+
+type Metrics = 'off' | 'on';
+
+export async function benchMetricsCost(durations: Durations): Promise<MetricsCost> {
   const secret = randomSecret();
   const metricsPort = await freePort();
-  const start = async (label, extra) => {
+  const start = async (label: Metrics, extra: Env): Promise<Side & { dataDir: string }> => {
     const dataDir = makeTemp(`metrics-${label}`);
     addUser(
       { DATABASE_URL: sqliteUrl(dataDir), DATA_DIR: dataDir },
@@ -46,11 +57,12 @@ export async function benchMetricsCost(durations) {
     return { server, endpoint: sessionJarEndpoint(browserCookie(jar)), dataDir, cpu };
   };
   log(`session read with metrics off vs on (METRICS_PORT=${metricsPort}), a new pair each round`);
-  const results = { off: [], on: [] };
-  let metricsStatus = null;
+  const results: Record<Metrics, WrkResult[]> = { off: [], on: [] };
+  let metricsStatus: number | null = null;
   for (let round = 0; round < metricsRounds; round += 1) {
-    const order = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
-    const sides = {};
+    const order: Metrics[] = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
+    // Both labels are filled in just below.
+    const sides = {} as Record<Metrics, Side & { dataDir: string }>;
     for (const label of order) {
       sides[label] = await start(
         label,
@@ -66,7 +78,10 @@ export async function benchMetricsCost(durations) {
     }
     await Promise.all(order.map((label) => stopChild(sides[label].server.child)));
   }
-  const summary = (runs) => ({ ...medianRound(runs), cpuUs: cpuPerRequest(runs) });
+  const summary = (runs: WrkResult[]): RoundSummary => ({
+    ...medianRound(runs),
+    cpuUs: cpuPerRequest(runs),
+  });
   return {
     off: summary(results.off),
     on: summary(results.on),

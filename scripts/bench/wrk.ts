@@ -3,18 +3,46 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BenchError, log, warnings } from './common.mjs';
-import { request } from './http.mjs';
-import { cpuSeconds } from './machine.mjs';
-import { pinned, setup, track } from './processes.mjs';
+import { BenchError, log, warnings, type Durations } from './common.ts';
+import { request } from './http.ts';
+import { cpuSeconds } from './machine.ts';
+import { pinned, setup, track, type Server } from './processes.ts';
 
 export const wrkConnections = 32;
 
-const unitMs = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
+const unitMs: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000 };
 
 /** The figures of wrk's `--latency` report; latencies in milliseconds. */
-export function parseWrk(text) {
-  const latency = (pct) => {
+export interface WrkResult {
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  socketErrors: number;
+  /** wrk's "Socket errors: …" line, when it printed one. */
+  socketDetail: string | undefined;
+  /** With `measure`'s `cpu`: each pid group's CPU seconds during the measured run. */
+  cpuS?: Record<string, number>;
+}
+
+/** An endpoint to load: its path, the cookie(s) sent with it, and what a right answer is. */
+export interface Endpoint {
+  key: string;
+  name: string;
+  path: string;
+  cookie?: string;
+  /** Several sessions' cookies, one per request in turn (`cookie` is the first). */
+  cookies?: string[];
+  valid: (body: string) => boolean;
+}
+
+/** Named groups of pids whose CPU time a measured run reports (read after the warm-up). */
+export type CpuGroups = () => Promise<Record<string, number[]>>;
+
+export function parseWrk(text: string): WrkResult {
+  const latency = (pct: number): number => {
     const match = new RegExp(`^\\s*${pct}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(text);
     return match ? Number(match[1]) * unitMs[match[2]] : NaN;
   };
@@ -36,7 +64,7 @@ export function parseWrk(text) {
   };
 }
 
-function wrkArgs(seconds, url, script) {
+function wrkArgs(seconds: number, url: string, script?: string): string[] {
   return [
     '-t1',
     `-c${wrkConnections}`,
@@ -50,21 +78,21 @@ function wrkArgs(seconds, url, script) {
 }
 
 /** The wrk command line as the report prints it. */
-export function wrkLine(seconds) {
+export function wrkLine(seconds: number): string {
   const prefix = setup.loadCpu === undefined ? [] : ['taskset', '-c', String(setup.loadCpu)];
   return [...prefix, 'wrk', ...wrkArgs(seconds, 'http://127.0.0.1:<port>/api/...')].join(' ');
 }
 
-function runWrk(seconds, url, script) {
+function runWrk(seconds: number, url: string, script: string | undefined): Promise<string> {
   const [command, args] = pinned(setup.loadCpu, 'wrk', wrkArgs(seconds, url, script));
   return new Promise((resolve, reject) => {
     const child = track(spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
     let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (out += chunk));
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
     // wrk stops itself at -d; this only guards against a hung server holding it open.
     const guard = setTimeout(() => child.kill('SIGKILL'), (seconds + 20) * 1000);
-    child.exited.then(({ code }) => {
+    void child.exited.then(({ code }) => {
       clearTimeout(guard);
       if (code !== 0) reject(new BenchError(`wrk exited with ${code}:\n${out}`));
       else resolve(out);
@@ -77,7 +105,13 @@ function runWrk(seconds, url, script) {
  * `cpu`, a function giving named groups of pids read after the warm-up, the result also holds
  * each group's CPU seconds during the measured run (`cpuS`).
  */
-export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
+export async function measure(
+  server: Server,
+  endpoint: Endpoint,
+  durations: Durations,
+  tmp: string,
+  { cpu }: { cpu?: CpuGroups | undefined } = {},
+): Promise<WrkResult> {
   const url = `${server.base}${endpoint.path}`;
   const { response, body } = await request(url, {
     headers: endpoint.cookie ? { cookie: endpoint.cookie } : {},
@@ -99,7 +133,7 @@ export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
       );
     }
   }
-  let script;
+  let script: string | undefined;
   const cookies = endpoint.cookies ?? (endpoint.cookie ? [endpoint.cookie] : []);
   if (cookies.length > 0) {
     if (!cookies.every((cookie) => /^[\x20-\x7e]+$/.test(cookie)))
@@ -129,7 +163,7 @@ export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
     `${server.label}: ${endpoint.name} (warm-up ${durations.warmup}s, then ${durations.seconds}s)`,
   );
   if (durations.warmup > 0) await runWrk(durations.warmup, url, script);
-  const groups = cpu ? await cpu() : {};
+  const groups: Record<string, number[]> = cpu ? await cpu() : {};
   const cpuBefore = Object.fromEntries(
     Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids)]),
   );
@@ -162,7 +196,7 @@ export async function measure(server, endpoint, durations, tmp, { cpu } = {}) {
   if (result.socketErrors > 0) {
     // A few read errors at wrk's shutdown are normal; refused connections or many errors mean
     // the figures describe a failing server.
-    const connect = Number(/connect (\d+)/.exec(result.socketDetail)[1]);
+    const connect = Number(/connect (\d+)/.exec(result.socketDetail ?? '')?.[1]);
     if (connect > 0 || result.socketErrors > result.requests * 0.01) {
       throw new BenchError(
         `${server.label} ${endpoint.name}: wrk ${result.socketDetail} in ${result.requests} requests`,

@@ -9,38 +9,54 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { addUser, gatehouseArgs, gatehouseEnv, unthrottled } from './bench/gatehouse.mjs';
-import { onPath } from './bench/machine.mjs';
-import { freePort, startServer, stopChild } from './bench/processes.mjs';
+import { addUser, gatehouseArgs, gatehouseEnv, unthrottled } from './gatehouse.ts';
+import { onPath } from './machine.ts';
+import { freePort, startServer, stopChild, type Server } from './processes.ts';
 
 const seconds = Number(process.env.FAIRNESS_SECONDS ?? 20);
 const flood = Number(process.env.FAIRNESS_FLOOD ?? 70);
 const password = 'fairness-password-correct-horse';
 const targetShare = 0.9;
 
+/** What `request` saw: status 0 (and the error's code) when there was no answer. */
+interface Answer {
+  status: number | undefined;
+  headers?: http.IncomingHttpHeaders;
+  error?: string | undefined;
+  text: string;
+}
+
 /** One request on its own connection; resolves with status, headers and body. */
-function request(port, method, requestPath, headers, body) {
+function request(
+  port: number,
+  method: string,
+  requestPath: string,
+  headers: http.OutgoingHttpHeaders,
+  body?: string,
+): Promise<Answer> {
   return new Promise((resolve) => {
     const req = http.request(
       { host: '127.0.0.1', port, method, path: requestPath, headers, agent: false },
       (res) => {
         let text = '';
-        res.on('data', (chunk) => (text += chunk));
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
         res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text }));
       },
     );
-    req.on('error', (error) => resolve({ status: 0, error: error.code, text: '' }));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({ status: 0, error: error.code, text: '' }),
+    );
     req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
     req.end(body);
   });
 }
 
 /** The CSRF dance from `address`; 'ok', an Auth.js code, or the HTTP status. */
-async function signIn(port, address, email) {
+async function signIn(port: number, address: string, email: string): Promise<string> {
   const csrf = await request(port, 'GET', '/api/auth/csrf', { 'x-forwarded-for': address });
   if (csrf.status !== 200) return String(csrf.status);
-  const cookie = (csrf.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
-  const { csrfToken } = JSON.parse(csrf.text);
+  const cookie = (csrf.headers?.['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
+  const { csrfToken } = JSON.parse(csrf.text) as { csrfToken: string };
   const body = new URLSearchParams({ csrfToken, email, password }).toString();
   const response = await request(
     port,
@@ -55,13 +71,14 @@ async function signIn(port, address, email) {
     body,
   );
   if (response.status !== 200 && response.status !== 429) return String(response.status);
-  return new URL(JSON.parse(response.text).url).searchParams.get('code') ?? 'ok';
+  const { url } = JSON.parse(response.text) as { url: string };
+  return new URL(url).searchParams.get('code') ?? 'ok';
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-fairness-'));
 const port = await freePort();
 const env = gatehouseEnv({ port, dataDir, TRUST_PROXY: '127.0.0.1', ...unthrottled });
-let server;
+let server: Server | undefined;
 try {
   for (const email of ['flood@example.com', 'person@example.com']) {
     addUser(env, { email, password });
@@ -71,15 +88,15 @@ try {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const deadline = Date.now() + seconds * 1000;
-  const flooded = [];
+  const flooded: string[] = [];
   const flooder = async () => {
     while (Date.now() < deadline)
       flooded.push(await signIn(port, '198.51.100.66', 'flood@example.com'));
   };
   const floods = Array.from({ length: flood }, flooder);
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const person = [];
-  const latencies = [];
+  const person: string[] = [];
+  const latencies: number[] = [];
   while (Date.now() < deadline - 1000) {
     const started = performance.now();
     person.push(await signIn(port, '192.0.2.10', 'person@example.com'));
@@ -87,10 +104,12 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
   await Promise.all(floods);
-  const count = (list, code) => list.filter((outcome) => outcome === code).length;
+  const count = (list: string[], code: string): number =>
+    list.filter((outcome) => outcome === code).length;
   const share = count(person, 'ok') / person.length;
   latencies.sort((a, b) => a - b);
-  const p = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  const p = (q: number): number =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   process.stdout.write(
     `flood: ${flood} concurrent from one address for ${seconds} s: ${flooded.length} sign-ins, ` +
       `${count(flooded, 'ok')} ok, ${count(flooded, '503')} shed with 503\n` +
