@@ -1,4 +1,5 @@
-// `npm run soak`: the spec's T50 soak, bounded. Gatehouse (production build, SQLite, a user made
+// `npm run soak`: steady mixed traffic for minutes, memory and latency watched; bounded.
+// Gatehouse (production build, SQLite, a user made
 // for the run, started as `npm start` starts it) gets a steady mix of sign-ins (right and wrong
 // passwords, random emails, each from its own loopback address 127.x.y.z), session reads over
 // many live sessions, and health probes, at SOAK_RPS requests per second for SOAK_MINUTES, each

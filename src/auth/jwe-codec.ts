@@ -37,7 +37,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * base64url exactly as jose decodes it on Node 24 (no `Uint8Array.fromBase64` yet; a runtime
- * that has it makes jose decode strictly, and test/jwe-codec.test.ts's comparison with jose
+ * that has it makes jose decode strictly, and test/auth/jwe-codec.test.ts's comparison with jose
  * fails until this follows): `+` and `/` are
  * refused, then `atob`'s forgiving rules apply: ASCII whitespace is skipped, and one or two `=`
  * may pad a length that is a multiple of four. A token Auth.js reads with a padded or spaced

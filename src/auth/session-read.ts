@@ -25,7 +25,7 @@ import type { SessionStore } from '../sessions/session-store.js';
  * (split as SessionStore splits it), and a store failure (StoreUnavailableError, which its
  * caller answers 503). So nothing is handed from the fast branch to Auth.js but the request
  * itself, and revocation is checked once per request. Differential tests pin the equivalence
- * (test/fast-read.test.ts, test/fuzz-differential.test.ts).
+ * (test/auth/session-read-matches-auth-js.test.ts, test/auth/fast-paths-answer-as-auth-js.generated.test.ts).
  */
 
 /** Auth.js's (jose's) allowance for clock skew when it checks `exp`. */

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 export interface VariableNote {
   /**
    * The default as docs/configuration.md shows it, for one that is not a plain value: worked
-   * out from another variable, the machine or the start-up (test/config-docs.test.ts holds
+   * out from another variable, the machine or the start-up (test/config/documented-variables.test.ts holds
    * the two together).
    */
   default?: string;

@@ -62,7 +62,7 @@ async function migratePostgres(db: Kysely<Database>): Promise<void> {
  * Brings the schema to the latest version; throws with the failing migration's name. Safe when
  * several replicas start at once on one database: on PostgreSQL under a transaction-level
  * advisory lock (above), on SQLite through Kysely's Migrator under the write lock
- * (test/postgres-replicas-start.test.ts, and through PgBouncer in test/pgbouncer.test.ts).
+ * (test/db/postgres-replicas-start.test.ts, directly and through PgBouncer).
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   if (await isUpToDate(db)) return;

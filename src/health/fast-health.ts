@@ -12,7 +12,7 @@ export interface FastHealthOptions {
 /**
  * `GET /api/health` answered before Fastify's routing and hooks: a liveness probe is the most
  * frequent request a platform sends, and here it costs a fraction of a framework round trip.
- * The answer is the one the Fastify route gives, header for header (test/fast-health.test.ts);
+ * The answer is the one the Fastify route gives, header for header (test/health/health-in-front.test.ts);
  * anything else (HEAD, a query string) takes the normal route. Probes are not access-logged.
  */
 export function createFastHealth(options: FastHealthOptions) {

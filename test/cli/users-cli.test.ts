@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import { runNode } from '../helpers/spawn.js';
+
+describe('gatehouse users CLI on a real database', () => {
+  let dir: string;
+  let env: Record<string, string>;
+  const users = (args: string[], stdin?: string) =>
+    runNode('gatehouse-cli.cjs', ['users', ...args], env, stdin);
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-'));
+    env = { DATABASE_URL: `file:${path.join(dir, 'cli.db')}` };
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('adds a user from --password-stdin with a normalised email and an argon2id hash', async () => {
+    const result = await users(
+      ['add', '--email', ' Grace@Example.COM ', '--name', 'Grace Hopper', '--password-stdin'],
+      'a long and fine password\n',
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^added grace@example.com \(id [0-9a-f-]{36}\)/);
+    const { db } = openDatabase(env.DATABASE_URL as string);
+    const row = await db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
+    await db.destroy();
+    expect(row.email).toBe('grace@example.com');
+    expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(row.password_hash).not.toContain('a long and fine password');
+  });
+
+  it('lists users, also as JSON', async () => {
+    const text = await users(['list']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^grace@example.com\tGrace Hopper\tenabled\t[0-9a-f-]{36}\n$/);
+    const json = await users(['list', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        email: 'grace@example.com',
+        name: 'Grace Hopper',
+        disabled: false,
+      }),
+    ]);
+  });
+
+  it.each([
+    [
+      ['add', '--email', 'grace@example.com', '--password-stdin'],
+      'another fine password',
+      1,
+      'already exists',
+    ],
+    [
+      ['add', '--email', 'new@example.com', '--password-stdin'],
+      'short',
+      1,
+      'at least 12 characters',
+    ],
+    [
+      ['add', '--email', 'new@example.com', '--password-stdin'],
+      'password1234567',
+      1,
+      'commonly used',
+    ],
+    [
+      ['add', '--email', 'not-an-email', '--password-stdin'],
+      'a long and fine password',
+      2,
+      'not an email address',
+    ],
+    [['add', '--password-stdin'], 'a long and fine password', 2, '--email is required'],
+    [
+      ['add', '--email', 'x@example.com', '--password', 'secret123456'],
+      '',
+      2,
+      'never taken from arguments',
+    ],
+    [
+      ['set-password', '--email', 'nobody@example.com', '--password-stdin'],
+      'a long and fine password',
+      1,
+      'no user with email nobody@example.com',
+    ],
+    [['disable', '--email', 'nobody@example.com'], '', 1, 'no user with email'],
+    [['frobnicate'], '', 2, 'unknown command (an argument not shown'],
+    [['add', '--email', 'new@example.com'], '', 2, 'use --password-stdin'],
+  ])('users %j fails clearly', async (args, stdin, code, message) => {
+    const result = await users(args, stdin);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toContain(message);
+  });
+
+  it.each([
+    [['add', '--email', 'x@example.com', 'Tr0ub4dor and 3 horses']],
+    [['add', '--email', 'Tr0ub4dor and 3 horses', '--password-stdin']],
+    [['add', '--email', 'x@example.com', '--password=Tr0ub4dor and 3 horses']],
+    [['add', '--Tr0ub4dor and 3 horses']],
+    [['Tr0ub4dor and 3 horses']],
+    [['users-typo', 'Tr0ub4dor and 3 horses']],
+  ])('users %j never prints the stray argument (it might be a password)', async (args) => {
+    const result = await runNode('gatehouse-cli.cjs', ['users', ...args], env, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toBe('');
+    expect(`${result.stdout}${result.stderr}`).not.toContain('Tr0ub4dor');
+  });
+
+  it('a new data folder is made 0700 and the database files 0600', async () => {
+    const dataDir = path.join(dir, 'fresh', 'data');
+    const result = await runNode(
+      'gatehouse-cli.cjs',
+      ['users', 'add', '--email', 'mode@example.com', '--password-stdin'],
+      { DATA_DIR: dataDir },
+      'a long and fine password',
+    );
+    expect(result.code).toBe(0);
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    const files = fs.readdirSync(dataDir).filter((name) => name.startsWith('gatehouse.db'));
+    expect(files).toContain('gatehouse.db');
+    for (const name of files) {
+      expect([name, fs.statSync(path.join(dataDir, name)).mode & 0o777]).toEqual([name, 0o600]);
+    }
+  });
+
+  it.each(['add', 'list', 'set-password', 'disable', 'enable', 'remove', 'revoke-sessions'])(
+    'users %s --help explains the command',
+    async (command) => {
+      const result = await users([command, '--help']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`Usage: gatehouse users ${command}`);
+    },
+  );
+
+  it('disable, enable, set-password, revoke-sessions and remove change the real rows', async () => {
+    expect((await users(['disable', '--email', 'grace@example.com'])).stdout).toContain(
+      'disabled grace@example.com',
+    );
+    expect((await users(['list'])).stdout).toContain('\tdisabled\t');
+    expect((await users(['enable', '--email', 'grace@example.com'])).code).toBe(0);
+    expect((await users(['list'])).stdout).toContain('\tenabled\t');
+    const set = await users(
+      ['set-password', '--email', 'grace@example.com', '--password-stdin'],
+      'a brand new passphrase',
+    );
+    expect(set.code).toBe(0);
+    const revoke = await users(['revoke-sessions', '--email', 'grace@example.com']);
+    expect(revoke.stdout).toMatch(/ended 0 sessions of grace@example.com/);
+    expect((await users(['remove', '--email', 'grace@example.com'])).code).toBe(0);
+    expect((await users(['list'])).stdout).toContain('no users yet');
+  });
+});

@@ -1,0 +1,596 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createKyselyThrottleStore, type ThrottleLimit } from '../../src/auth/throttle-store.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { openDatabase, type Dialect } from '../../src/db/open.js';
+import type { Database } from '../../src/db/schema.js';
+import { createServices } from '../../src/services.js';
+import { defaultHashNice } from '../../src/config/index.js';
+import { normaliseEmail } from '../../src/users/email.js';
+import { pgbouncerBinary, startPgBouncer } from '../helpers/pgbouncer.js';
+import { createTestDatabase, hasPostgres, testPostgresUrl } from '../helpers/postgres.js';
+
+/**
+ * One contract, every backend: the stores must behave the same on SQLite and PostgreSQL.
+ * PostgreSQL runs when TEST_POSTGRES_URL is set (scripts/with-postgres.sh) and is reported as
+ * skipped otherwise.
+ */
+interface Backend {
+  name: string;
+  dialect: Dialect;
+  skip: boolean;
+  /** Named prepared statements: off behind PgBouncer in transaction mode. */
+  prepared?: boolean;
+  create(): Promise<{ url: string; dispose(): Promise<void> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite',
+    dialect: 'sqlite',
+    skip: false,
+    async create() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-contract-'));
+      return {
+        url: `file:${path.join(dir, 'contract.db')}`,
+        dispose: async () => fs.rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    dialect: 'postgres',
+    skip: !hasPostgres,
+    async create() {
+      const database = await createTestDatabase();
+      return { url: database.url, dispose: () => database.drop() };
+    },
+  },
+  {
+    name: 'PostgreSQL through PgBouncer 1.18 in transaction mode (DATABASE_PREPARED=off)',
+    dialect: 'postgres',
+    skip: !hasPostgres || pgbouncerBinary === undefined,
+    prepared: false,
+    async create() {
+      const database = await createTestDatabase();
+      const bouncer = await startPgBouncer(testPostgresUrl as string);
+      return {
+        url: bouncer.url(database.name),
+        dispose: async () => {
+          await bouncer.stop();
+          await database.drop();
+        },
+      };
+    },
+  },
+];
+
+const start = 1_700_000_000_000;
+const throttleSettings = {
+  emailMaxFailures: 10,
+  ipMaxFailures: 100,
+  windowSeconds: 900,
+  lockSeconds: 900,
+};
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(`store contract on ${backend.name}`, () => {
+    let db: Kysely<Database>;
+    let dispose: (() => Promise<void>) | undefined;
+    let clock = start;
+    const now = () => clock;
+    let services: ReturnType<typeof createServices>;
+
+    beforeAll(async () => {
+      const target = await backend.create();
+      dispose = target.dispose;
+      const opened = openDatabase(target.url);
+      expect(opened.dialect).toBe(backend.dialect);
+      db = opened.db;
+      await migrateToLatest(db);
+      services = createServices(
+        db,
+        {
+          throttle: throttleSettings,
+          sessionsPerUserMax: 3,
+          databasePrepared: backend.prepared,
+          hashConcurrency: 1,
+          hashQueueMax: 10,
+          hashNice: defaultHashNice,
+          sqlite: opened.sqlite,
+          pgPool: opened.pgPool,
+        },
+        now,
+      );
+    });
+
+    afterAll(async () => {
+      await db?.destroy();
+      await dispose?.();
+    });
+
+    beforeEach(async () => {
+      clock = start;
+      await db.deleteFrom('sessions').execute();
+      await db.deleteFrom('signin_throttle').execute();
+      await db.deleteFrom('users').execute();
+    });
+
+    const newUser = (email: string, name = 'Ada Lovelace', passwordHash = 'hash-1') => ({
+      email: normaliseEmail(email),
+      name,
+      passwordHash,
+    });
+
+    async function createUser(email: string, passwordHash = 'hash-1') {
+      const user = await services.users.create(newUser(email, 'Ada Lovelace', passwordHash));
+      if (user === null) throw new Error(`${email} exists`);
+      return user;
+    }
+
+    it('running the migrations a second time changes nothing', async () => {
+      await createUser('ada@example.com');
+      await migrateToLatest(db);
+      expect(await services.users.count()).toBe(1);
+    });
+
+    describe('users', () => {
+      it('creates a user with the clock’s timestamps and finds it by its normalised email and id', async () => {
+        const created = await services.users.create(newUser('  Ada@Example.COM '));
+        expect(created).toEqual({
+          id: expect.any(String),
+          email: 'ada@example.com',
+          name: 'Ada Lovelace',
+          passwordHash: 'hash-1',
+          disabled: false,
+          createdAt: start,
+          updatedAt: start,
+        });
+        expect(await services.users.findByEmail(normaliseEmail('ADA@example.com'))).toEqual(
+          created,
+        );
+        expect(await services.users.findById(created?.id ?? '')).toEqual(created);
+      });
+
+      it('finds no user for an unknown email or id', async () => {
+        await createUser('ada@example.com');
+        expect(await services.users.findByEmail('grace@example.com')).toBeNull();
+        expect(await services.users.findById('no-such-id')).toBeNull();
+      });
+
+      it('refuses a second user with the same email and keeps the first one unchanged', async () => {
+        const first = await createUser('ada@example.com');
+        const second = await services.users.create(newUser('ADA@example.com', 'Other', 'hash-2'));
+        expect(second).toBeNull();
+        expect(await services.users.findByEmail('ada@example.com')).toEqual(first);
+        expect(await services.users.count()).toBe(1);
+      });
+
+      it('creates exactly one user when 100 creations of the same email race, without an error', async () => {
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            services.users.create(newUser('race@example.com', `Racer ${i}`)),
+          ),
+        );
+        const created = results.filter((user) => user !== null);
+        expect(created).toHaveLength(1);
+        expect(results.filter((user) => user === null)).toHaveLength(99);
+        expect(await services.users.count()).toBe(1);
+        expect(await services.users.findByEmail('race@example.com')).toEqual(created[0]);
+      });
+
+      it('lists users ordered by email and counts them', async () => {
+        expect(await services.users.list()).toEqual([]);
+        expect(await services.users.count()).toBe(0);
+        for (const email of ['carol@example.com', 'alice@example.com', 'bob@example.com']) {
+          await createUser(email);
+        }
+        const listed = await services.users.list();
+        expect(listed.map((user) => user.email)).toEqual([
+          'alice@example.com',
+          'bob@example.com',
+          'carol@example.com',
+        ]);
+        expect(await services.users.count()).toBe(3);
+      });
+
+      it('answers false when changing or removing a user that does not exist', async () => {
+        await createUser('ada@example.com');
+        expect(await services.users.setPasswordHash('no-such-id', 'hash-2')).toBe(false);
+        expect(await services.users.setDisabled('no-such-id', true)).toBe(false);
+        expect(await services.users.remove('no-such-id')).toBe(false);
+        expect(await services.users.count()).toBe(1);
+      });
+
+      it('changing the password hash or the disabled flag moves updatedAt and keeps createdAt', async () => {
+        const user = await createUser('ada@example.com');
+        clock = start + 1000;
+        expect(await services.users.setPasswordHash(user.id, 'hash-2')).toBe(true);
+        expect(await services.users.findById(user.id)).toMatchObject({
+          passwordHash: 'hash-2',
+          createdAt: start,
+          updatedAt: start + 1000,
+        });
+        clock = start + 2000;
+        expect(await services.users.setDisabled(user.id, true)).toBe(true);
+        expect(await services.users.findById(user.id)).toMatchObject({
+          disabled: true,
+          createdAt: start,
+          updatedAt: start + 2000,
+        });
+        expect(await services.users.setDisabled(user.id, false)).toBe(true);
+        expect((await services.users.findById(user.id))?.disabled).toBe(false);
+      });
+
+      it('upgrades a password hash only while the old hash is still the stored one, keeping sessions', async () => {
+        const user = await createUser('ada@example.com', 'old-hash');
+        const sid = await services.sessions.create(user.id, clock);
+        await services.users.upgradePasswordHash(user.id, 'not-the-stored-hash', 'new-hash');
+        expect((await services.users.findById(user.id))?.passwordHash).toBe('old-hash');
+        await services.users.upgradePasswordHash(user.id, 'old-hash', 'new-hash');
+        expect((await services.users.findById(user.id))?.passwordHash).toBe('new-hash');
+        // A concurrent change (the hash moved on) wins over a late upgrade.
+        await services.users.upgradePasswordHash(user.id, 'old-hash', 'stale-hash');
+        expect((await services.users.findById(user.id))?.passwordHash).toBe('new-hash');
+        expect(await services.sessions.findActive(sid)).not.toBeNull();
+      });
+
+      it('removes a user, after which it is found neither by email nor by id', async () => {
+        const user = await createUser('ada@example.com');
+        expect(await services.users.remove(user.id)).toBe(true);
+        expect(await services.users.findByEmail('ada@example.com')).toBeNull();
+        expect(await services.users.findById(user.id)).toBeNull();
+        expect(await services.users.remove(user.id)).toBe(false);
+      });
+    });
+
+    describe('sessions', () => {
+      const sessionRows = async (userId: string) =>
+        db.selectFrom('sessions').selectAll().where('user_id', '=', userId).execute();
+
+      it('a new session is active and says who its user is', async () => {
+        const user = await createUser('ada@example.com');
+        const sid = await services.sessions.create(user.id, start + 5);
+        expect(await services.sessions.findActive(sid)).toEqual({
+          userId: user.id,
+          email: 'ada@example.com',
+          name: 'Ada Lovelace',
+          createdAt: start + 5,
+        });
+        expect(await services.sessions.findActive('no-such-session')).toBeNull();
+      });
+
+      it('past the per-user cap, a new session ends the oldest live ones of that user only', async () => {
+        const ada = await createUser('ada@example.com');
+        const grace = await createUser('grace@example.com');
+        const graceSid = await services.sessions.create(grace.id, start);
+        const sids = [];
+        for (let i = 0; i < 5; i += 1) sids.push(await services.sessions.create(ada.id, start + i));
+        const live = await Promise.all(
+          sids.map(async (sid) => (await services.sessions.findActive(sid)) !== null),
+        );
+        expect(live).toEqual([false, false, true, true, true]);
+        expect(await services.sessions.findActive(graceSid)).not.toBeNull();
+        // A revoked session does not count: revoking one leaves room for a new one.
+        await services.sessions.revoke(sids[4]!, start + 10);
+        const sixth = await services.sessions.create(ada.id, start + 11);
+        expect(await services.sessions.findActive(sids[2]!)).not.toBeNull();
+        expect(await services.sessions.findActive(sixth)).not.toBeNull();
+      });
+
+      it('many checks asked at once each get their own answer, and one revoked just before is seen', async () => {
+        // More than one statement's worth on PostgreSQL (batchMaxIds), two sessions per user.
+        const users = await Promise.all(
+          Array.from({ length: 150 }, (_, i) => createUser(`user${i}@example.com`)),
+        );
+        const live: { sid: string; userId: string; email: string; createdAt: number }[] = [];
+        for (const [i, user] of users.entries()) {
+          for (const offset of [0, 1]) {
+            const createdAt = start + 2 * i + offset;
+            const sid = await services.sessions.create(user.id, createdAt);
+            live.push({ sid, userId: user.id, email: user.email, createdAt });
+          }
+        }
+        const revoked = live.splice(7, 1)[0]!.sid;
+        await services.sessions.revoke(revoked, start + 1000);
+        // Asked in one go: live ones (one of them three times), the revoked one, unknown ones.
+        const asked = [
+          ...live.map((s) => s.sid),
+          live[3]!.sid,
+          live[3]!.sid,
+          revoked,
+          'no-such',
+          '',
+        ];
+        const answers = await Promise.all(asked.map((sid) => services.sessions.findActive(sid)));
+        const expected = asked.map((sid) => {
+          const session = live.find((s) => s.sid === sid);
+          return session === undefined
+            ? null
+            : {
+                userId: session.userId,
+                email: session.email,
+                name: 'Ada Lovelace',
+                createdAt: session.createdAt,
+              };
+        });
+        expect(answers).toEqual(expected);
+      });
+
+      it('a revoked session is no longer active, and revoking it again is harmless', async () => {
+        const user = await createUser('ada@example.com');
+        const sid = await services.sessions.create(user.id, start);
+        const other = await services.sessions.create(user.id, start);
+        await services.sessions.revoke(sid, start + 1);
+        expect(await services.sessions.findActive(sid)).toBeNull();
+        await services.sessions.revoke(sid, start + 2);
+        expect(await services.sessions.findActive(other)).not.toBeNull();
+        expect((await sessionRows(user.id)).find((row) => row.id === sid)?.revoked_at).toBe(
+          start + 1,
+        );
+      });
+
+      it('revoking all of a user’s sessions ends them, counts only the live ones and spares other users', async () => {
+        const ada = await createUser('ada@example.com');
+        const grace = await createUser('grace@example.com');
+        const sids = [
+          await services.sessions.create(ada.id, start),
+          await services.sessions.create(ada.id, start),
+          await services.sessions.create(ada.id, start),
+        ];
+        await services.sessions.revoke(sids[0] ?? '', start);
+        const graces = await services.sessions.create(grace.id, start);
+        expect(await services.sessions.revokeAllForUser(ada.id, start + 1)).toBe(2);
+        for (const sid of sids) expect(await services.sessions.findActive(sid)).toBeNull();
+        expect(await services.sessions.findActive(graces)).not.toBeNull();
+        expect(await services.sessions.revokeAllForUser(ada.id, start + 2)).toBe(0);
+      });
+
+      it('disabling a user ends its sessions, and enabling it again does not bring them back', async () => {
+        const user = await createUser('ada@example.com');
+        const sid = await services.sessions.create(user.id, start);
+        await services.users.setDisabled(user.id, true);
+        expect(await services.sessions.findActive(sid)).toBeNull();
+        await services.users.setDisabled(user.id, false);
+        expect(await services.sessions.findActive(sid)).toBeNull();
+        const fresh = await services.sessions.create(user.id, start + 1);
+        expect(await services.sessions.findActive(fresh)).not.toBeNull();
+      });
+
+      it('a session of a disabled user is not active even if its row was never revoked', async () => {
+        const user = await createUser('ada@example.com');
+        const sid = await services.sessions.create(user.id, start);
+        await db.updateTable('users').set({ disabled: 1 }).where('id', '=', user.id).execute();
+        expect(await services.sessions.findActive(sid)).toBeNull();
+      });
+
+      it('changing the password ends every session of that user', async () => {
+        const user = await createUser('ada@example.com');
+        const a = await services.sessions.create(user.id, start);
+        const b = await services.sessions.create(user.id, start);
+        clock = start + 10;
+        await services.users.setPasswordHash(user.id, 'hash-2');
+        expect(await services.sessions.findActive(a)).toBeNull();
+        expect(await services.sessions.findActive(b)).toBeNull();
+        expect((await sessionRows(user.id)).map((row) => row.revoked_at)).toEqual([
+          start + 10,
+          start + 10,
+        ]);
+      });
+
+      it('removing a user deletes its sessions', async () => {
+        const user = await createUser('ada@example.com');
+        const sid = await services.sessions.create(user.id, start);
+        await services.users.remove(user.id);
+        expect(await services.sessions.findActive(sid)).toBeNull();
+        expect(await sessionRows(user.id)).toEqual([]);
+      });
+
+      it('pruning deletes revoked sessions and those created too long ago, and nothing else', async () => {
+        const user = await createUser('ada@example.com');
+        const revoked = await services.sessions.create(user.id, start + 100);
+        await services.sessions.revoke(revoked, start + 101);
+        const old = await services.sessions.create(user.id, start);
+        const boundary = await services.sessions.create(user.id, start + 50);
+        const live = await services.sessions.create(user.id, start + 100);
+        await services.sessions.prune(start + 50);
+        const left = (await sessionRows(user.id)).map((row) => row.id).sort();
+        expect(left).toEqual([boundary, live].sort());
+        expect(left).not.toContain(old);
+        expect(await services.sessions.findActive(live)).not.toBeNull();
+      });
+    });
+
+    describe('throttle store', () => {
+      const limit: ThrottleLimit = { maxFailures: 3, windowMs: 60_000, lockMs: 300_000 };
+      let store: ReturnType<typeof createKyselyThrottleStore>;
+      beforeAll(() => {
+        store = createKyselyThrottleStore(db);
+      });
+      const row = (key: string) =>
+        db.selectFrom('signin_throttle').selectAll().where('key', '=', key).executeTakeFirst();
+
+      it('counts charges 1, 2, 3 and locks for lockMs when the count reaches maxFailures', async () => {
+        expect(await store.charge('k', limit, start)).toEqual({ failures: 1, lockedUntil: 0 });
+        expect(await store.charge('k', limit, start + 1)).toEqual({ failures: 2, lockedUntil: 0 });
+        expect(await store.charge('k', limit, start + 2)).toEqual({
+          failures: 3,
+          lockedUntil: start + 2 + limit.lockMs,
+        });
+        expect(await store.charge('other', limit, start + 3)).toEqual({
+          failures: 1,
+          lockedUntil: 0,
+        });
+      });
+
+      it('a limit of one failure locks on the first charge', async () => {
+        const one = { ...limit, maxFailures: 1 };
+        expect(await store.charge('k', one, start)).toEqual({
+          failures: 1,
+          lockedUntil: start + limit.lockMs,
+        });
+      });
+
+      it('during a lock every charge still counts and the lock’s end does not move', async () => {
+        for (let i = 0; i < 3; i += 1) await store.charge('k', limit, start);
+        const lockEnd = start + limit.lockMs;
+        expect(await store.charge('k', limit, start + 1000)).toEqual({
+          failures: 4,
+          lockedUntil: lockEnd,
+        });
+        // Even past the window: the lock, not the window, decides until it ends.
+        expect(await store.charge('k', limit, lockEnd - 1)).toEqual({
+          failures: 5,
+          lockedUntil: lockEnd,
+        });
+      });
+
+      it('after a lock ends the count starts again at 1', async () => {
+        for (let i = 0; i < 3; i += 1) await store.charge('k', limit, start);
+        expect(await store.charge('k', limit, start + limit.lockMs)).toEqual({
+          failures: 1,
+          lockedUntil: 0,
+        });
+        expect(await row('k')).toMatchObject({ window_started_at: start + limit.lockMs });
+      });
+
+      it('after the window ends without a lock the count starts again at 1', async () => {
+        await store.charge('k', limit, start);
+        expect(await store.charge('k', limit, start + limit.windowMs - 1)).toEqual({
+          failures: 2,
+          lockedUntil: 0,
+        });
+        expect(await store.charge('k', limit, start + limit.windowMs)).toEqual({
+          failures: 1,
+          lockedUntil: 0,
+        });
+      });
+
+      it('a refund takes one charge back and lifts the lock that charge set', async () => {
+        for (let i = 0; i < 3; i += 1) await store.charge('k', limit, start);
+        await store.refund('k', limit);
+        expect(await row('k')).toMatchObject({ failures: 2, locked_until: 0 });
+        expect(await store.charge('k', limit, start + 1)).toEqual({
+          failures: 3,
+          lockedUntil: start + 1 + limit.lockMs,
+        });
+        // Past the limit, one refund leaves the lock in place.
+        await store.charge('k', limit, start + 2);
+        await store.refund('k', limit);
+        expect(await row('k')).toMatchObject({
+          failures: 3,
+          locked_until: start + 1 + limit.lockMs,
+        });
+      });
+
+      it('a refund never takes the count below zero, and a refund of an unknown key does nothing', async () => {
+        await store.charge('k', limit, start);
+        await store.refund('k', limit);
+        await store.refund('k', limit);
+        expect(await row('k')).toMatchObject({ failures: 0 });
+        await store.refund('unknown', limit);
+        expect(await row('unknown')).toBeUndefined();
+      });
+
+      it('clear deletes the counter, so the next charge is the first again', async () => {
+        for (let i = 0; i < 3; i += 1) await store.charge('k', limit, start);
+        await store.clear('k');
+        expect(await row('k')).toBeUndefined();
+        expect(await store.charge('k', limit, start + 1)).toEqual({ failures: 1, lockedUntil: 0 });
+      });
+
+      it('prune deletes only counters whose window and lock are both over', async () => {
+        await store.charge('finished', limit, start);
+        await store.charge('current', limit, start + limit.windowMs);
+        for (let i = 0; i < 3; i += 1) await store.charge('locked', limit, start);
+        await store.prune(start + limit.windowMs, limit.windowMs);
+        expect(await row('finished')).toBeUndefined();
+        expect(await row('current')).toBeDefined();
+        expect(await row('locked')).toBeDefined();
+        await store.prune(start + limit.lockMs, limit.windowMs);
+        expect(await row('locked')).toBeUndefined();
+      });
+
+      it('100 concurrent charges of one key lose no increment', async () => {
+        const charges = await Promise.all(
+          Array.from({ length: 100 }, () => store.charge('hot', limit, start)),
+        );
+        const counts = charges.map((charge) => charge.failures).sort((a, b) => a - b);
+        expect(counts).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+        expect(await row('hot')).toMatchObject({
+          failures: 100,
+          locked_until: start + limit.lockMs,
+        });
+      });
+    });
+
+    describe('throttle (10 per email, 100 per address)', () => {
+      async function attempts(count: number, email: string, ip: string) {
+        for (let i = 0; i < count; i += 1) await services.throttle.admit(email, ip, start);
+      }
+
+      it('admits 10 attempts for an email, then refuses with Retry-After of the lock', async () => {
+        for (let i = 0; i < 10; i += 1) {
+          expect(
+            await services.throttle.admit('ada@example.com', '192.0.2.1', start),
+          ).toMatchObject({ admitted: true });
+        }
+        expect(await services.throttle.admit('ada@example.com', '192.0.2.1', start)).toEqual({
+          admitted: false,
+          retryAfterSeconds: 900,
+        });
+        // The same email from another address is refused too, with the time left.
+        expect(
+          await services.throttle.admit('ada@example.com', '192.0.2.9', start + 100_000),
+        ).toEqual({ admitted: false, retryAfterSeconds: 800 });
+      });
+
+      it('other emails from the same address are admitted until the address limit', async () => {
+        await attempts(11, 'ada@example.com', '192.0.2.1');
+        // The address has 11 charges; 89 more emails get through, the 90th does not.
+        for (let i = 0; i < 89; i += 1) {
+          const admission = await services.throttle.admit(
+            `user${i}@example.com`,
+            '192.0.2.1',
+            start,
+          );
+          expect(admission.admitted).toBe(true);
+        }
+        expect(await services.throttle.admit('last@example.com', '192.0.2.1', start)).toEqual({
+          admitted: false,
+          retryAfterSeconds: 900,
+        });
+        expect(
+          (await services.throttle.admit('last@example.com', '192.0.2.2', start)).admitted,
+        ).toBe(true);
+      });
+
+      it('a success resets the email’s count', async () => {
+        await attempts(9, 'ada@example.com', '192.0.2.1');
+        const admission = await services.throttle.admit('ada@example.com', '192.0.2.1', start);
+        if (!admission.admitted) throw new Error('the 10th attempt should be admitted');
+        await services.throttle.succeeded(admission.keys);
+        for (let i = 0; i < 10; i += 1) {
+          expect(
+            (await services.throttle.admit('ada@example.com', '192.0.2.1', start)).admitted,
+          ).toBe(true);
+        }
+        expect(
+          (await services.throttle.admit('ada@example.com', '192.0.2.1', start)).admitted,
+        ).toBe(false);
+      });
+
+      it('pruning after the lock forgets every counter', async () => {
+        await attempts(11, 'ada@example.com', '192.0.2.1');
+        await services.throttle.prune(start + 900_000);
+        expect(await db.selectFrom('signin_throttle').selectAll().execute()).toEqual([]);
+        expect(
+          (await services.throttle.admit('ada@example.com', '192.0.2.1', start + 900_000)).admitted,
+        ).toBe(true);
+      });
+    });
+  });
+}

@@ -1,0 +1,189 @@
+import path from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '../helpers/client.js';
+import { addUser, startServer, type TestServer } from '../helpers/server.js';
+
+const documentPath = path.resolve(import.meta.dirname, '../../docs/openapi.yaml');
+const password = 'correct horse battery staple';
+
+interface ResponseSpec {
+  content?: Record<string, { schema?: object }>;
+  headers?: Record<string, unknown>;
+}
+interface Spec {
+  paths: Record<string, Record<string, { responses: Record<string, ResponseSpec> }>>;
+  components: { responses: Record<string, ResponseSpec> };
+}
+
+let spec: Spec;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+
+/**
+ * The live answer must be one the document describes: its status is listed for that route and
+ * method (or is a catalogue answer for an unknown route), and a JSON body matches the schema.
+ */
+async function conforms(
+  response: Response,
+  method: string,
+  route: string | undefined,
+  fallback?: string,
+): Promise<void> {
+  const status = String(response.status);
+  const documented =
+    route === undefined
+      ? spec.components.responses[fallback as string]
+      : spec.paths[route]?.[method.toLowerCase()]?.responses[status];
+  expect(documented, `${method} ${route ?? '(any)'} ${status} is documented`).toBeDefined();
+  const type = response.headers.get('content-type') ?? '';
+  const body = await response.text();
+  if (method !== 'HEAD' && type.startsWith('application/json')) {
+    const schema = documented?.content?.['application/json']?.schema;
+    expect(schema, `${method} ${route} ${status} documents a JSON body`).toBeDefined();
+    const validate = ajv.compile(schema as object);
+    const ok = validate(JSON.parse(body));
+    expect(ok, `${method} ${route} ${status}: ${ajv.errorsText(validate.errors)} in ${body}`).toBe(
+      true,
+    );
+  } else if (type.startsWith('text/html')) {
+    expect(documented?.content?.['text/html']).toBeDefined();
+  }
+}
+
+describe('docs/openapi.yaml', () => {
+  let server: TestServer;
+  let draining = false;
+  beforeAll(async () => {
+    const validator = new Validator();
+    const result = await validator.validate(documentPath);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    spec = validator.resolveRefs() as unknown as Spec;
+    server = await startServer({
+      isDraining: () => draining,
+      throttle: { emailMaxFailures: 1 },
+    });
+    await addUser(server, 'ada@example.com', password, 'Ada');
+    await addUser(server, 'locked@example.com', password);
+  });
+  afterAll(() => server.close());
+
+  const url = (route: string) => `${server.url}${route}`;
+
+  it('is a valid OpenAPI 3.1 document that lists every route Gatehouse serves', () => {
+    expect(Object.keys(spec.paths).sort()).toEqual(
+      [
+        '/api/auth/callback/credentials',
+        '/api/auth/csrf',
+        '/api/auth/error',
+        '/api/auth/providers',
+        '/api/auth/session',
+        '/api/auth/signin',
+        '/api/auth/signin/credentials',
+        '/api/auth/signout',
+        '/api/health',
+        '/api/health/ready',
+      ].sort(),
+    );
+  });
+
+  it('health and readiness answer as documented, draining included', async () => {
+    await conforms(await fetch(url('/api/health')), 'GET', '/api/health');
+    await conforms(await fetch(url('/api/health'), { method: 'HEAD' }), 'HEAD', '/api/health');
+    await conforms(await fetch(url('/api/health'), { method: 'DELETE' }), 'GET', '/api/health');
+    await conforms(await fetch(url('/api/health/ready')), 'GET', '/api/health/ready');
+    draining = true;
+    try {
+      const response = await fetch(url('/api/health/ready'));
+      expect(response.status).toBe(503);
+      await conforms(response, 'GET', '/api/health/ready');
+    } finally {
+      draining = false;
+    }
+  });
+
+  it('the read routes and pages answer as documented', async () => {
+    await conforms(await fetch(url('/api/auth/session')), 'GET', '/api/auth/session');
+    await conforms(await fetch(url('/api/auth/csrf')), 'GET', '/api/auth/csrf');
+    await conforms(await fetch(url('/api/auth/providers')), 'GET', '/api/auth/providers');
+    await conforms(await fetch(url('/api/auth/signin')), 'GET', '/api/auth/signin');
+    await conforms(await fetch(url('/api/auth/signout')), 'GET', '/api/auth/signout');
+    await conforms(await fetch(url('/api/auth/error')), 'GET', '/api/auth/error');
+    await conforms(await fetch(url('/api/nothing-here')), 'GET', undefined, 'NotFound');
+  });
+
+  it.each(['/api/auth/callback/credentials', '/api/auth/signin/credentials'])(
+    'sign-in at %s answers as documented in every outcome it can be made to give',
+    async (route) => {
+      const client = new Client(server.url);
+      await conforms(await client.signIn('ada@example.com', password, route), 'POST', route);
+      await conforms(await client.get('/api/auth/session'), 'GET', '/api/auth/session');
+      const csrfToken = await client.csrfToken();
+      const form = { csrfToken, email: 'ada@example.com', password };
+      await conforms(await client.postForm(route, form), 'POST', route);
+      await conforms(
+        await client.request(route, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"email": ',
+        }),
+        'POST',
+        route,
+      );
+      await conforms(
+        await client.postForm(route, form, { 'sec-fetch-site': 'cross-site' }),
+        'POST',
+        route,
+      );
+      await conforms(
+        await client.request(route, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: 'x',
+        }),
+        'POST',
+        route,
+      );
+      await conforms(
+        await client.postForm(route, { ...form, password: 'x'.repeat(20_000) }),
+        'POST',
+        route,
+      );
+      const locked = new Client(server.url);
+      await locked.signIn('locked@example.com', 'a wrong password', route);
+      const throttled = await locked.signIn('locked@example.com', password, route);
+      expect(throttled.status).toBe(429);
+      await conforms(throttled, 'POST', route);
+    },
+  );
+
+  it('session update and sign-out answer as documented', async () => {
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', password);
+    const csrfToken = await client.csrfToken();
+    await conforms(
+      await client.request('/api/auth/session', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ csrfToken, data: { name: 'Mallory' } }),
+      }),
+      'POST',
+      '/api/auth/session',
+    );
+    await conforms(
+      await client.postForm('/api/auth/signout', { csrfToken }, { 'sec-fetch-site': 'cross-site' }),
+      'POST',
+      '/api/auth/signout',
+    );
+    await conforms(await client.signOut(), 'POST', '/api/auth/signout');
+    await client.signIn('ada@example.com', password);
+    await conforms(
+      await client.postForm('/api/auth/signout', { csrfToken: await client.csrfToken() }),
+      'POST',
+      '/api/auth/signout',
+    );
+  });
+});
