@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Root and a Docker engine: scripts/containers.sh runs them (vitest.containers.config.ts).
+    exclude: [...configDefaults.exclude, 'test/containers/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Files run in parallel processes on 2 cores; argon2 work is heavy, so two at a time.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Usage: scripts/containers.sh   (as root; .ci/run calls it)
 #
-# Builds the image and proves the deployment pieces by running them (scripts/containers/checks.mjs):
+# Builds the image and proves the deployment pieces by running them (test/containers/*.test.ts,
+# with vitest.containers.config.ts, never part of `npm test`):
 # the image's HEALTHCHECK, non-root and read-only root, the CLI, sign-in, the drain under
 # `docker stop`, compose with PostgreSQL, three replicas on one empty PostgreSQL, and the
 # Kubernetes manifests and pod template.
@@ -108,4 +109,6 @@ if ! docker build --network host -t "$image" . >"$tmp/build.log" 2>&1; then
 fi
 echo "PASS the image builds ($((SECONDS - started)) s)"
 
-node scripts/containers/checks.mjs "$image"
+# One file at a time, each file's checks in order; the reporter prints each check's line, the
+# figures and `containers: N passed, N failed`.
+GATEHOUSE_IMAGE="$image" npx vitest run --config vitest.containers.config.ts

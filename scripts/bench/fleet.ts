@@ -1,11 +1,11 @@
 // Fleet throughput: session reads through nginx to 1, 2 and 3 Gatehouse instances on one
-// PostgreSQL (scripts/fleet/throughput.mjs starts each fleet, measures with wrk, stops it).
+// PostgreSQL (test/fleet/harness/throughput.ts starts each fleet, measures with wrk, stops it).
 // On this 2-core machine the instances, PostgreSQL, nginx and wrk all share the same two cores,
 // so the figures say what the fleet costs here, not how it scales on real machines.
 import { execFileSync } from 'node:child_process';
-import { fleetUnavailable } from '../fleet/fleet.mjs';
-import { stopAll } from '../fleet/processes.mjs';
-import { fleetThroughput } from '../fleet/throughput.mjs';
+import { fleetUnavailable } from '../../test/fleet/harness/fleet.ts';
+import { stopAll } from '../../test/fleet/harness/processes.ts';
+import { fleetThroughput } from '../../test/fleet/harness/throughput.ts';
 import { log, type Durations } from './common.ts';
 import { allowedCpus } from './machine.ts';
 import { onCleanup, setup } from './processes.ts';

@@ -218,7 +218,7 @@ function fleetPart(fleet: FleetBench): { table: string | undefined; note: string
       '| --- | ---: | ---: | ---: | ---: |',
       ...rows,
     ].join('\n'),
-    note: `Fleet throughput: \`scripts/fleet/throughput.mjs\`: a throw-away PostgreSQL, N Gatehouse instances (production build, fast paths on) and nginx (\`least_conn\`, upstream keep-alive) on loopback, one signed-in cookie read through nginx with \`wrk -t2 -c32\` for ${fleet.results[0]?.durationSeconds ?? '?'} s per count. Unpinned: the instances, PostgreSQL, nginx and wrk share this machine's cores, so more instances only add contention here; the table shows what each hop costs, not how a fleet scales on machines of its own.`,
+    note: `Fleet throughput: \`test/fleet/harness/throughput.ts\`: a throw-away PostgreSQL, N Gatehouse instances (production build, fast paths on) and nginx (\`least_conn\`, upstream keep-alive) on loopback, one signed-in cookie read through nginx with \`wrk -t2 -c32\` for ${fleet.results[0]?.durationSeconds ?? '?'} s per count. Unpinned: the instances, PostgreSQL, nginx and wrk share this machine's cores, so more instances only add contention here; the table shows what each hop costs, not how a fleet scales on machines of its own.`,
   };
 }
 

@@ -1,26 +1,42 @@
-/** A browser-like client: one cookie jar, no automatic redirects, real HTTP. */
+/** Auth.js's session cookie over plain http (no `__Secure-` prefix). */
+export const sessionCookieName = 'authjs.session-token';
+
+/**
+ * Applies `Set-Cookie` header lines to a cookie jar as a browser does: a cookie set to the
+ * empty value or with `Max-Age=0` is removed.
+ */
+export function storeSetCookies(jar: Map<string, string>, lines: readonly string[]): void {
+  for (const line of lines) {
+    const [pair = '', ...attributes] = line.split(';');
+    const eq = pair.indexOf('=');
+    const name = pair.slice(0, eq).trim();
+    const value = pair.slice(eq + 1).trim();
+    const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a));
+    if (expired || value === '') jar.delete(name);
+    else jar.set(name, value);
+  }
+}
+
+/**
+ * A browser-like client: one cookie jar, no automatic redirects, real HTTP. (Written without
+ * parameter properties: the fleet harness imports this file under Node's type stripping.)
+ */
 export class Client {
   readonly cookies = new Map<string, string>();
+  readonly baseUrl: string;
+  readonly defaultHeaders: Record<string, string>;
 
-  constructor(
-    readonly baseUrl: string,
-    readonly defaultHeaders: Record<string, string> = {},
-  ) {}
+  constructor(baseUrl: string, defaultHeaders: Record<string, string> = {}) {
+    this.baseUrl = baseUrl;
+    this.defaultHeaders = defaultHeaders;
+  }
 
   cookieHeader(): string {
     return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
 
   store(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = '', ...attributes] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a));
-      if (expired || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
+    storeSetCookies(this.cookies, response.headers.getSetCookie());
   }
 
   async request(path: string, init: RequestInit = {}): Promise<Response> {
@@ -83,7 +99,7 @@ export class Client {
 
   sessionCookie(): string | undefined {
     return (
-      this.cookies.get('authjs.session-token') ??
+      this.cookies.get(sessionCookieName) ??
       this.cookies.get('__Secure-authjs.session-token') ??
       this.cookies.get('__Host-authjs.session-token')
     );

@@ -1,28 +1,55 @@
 // Process bookkeeping for the fleet: every child it spawns is registered here with the way to
 // stop it, so an error, Ctrl-C, a watchdog or a failed test never leaves a server holding a
 // port, a CPU or a temp folder.
+//
+// Not test/helpers/processes.ts: that one starts one server and stops it; this one keeps a
+// registry that a signal handler or an exit hook can empty, and times each exit, which the
+// kill -9 scenario measures. Its `freePort` differs too (see below).
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep };
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Date.now() when the exit event came, before any awaiting code ran. */
+  at: number;
+}
+
+export interface Tracked {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly pid: number | undefined;
+  readonly exited: Promise<Exit>;
+  alive(): boolean;
+  /** The last 8000 characters it wrote to stdout and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
 
 /** Stop functions of everything still running, newest last; each removes itself when done. */
-const running = new Set();
-const tempDirs = new Set();
+const running = new Set<Tracked>();
+const tempDirs = new Set<string>();
 
 /**
  * Registers `child` under `name`; `stop` ends it gracefully (the default: SIGTERM, then SIGKILL
- * after `graceMs`). Returns an object whose `exited` resolves to `{ code, signal, at }` once
- * (`at`: Date.now() when the exit event came, before any awaiting code ran).
+ * after `graceMs`). Returns an object whose `exited` resolves to `{ code, signal, at }` once.
  */
-export function track(child, name, { stop, graceMs = 5000 } = {}) {
+export function track(
+  child: ChildProcess,
+  name: string,
+  { stop, graceMs = 5000 }: { stop?: () => Promise<unknown>; graceMs?: number } = {},
+): Tracked {
   let output = '';
-  const keep = (chunk) => {
+  const keep = (chunk: Buffer | string) => {
     output = (output + chunk.toString()).slice(-8000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise((resolve) => {
+  const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() }));
     // A spawn failure (ENOENT, EACCES) may never emit 'exit'; it must still end the wait.
     child.once('error', (error) => {
@@ -31,7 +58,7 @@ export function track(child, name, { stop, graceMs = 5000 } = {}) {
     });
   });
   const alive = () => child.exitCode === null && child.signalCode === null;
-  const entry = {
+  const entry: Tracked = {
     name,
     child,
     pid: child.pid,
@@ -52,7 +79,12 @@ export function track(child, name, { stop, graceMs = 5000 } = {}) {
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the child has exited. */
-export async function signalAndWait(child, exited, graceMs = 5000, signal = 'SIGTERM') {
+export async function signalAndWait(
+  child: ChildProcess,
+  exited: Promise<Exit>,
+  graceMs = 5000,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<Exit> {
   if (child.exitCode !== null || child.signalCode !== null) return exited;
   child.kill(signal);
   const done = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
@@ -61,18 +93,18 @@ export async function signalAndWait(child, exited, graceMs = 5000, signal = 'SIG
 }
 
 /** A temp folder removed by `stopAll` (and on exit, as a last resort). */
-export function trackTempDir(dir) {
+export function trackTempDir(dir: string): string {
   tempDirs.add(dir);
   return dir;
 }
 
 /** Stops everything still registered, newest first (nginx before the instances before PostgreSQL). */
-export async function stopAll() {
+export async function stopAll(): Promise<void> {
   for (const entry of [...running].reverse()) {
     try {
       await entry.stop();
     } catch (error) {
-      process.stderr.write(`[fleet] stopping ${entry.name} failed: ${error}\n`);
+      process.stderr.write(`[fleet] stopping ${entry.name} failed: ${String(error)}\n`);
     }
   }
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -80,7 +112,7 @@ export async function stopAll() {
 }
 
 /** Everything still registered, for a last-resort SIGKILL from a synchronous exit handler. */
-export function killAllNow() {
+export function killAllNow(): void {
   for (const entry of running) {
     try {
       entry.child.kill('SIGKILL');
@@ -92,21 +124,21 @@ export function killAllNow() {
 }
 
 /** The kernel's ephemeral port range: what `listen(0)` and outgoing connections use. */
-function ephemeralRange() {
+function ephemeralRange(): [number, number] {
   try {
     const [low, high] = fs
       .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
       .trim()
       .split(/\s+/)
       .map(Number);
-    if (Number.isInteger(low) && Number.isInteger(high)) return [low, high];
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low as number, high as number];
   } catch {
     // Not Linux: assume the IANA dynamic range.
   }
   return [49152, 65535];
 }
 
-function bindable(port) {
+function bindable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
@@ -118,10 +150,11 @@ function bindable(port) {
 /**
  * A port free on 127.0.0.1 right now, below the kernel's ephemeral range. The fleet binds its
  * ports again after each restart (an instance, PostgreSQL); a port from the ephemeral range
- * could meanwhile be handed to anyone asking for port 0 (another test suite), and one of the
- * two would fail with EADDRINUSE. Ports below the range are never handed out that way.
+ * (test/helpers/processes.ts's `freePort`, the kernel's pick) could meanwhile be handed to
+ * anyone asking for port 0 (another test suite), and one of the two would fail with
+ * EADDRINUSE. Ports below the range are never handed out that way.
  */
-export async function freePort() {
+export async function freePort(): Promise<number> {
   const [low] = ephemeralRange();
   const floor = Math.min(20000, Math.max(1024, low - 10000));
   for (let attempt = 0; attempt < 200; attempt += 1) {
@@ -132,11 +165,11 @@ export async function freePort() {
 }
 
 /** Live PIDs whose parent is `pid` (Linux /proc): nginx's workers, for reloads and cleanup. */
-export function childPids(pid) {
-  const found = [];
+export function childPids(pid: number | undefined): number[] {
+  const found: number[] = [];
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    let stat;
+    let stat: string;
     try {
       stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
     } catch {
@@ -149,7 +182,7 @@ export function childPids(pid) {
   return found;
 }
 
-export function pidAlive(pid) {
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -3,15 +3,30 @@
 // stop (fast) and start again on the same port and data. As root the server runs as the
 // `postgres` OS user (initdb refuses root): spawned with its uid and gid, so the child's PID is
 // the postmaster's own and stopping it needs no pg_ctl.
+//
+// Not test/helpers/postgres.ts: that one uses the server scripts/with-postgres.sh started, which
+// a scenario must not stop.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, signalAndWait, sleep, track } from './processes.mjs';
+import { freePort, signalAndWait, sleep, track, type Tracked } from './processes.ts';
+
+export interface Postgres {
+  /** postgres:// URL of the `gatehouse` database. */
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number | undefined;
+  /** Fast shutdown; resolves once the postmaster has exited. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data; resolves once it answers. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
 
 /** The newest Debian server binaries (`/usr/lib/postgresql/<n>/bin`), or undefined. */
-export function postgresBinDir() {
-  let dirs = [];
+export function postgresBinDir(): string | undefined {
+  let dirs: string[] = [];
   try {
     dirs = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b));
   } catch {
@@ -23,9 +38,10 @@ export function postgresBinDir() {
     .at(-1);
 }
 
-function serverUser() {
+function serverUser(): { uid?: number; gid?: number } {
   if (process.getuid?.() !== 0) return {};
-  const id = (flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  const id = (flag: string) =>
+    Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
   try {
     return { uid: id('-u'), gid: id('-g') };
   } catch {
@@ -33,7 +49,7 @@ function serverUser() {
   }
 }
 
-async function answers(url) {
+async function answers(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
   client.on('error', () => undefined);
   try {
@@ -52,14 +68,14 @@ async function answers(url) {
  * port with a `gatehouse` database. `url` names that database; `stop()` is a fast shutdown,
  * `start()` starts it again on the same port and data, `close()` stops it for good.
  */
-export async function startPostgres(dir) {
+export async function startPostgres(dir: string): Promise<Postgres> {
   const bin = postgresBinDir();
   if (bin === undefined)
     throw new Error('PostgreSQL is not installed (apt-get install postgresql)');
   const user = serverUser();
   const data = path.join(dir, 'data');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (user.uid !== undefined) fs.chownSync(dir, user.uid, user.gid);
+  if (user.uid !== undefined && user.gid !== undefined) fs.chownSync(dir, user.uid, user.gid);
   // cwd: a folder the server user may read, or initdb and postgres complain.
   const options = { ...user, cwd: dir, env: { PATH: process.env.PATH, LANG: 'C' } };
   execFileSync(
@@ -71,9 +87,14 @@ export async function startPostgres(dir) {
   const port = await freePort();
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const url = `postgres://postgres@127.0.0.1:${port}/gatehouse`;
-  let server;
+  let server: Tracked | undefined;
 
-  async function start() {
+  const running = (): Tracked => {
+    if (server === undefined) throw new Error('PostgreSQL was never started');
+    return server;
+  };
+
+  const start = async (): Promise<void> => {
     const child = spawn(
       path.join(bin, 'postgres'),
       [
@@ -84,18 +105,19 @@ export async function startPostgres(dir) {
       { ...options, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     // SIGINT is PostgreSQL's fast shutdown: sessions end, transactions roll back, a clean stop.
-    server = track(child, 'postgres', {
-      stop: () => signalAndWait(child, server.exited, 10_000, 'SIGINT'),
+    const entry: Tracked = track(child, 'postgres', {
+      stop: () => signalAndWait(child, entry.exited, 10_000, 'SIGINT'),
     });
+    server = entry;
     const deadline = Date.now() + 20_000;
     while (!(await answers(adminUrl))) {
-      if (!server.alive() || Date.now() > deadline) {
-        await server.stop();
-        throw new Error(`PostgreSQL did not start:\n${server.output()}`);
+      if (!entry.alive() || Date.now() > deadline) {
+        await entry.stop();
+        throw new Error(`PostgreSQL did not start:\n${entry.output()}`);
       }
       await sleep(50);
     }
-  }
+  };
 
   await start();
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -111,14 +133,15 @@ export async function startPostgres(dir) {
     url,
     port,
     get pid() {
-      return server.pid;
+      return server?.pid;
     },
     /** A fast shutdown (SIGINT); resolves once the postmaster has exited. */
     async stop() {
-      const { code } = await signalAndWait(server.child, server.exited, 10_000, 'SIGINT');
-      if (code !== 0) throw new Error(`PostgreSQL exited with ${code}:\n${server.output()}`);
+      const { child, exited, output } = running();
+      const { code } = await signalAndWait(child, exited, 10_000, 'SIGINT');
+      if (code !== 0) throw new Error(`PostgreSQL exited with ${code}:\n${output()}`);
     },
     start,
-    close: () => server.stop(),
+    close: () => running().stop(),
   };
 }

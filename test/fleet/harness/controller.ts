@@ -2,11 +2,28 @@
 // balancer's target health) does, for open-source nginx, which has no active health checks.
 // It probes every instance's /api/health/ready and keeps nginx's upstream block equal to the
 // set of ready instances that are not terminating.
-import { request } from './http.mjs';
-import { sleep } from './processes.mjs';
+import { request } from './http.ts';
+import type { FleetNginx } from './nginx.ts';
+import { sleep } from './processes.ts';
+
+export interface Controller {
+  /** Upstream changes so far. */
+  readonly log: { at: number; upstreams: number[] }[];
+  /**
+   * Marks the instance terminating and resolves once nginx has no worker left that could
+   * send it a request: Kubernetes takes a pod out of the endpoints before SIGTERM likewise.
+   */
+  drain(port: number): Promise<void>;
+  /** Lets the instance back in; resolves once nginx routes to it (it answered ready). */
+  admit(port: number, timeoutMs?: number): Promise<void>;
+  /** Resolves once nginx routes exactly to `ports` (the controller saw them so). */
+  waitForUpstreams(ports: number[], timeoutMs?: number): Promise<void>;
+  ready(port: number): boolean;
+  stop(): Promise<void>;
+}
 
 /**
- * `nginx` from nginx.mjs; `ports` the instances to manage. Probes every `intervalMs`; an
+ * `nginx` from nginx.ts; `ports` the instances to manage. Probes every `intervalMs`; an
  * instance is taken out on its first failed probe (a platform's failureThreshold of 1, so the
  * scenarios see it quickly) and put back on its first success.
  *
@@ -14,21 +31,31 @@ import { sleep } from './processes.mjs';
  * terminating: failing open, as cloud load balancers do, so clients get the instances' own
  * 503s with Retry-After instead of nginx's bare 502.
  */
-export function startController({ nginx, ports, intervalMs = 200, probeTimeoutMs = 1500 }) {
+export function startController({
+  nginx,
+  ports,
+  intervalMs = 200,
+  probeTimeoutMs = 1500,
+}: {
+  nginx: FleetNginx;
+  ports: number[];
+  intervalMs?: number;
+  probeTimeoutMs?: number;
+}): Controller {
   const state = new Map(ports.map((port) => [port, { ready: true, terminating: false }]));
-  const log = [];
+  const log: Controller['log'] = [];
   let stopped = false;
   // Reconfigurations run one at a time, in order.
   let queue = Promise.resolve();
-  let failure;
+  let failure: unknown;
 
-  function desired() {
+  function desired(): number[] {
     const candidates = [...state].filter(([, s]) => !s.terminating);
     const ready = candidates.filter(([, s]) => s.ready);
     return (ready.length > 0 ? ready : candidates).map(([port]) => port).sort((a, b) => a - b);
   }
 
-  function reconcile() {
+  function reconcile(): Promise<void> {
     queue = queue.then(async () => {
       const want = desired();
       const have = [...nginx.upstreams].sort((a, b) => a - b);
@@ -42,7 +69,7 @@ export function startController({ nginx, ports, intervalMs = 200, probeTimeoutMs
     return queue;
   }
 
-  async function probe(port) {
+  async function probe(port: number): Promise<void> {
     const answer = await request(`http://127.0.0.1:${port}/api/health/ready`, {
       timeoutMs: probeTimeoutMs,
     });
@@ -65,12 +92,7 @@ export function startController({ nginx, ports, intervalMs = 200, probeTimeoutMs
   };
 
   return {
-    /** Upstream changes so far: `{ at, upstreams }`. */
     log,
-    /**
-     * Marks the instance terminating and resolves once nginx has no worker left that could
-     * send it a request: Kubernetes takes a pod out of the endpoints before SIGTERM likewise.
-     */
     async drain(port) {
       const entry = state.get(port);
       if (entry === undefined) throw new Error(`no instance on ${port}`);
@@ -78,7 +100,6 @@ export function startController({ nginx, ports, intervalMs = 200, probeTimeoutMs
       await reconcile();
       ensure();
     },
-    /** Lets the instance back in; resolves once nginx routes to it (it answered ready). */
     async admit(port, timeoutMs = 20_000) {
       const entry = state.get(port);
       if (entry === undefined) throw new Error(`no instance on ${port}`);
@@ -93,14 +114,13 @@ export function startController({ nginx, ports, intervalMs = 200, probeTimeoutMs
       }
       ensure();
     },
-    /** Resolves once nginx routes exactly to `ports` (the controller saw them so). */
     async waitForUpstreams(ports, timeoutMs = 10_000) {
       const want = [...ports].sort((a, b) => a - b).join();
       const deadline = Date.now() + timeoutMs;
       while ([...nginx.upstreams].sort((a, b) => a - b).join() !== want) {
         ensure();
         if (Date.now() > deadline) {
-          throw new Error(`nginx upstreams ${nginx.upstreams} never became ${want}`);
+          throw new Error(`nginx upstreams ${nginx.upstreams.join()} never became ${want}`);
         }
         await sleep(20);
       }

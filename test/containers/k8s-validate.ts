@@ -1,9 +1,8 @@
-#!/usr/bin/env node
 // Validates the kustomize base in deploy/k8s strictly and offline, against the Kubernetes
 // OpenAPI schema that kubernetes-models 4.x ships (compiled into ajv validators).
 //
-//   node scripts/containers/k8s-validate.mjs [DIR]          validate (exit 1 on any problem)
-//   node scripts/containers/k8s-validate.mjs --self-test    also prove that mistakes are caught
+//   node test/containers/k8s-validate.ts [DIR]          validate (exit 1 on any problem)
+//   node test/containers/k8s-validate.ts --self-test    also prove that mistakes are caught
 //
 // Why not just `model.validate()`: the compiled validators ignore properties the schema does
 // not name, so `readinesProbe` or `httpGet.paht` would pass (the API server drops such fields,
@@ -13,11 +12,58 @@
 // resources), but never an undeclared one. Whatever it did not read is an unknown field.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { IContainer, IPodSpec } from 'kubernetes-models/v1';
 import YAML from 'yaml';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const repoRoot = path.resolve(import.meta.dirname, '../..');
 export const defaultDir = path.join(repoRoot, 'deploy/k8s');
+
+/** Labels or data: string keys to (in a valid document) string values. */
+type StringMap = Record<string, string>;
+
+/**
+ * A manifest as read from YAML: anything may be missing or of the wrong type until the schema
+ * says otherwise; these are the fields this file and k8s-pod.ts look at.
+ */
+export interface Manifest {
+  apiVersion?: unknown;
+  kind?: string;
+  metadata?: { name?: string; labels?: StringMap };
+  spec?: {
+    /** A Service's selector is a map of labels; a Deployment's and a PDB's hold matchLabels. */
+    selector?: StringMap & { matchLabels?: StringMap };
+    template?: { metadata?: { labels?: StringMap }; spec?: IPodSpec };
+    scaleTargetRef?: { kind?: string; name?: string };
+  };
+  data?: StringMap;
+  stringData?: StringMap;
+}
+
+export interface Kustomization {
+  apiVersion?: unknown;
+  kind?: unknown;
+  resources?: unknown;
+  labels?: {
+    pairs?: Record<string, unknown>;
+    includeTemplates?: boolean;
+    includeSelectors?: boolean;
+  }[];
+  [key: string]: unknown;
+}
+
+export interface Entry {
+  file: string;
+  /** Listed in the kustomization's resources (else a file beside them, checked all the same). */
+  inResources: boolean;
+  doc: Manifest;
+}
+
+export interface Base {
+  dir: string;
+  kustomization: Kustomization;
+  docs: Entry[];
+  problems: string[];
+}
 
 // Keys this validator models. The others kustomize knows would change what kubectl sends
 // (generators, patches, images, …) without being checked here, so the base must not use them.
@@ -33,10 +79,13 @@ const otherKustomizeKeys = new Set(
 const labelKeys = new Set(['pairs', 'includeTemplates', 'includeSelectors']);
 
 /** Kubernetes YAML is read by go-yaml as YAML 1.1: `on`/`yes` are booleans, `0700` is octal. */
-function parseYaml(text) {
+function parseYaml(text: string): { errors: string[]; values: unknown[] } {
   const docs = YAML.parseAllDocuments(text, { version: '1.1', uniqueKeys: true });
   const errors = docs.flatMap((doc) => doc.errors.map((error) => error.message));
-  return { errors, values: docs.map((doc) => doc.toJS()).filter((value) => value != null) };
+  return {
+    errors,
+    values: docs.map((doc) => doc.toJS() as unknown).filter((value) => value != null),
+  };
 }
 
 /**
@@ -44,14 +93,16 @@ function parseYaml(text) {
  * Secret is deliberately not a resource, but a stale unchecked manifest would be worse).
  * Returns { kustomization, docs: [{ file, inResources, doc }], problems }.
  */
-export function loadBase(dir = defaultDir) {
-  const problems = [];
-  const docs = [];
+export function loadBase(dir = defaultDir): Base {
+  const problems: string[] = [];
+  const docs: Entry[] = [];
   const kustomizationFile = path.join(dir, 'kustomization.yaml');
   const parsed = parseYaml(fs.readFileSync(kustomizationFile, 'utf8'));
   for (const error of parsed.errors) problems.push(`kustomization.yaml: ${error}`);
-  const kustomization = parsed.values[0] ?? {};
-  const resources = Array.isArray(kustomization.resources) ? kustomization.resources : [];
+  const kustomization = (parsed.values[0] ?? {}) as Kustomization;
+  const resources: unknown[] = Array.isArray(kustomization.resources)
+    ? kustomization.resources
+    : [];
   const others = fs
     .readdirSync(dir)
     .filter((file) => /\.ya?ml$/.test(file) && file !== 'kustomization.yaml')
@@ -63,15 +114,22 @@ export function loadBase(dir = defaultDir) {
     const { errors, values } = parseYaml(fs.readFileSync(full, 'utf8'));
     for (const error of errors) problems.push(`${file}: ${error}`);
     if (errors.length > 0) continue;
-    for (const doc of values) docs.push({ file, inResources: resources.includes(file), doc });
+    for (const doc of values) {
+      docs.push({
+        file: String(file),
+        inResources: resources.includes(file),
+        doc: doc as Manifest,
+      });
+    }
   }
   return { dir, kustomization, docs, problems };
 }
 
 /** Only modelled keys, plain file resources that exist, once each. */
-export function checkKustomization(kustomization, dir) {
-  const problems = [];
-  const say = (where, message) => problems.push(`kustomization.yaml ${where}: ${message}`);
+export function checkKustomization(kustomization: Kustomization, dir: string): string[] {
+  const problems: string[] = [];
+  const say = (where: string, message: string) =>
+    problems.push(`kustomization.yaml ${where}: ${message}`);
   if (kustomization === null || typeof kustomization !== 'object' || Array.isArray(kustomization))
     return ['kustomization.yaml: not a mapping'];
   for (const key of Object.keys(kustomization)) {
@@ -81,18 +139,20 @@ export function checkKustomization(kustomization, dir) {
   if (kustomization.apiVersion !== 'kustomize.config.k8s.io/v1beta1')
     say('apiVersion', 'must be kustomize.config.k8s.io/v1beta1');
   if (kustomization.kind !== 'Kustomization') say('kind', 'must be Kustomization');
-  const resources = kustomization.resources;
+  const resources: unknown = kustomization.resources;
   if (!Array.isArray(resources) || resources.length === 0) say('resources', 'must be a list');
-  for (const [i, file] of (Array.isArray(resources) ? resources : []).entries()) {
+  const listed: unknown[] = Array.isArray(resources) ? resources : [];
+  for (const [i, file] of listed.entries()) {
     const where = `resources[${i}]`;
     if (typeof file !== 'string' || !/^[\w.-]+\.ya?ml$/.test(file))
       say(where, `${JSON.stringify(file)} must be a YAML file in this folder (no URL, no dir)`);
     else if (!fs.existsSync(path.join(dir, file))) say(where, `${file} does not exist`);
-    else if (resources.indexOf(file) !== i) say(where, `${file} is listed twice`);
+    else if (listed.indexOf(file) !== i) say(where, `${file} is listed twice`);
   }
-  const labels = kustomization.labels ?? [];
+  const labels: unknown = kustomization.labels ?? [];
   if (!Array.isArray(labels)) say('labels', 'must be a list');
-  for (const [i, label] of (Array.isArray(labels) ? labels : []).entries()) {
+  const labelList: Kustomization['labels'] & unknown[] = Array.isArray(labels) ? labels : [];
+  for (const [i, label] of labelList.entries()) {
     for (const key of Object.keys(label ?? {}))
       if (!labelKeys.has(key)) say(`labels[${i}].${key}`, 'unknown or not modelled');
     // Selectors are immutable after the first apply; adding to them breaks re-applies.
@@ -104,28 +164,36 @@ export function checkKustomization(kustomization, dir) {
 }
 
 /** What kustomize does with `labels` (includeTemplates only adds to existing template labels). */
-function applyLabels(doc, labels = []) {
+function applyLabels(doc: Manifest, labels: Kustomization['labels'] = []): Manifest {
   const out = structuredClone(doc);
   for (const { pairs = {}, includeTemplates } of labels) {
-    out.metadata = { ...out.metadata, labels: { ...out.metadata?.labels, ...pairs } };
+    const strings = pairs as StringMap;
+    out.metadata = { ...out.metadata, labels: { ...out.metadata?.labels, ...strings } };
     const template = out.spec?.template?.metadata;
-    if (includeTemplates && template?.labels) Object.assign(template.labels, pairs);
+    if (includeTemplates && template?.labels) Object.assign(template.labels, strings);
   }
   return out;
 }
 
 /** The base's documents as `kubectl apply -k` sends them (plus the files outside resources). */
-export function rendered(base) {
+export function rendered(base: Base): Entry[] {
   const labels = base.kustomization.labels;
   return base.docs.map((entry) =>
     entry.inResources ? { ...entry, doc: applyLabels(entry.doc, labels) } : entry,
   );
 }
 
-const modelCache = new Map();
+/** A kubernetes-models class: what validateDocument needs of it. */
+interface ModelClass {
+  apiVersion: string;
+  kind: string;
+  new (data: unknown): { validate(): void };
+}
+
+const modelCache = new Map<string, Promise<Record<string, ModelClass | undefined>>>();
 
 /** The kubernetes-models class for apiVersion + kind, or undefined. */
-async function modelFor(apiVersion, kind) {
+async function modelFor(apiVersion: unknown, kind: unknown): Promise<ModelClass | undefined> {
   if (
     typeof apiVersion !== 'string' ||
     !/^([a-z0-9.-]+\/)?v\d+((alpha|beta)\d+)?$/.test(apiVersion)
@@ -134,21 +202,25 @@ async function modelFor(apiVersion, kind) {
   if (!modelCache.has(apiVersion))
     modelCache.set(
       apiVersion,
-      import(`kubernetes-models/${apiVersion}`).catch(() => ({})),
+      (import(`kubernetes-models/${apiVersion}`) as Promise<Record<string, ModelClass>>).catch(
+        () => ({}),
+      ),
     );
-  const Model = (await modelCache.get(apiVersion))[kind];
+  const Model = (await modelCache.get(apiVersion))?.[String(kind)];
   return Model?.apiVersion === apiVersion && Model.kind === kind ? Model : undefined;
 }
 
 /** Wraps value so that every key read on it or below is recorded per object. */
-function track(value, reads) {
+type Reads = Map<object, Set<string>>;
+
+function track<T>(value: T, reads: Reads): T {
   if (value === null || typeof value !== 'object') return value;
-  const read = new Set();
+  const read = new Set<string>();
   reads.set(value, read);
-  const children = new Map();
+  const children = new Map<string, unknown>();
   return new Proxy(value, {
     get(target, key, receiver) {
-      const child = Reflect.get(target, key, receiver);
+      const child: unknown = Reflect.get(target, key, receiver);
       if (typeof key !== 'string' || !Object.hasOwn(target, key)) return child;
       read.add(key);
       if (child === null || typeof child !== 'object') return child;
@@ -162,7 +234,7 @@ function track(value, reads) {
   });
 }
 
-function unknownFields(value, reads, at = '') {
+function unknownFields(value: unknown, reads: Reads, at = ''): string[] {
   if (value === null || typeof value !== 'object') return [];
   const read = reads.get(value);
   // Not reached by the validator at all: its parent is already reported (or failed its type).
@@ -174,38 +246,47 @@ function unknownFields(value, reads, at = '') {
   });
 }
 
-function describe(error) {
+interface SchemaError {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: { allowedValues?: unknown[] };
+}
+
+function describe(error: SchemaError): string {
   const extra = error.params?.allowedValues ? ` (${error.params.allowedValues.join(', ')})` : '';
   return `${error.instancePath || '/'}: ${error.message ?? error.keyword}${extra}`;
 }
 
 /** Schema problems of one document, each as "/json/pointer: message". */
-export async function validateDocument(doc) {
+export async function validateDocument(doc: unknown): Promise<string[]> {
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return ['/: not an object'];
-  const Model = await modelFor(doc.apiVersion, doc.kind);
-  if (!Model) return [`/: no schema for apiVersion ${doc.apiVersion} kind ${doc.kind}`];
+  const { apiVersion, kind } = doc as Manifest;
+  const Model = await modelFor(apiVersion, kind);
+  if (!Model) return [`/: no schema for apiVersion ${String(apiVersion)} kind ${kind}`];
   const model = new Model(doc);
-  const reads = new Map();
-  const problems = [];
+  const reads: Reads = new Map();
+  const problems: string[] = [];
   try {
     model.validate.call(track(model, reads));
   } catch (error) {
-    if (!Array.isArray(error.errors)) throw error;
-    problems.push(...new Set(error.errors.map(describe)));
+    const errors = (error as { errors?: unknown }).errors;
+    if (!Array.isArray(errors)) throw error;
+    problems.push(...new Set((errors as SchemaError[]).map(describe)));
   }
   return [...problems, ...unknownFields(model, reads)];
 }
 
-const id = (doc) => `${doc?.kind}/${doc?.metadata?.name}`;
-const matches = (selector = {}, labels = {}) =>
+const id = (doc: Manifest | undefined) => `${doc?.kind}/${doc?.metadata?.name}`;
+const matches = (selector: Record<string, unknown> = {}, labels: StringMap = {}) =>
   Object.keys(selector).length > 0 &&
   Object.entries(selector).every(([key, value]) => labels[key] === value);
 
 /** Mistakes the schema cannot see: references between the documents of the base. */
-export function crossCheck(entries) {
-  const problems = [];
+export function crossCheck(entries: Entry[]): string[] {
+  const problems: string[] = [];
   const byId = new Map(entries.map(({ doc }) => [id(doc), doc]));
-  const seen = new Set();
+  const seen = new Set<string>();
   for (const { file, doc } of entries) {
     if (seen.has(id(doc))) problems.push(`${file} ${id(doc)}: defined twice`);
     seen.add(id(doc));
@@ -214,16 +295,16 @@ export function crossCheck(entries) {
     .filter(({ doc }) => doc.kind === 'Deployment')
     .map(({ doc }) => doc.spec?.template?.metadata?.labels ?? {});
   for (const { file, inResources, doc } of entries) {
-    const say = (message) => problems.push(`${file} ${id(doc)}: ${message}`);
+    const say = (message: string) => problems.push(`${file} ${id(doc)}: ${message}`);
     const selector = doc.kind === 'Service' ? doc.spec?.selector : doc.spec?.selector?.matchLabels;
     if (doc.kind === 'Deployment' && !matches(selector, doc.spec?.template?.metadata?.labels))
       say('spec.selector does not match the pod template labels');
-    if (['Service', 'PodDisruptionBudget'].includes(doc.kind))
+    if (doc.kind === 'Service' || doc.kind === 'PodDisruptionBudget')
       if (!templates.some((labels) => matches(selector, labels)))
         say('selector matches no pod template of the base');
     const target = doc.spec?.scaleTargetRef;
     if (doc.kind === 'HorizontalPodAutoscaler' && !byId.has(`${target?.kind}/${target?.name}`))
-      say(`scaleTargetRef ${target?.kind}/${target?.name} is not in the base`);
+      say(`scaleTargetRef ${String(target?.kind)}/${String(target?.name)} is not in the base`);
     // A placeholder Secret applied with the base would replace the operator's real one.
     if (doc.kind === 'Secret' && inResources && JSON.stringify(doc).includes('REPLACE-ME'))
       say('holds placeholders but is listed in resources');
@@ -233,15 +314,27 @@ export function crossCheck(entries) {
   return problems;
 }
 
-function checkContainer(container, byId, where) {
-  const problems = [];
-  const say = (message) => problems.push(`${where} container ${container.name}: ${message}`);
+interface Reference {
+  kind: 'ConfigMap' | 'Secret';
+  name?: string;
+  key?: string;
+  optional?: boolean;
+}
+
+function checkContainer(
+  container: IContainer,
+  byId: Map<string, Manifest>,
+  where: string,
+): string[] {
+  const problems: string[] = [];
+  const say = (message: string) =>
+    problems.push(`${where} container ${container.name}: ${message}`);
   const portNames = new Set((container.ports ?? []).map((port) => port.name));
-  for (const kind of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+  for (const kind of ['startupProbe', 'livenessProbe', 'readinessProbe'] as const) {
     const port = container[kind]?.httpGet?.port ?? container[kind]?.tcpSocket?.port;
     if (typeof port === 'string' && !portNames.has(port)) say(`${kind} port ${port} not declared`);
   }
-  const refs = [
+  const refs: Reference[] = [
     ...(container.envFrom ?? []).flatMap((from) => [
       from.configMapRef && { kind: 'ConfigMap', ...from.configMapRef },
       from.secretRef && { kind: 'Secret', ...from.secretRef },
@@ -250,7 +343,7 @@ function checkContainer(container, byId, where) {
       env.valueFrom?.configMapKeyRef && { kind: 'ConfigMap', ...env.valueFrom.configMapKeyRef },
       env.valueFrom?.secretKeyRef && { kind: 'Secret', ...env.valueFrom.secretKeyRef },
     ]),
-  ].filter(Boolean);
+  ].filter((ref): ref is Reference => Boolean(ref));
   for (const ref of refs) {
     const target = byId.get(`${ref.kind}/${ref.name}`);
     const keys = { ...target?.data, ...target?.stringData };
@@ -262,9 +355,9 @@ function checkContainer(container, byId, where) {
 }
 
 /** Everything about a loaded base: { lines: ["ok  Kind/name (file)"], problems: [...] }. */
-export async function validateBase(base) {
+export async function validateBase(base: Base): Promise<{ lines: string[]; problems: string[] }> {
   const problems = [...base.problems, ...checkKustomization(base.kustomization, base.dir)];
-  const lines = [];
+  const lines: string[] = [];
   const entries = rendered(base);
   for (const { file, inResources, doc } of entries) {
     const found = await validateDocument(doc);
@@ -277,7 +370,13 @@ export async function validateBase(base) {
 }
 
 // Mistakes someone could make in the container, each with the problem it must produce.
-const mutations = {
+/** A container as a mistake may leave it: any field, known or not. */
+type LooseContainer = Record<string, unknown> & {
+  livenessProbe: { httpGet: Record<string, unknown> } & Record<string, unknown>;
+  startupProbe: { httpGet: Record<string, unknown> };
+};
+
+const mutations: Record<string, [string, (c: LooseContainer) => void]> = {
   'readinessProbe misspelled': [
     'containers/0/readinesProbe: unknown field',
     (c) => {
@@ -303,16 +402,16 @@ const mutations = {
 };
 
 /** Validates the real base (must pass), then broken in-memory copies (each must fail). */
-export async function selfTest(dir = defaultDir) {
+export async function selfTest(dir = defaultDir): Promise<string[]> {
   const base = loadBase(dir);
-  const failures = [];
+  const failures: string[] = [];
   const real = await validateBase(base);
   if (real.problems.length > 0)
     failures.push(`the real base has problems:\n  ${real.problems.join('\n  ')}`);
   for (const [name, [expected, mutate]] of Object.entries(mutations)) {
     const copy = structuredClone(base);
-    const deployment = copy.docs.find(({ doc }) => doc.kind === 'Deployment').doc;
-    mutate(deployment.spec.template.spec.containers[0]);
+    const deployment = copy.docs.find(({ doc }) => doc.kind === 'Deployment')?.doc;
+    mutate(deployment?.spec?.template?.spec?.containers[0] as unknown as LooseContainer);
     const { problems } = await validateBase(copy);
     const hit = problems.find((problem) => problem.includes(expected));
     if (hit) console.log(`self-test: rejected (${name}): ${hit}`);
@@ -326,11 +425,11 @@ export async function selfTest(dir = defaultDir) {
   return failures;
 }
 
-async function main(argv) {
+async function main(argv: string[]): Promise<number> {
   const flags = argv.filter((arg) => arg.startsWith('-'));
   const dirs = argv.filter((arg) => !arg.startsWith('-'));
   if (flags.some((flag) => flag !== '--self-test') || dirs.length > 1) {
-    console.error('usage: node scripts/containers/k8s-validate.mjs [--self-test] [DIR]');
+    console.error('usage: node test/containers/k8s-validate.ts [--self-test] [DIR]');
     return 2;
   }
   const selfTesting = flags.length > 0;
@@ -347,6 +446,6 @@ async function main(argv) {
   return failures.length === 0 ? 0 : 1;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (import.meta.main) {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -1,13 +1,39 @@
 // Debian's nginx in front of the fleet: its own configuration, pid file, logs and temp folders
 // in a folder of ours, 127.0.0.1 only, `daemon off` so the master is our child, stopped by PID.
-// The upstream block is rewritten and reloaded by the readiness controller (controller.mjs).
+// The upstream block is rewritten and reloaded by the readiness controller (controller.ts).
+//
+// Not test/helpers/nginx.ts: that one is a single process serving a static site, started once;
+// this one is a master with workers, least_conn over instances, reloaded while traffic flows.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { request } from './http.mjs';
-import { childPids, pidAlive, signalAndWait, sleep, track } from './processes.mjs';
+import { request } from './http.ts';
+import { childPids, pidAlive, signalAndWait, sleep, track, type Tracked } from './processes.ts';
 
 export const nginxPath = '/usr/sbin/nginx';
+
+interface NginxOptions {
+  dir: string;
+  /** Its port on 127.0.0.1. */
+  port: number;
+  /** The instances' ports. */
+  upstreams: number[];
+  /** Idle upstream connections per worker; 0 for none. */
+  keepalive?: number;
+}
+
+export interface FleetNginx {
+  readonly origin: string;
+  readonly port: number;
+  readonly pid: number | undefined;
+  alive(): boolean;
+  /** The ports nginx routes to now. */
+  readonly upstreams: number[];
+  readonly reloads: number;
+  errorLog(): string;
+  setUpstreams(ports: number[]): Promise<void>;
+  stop(): Promise<void>;
+}
 
 const reloadTimeoutMs = 15_000;
 
@@ -23,7 +49,7 @@ const reloadTimeoutMs = 15_000;
  * although the instance was fine. The throughput measurement turns it on, as the README's
  * "Behind nginx" block intends (`Connection ""`, HTTP/1.1).
  */
-function configText({ dir, port, upstreams, keepalive }) {
+function configText({ dir, port, upstreams, keepalive = 0 }: NginxOptions): string {
   const servers =
     upstreams.length > 0
       ? upstreams.map((p) => `    server 127.0.0.1:${p} max_fails=0;`)
@@ -78,7 +104,12 @@ ${keepalive > 0 ? `    keepalive ${keepalive};` : ''}
  * the upstream block, reloads, and resolves once no worker with the old configuration is
  * left: from then on no request can reach an instance that was taken out.
  */
-export async function startNginx({ dir, port, upstreams, keepalive = 0 }) {
+export async function startNginx({
+  dir,
+  port,
+  upstreams,
+  keepalive = 0,
+}: NginxOptions): Promise<FleetNginx> {
   fs.mkdirSync(dir, { recursive: true });
   // Workers run as nobody when the master is root; they must reach their temp folders.
   fs.chmodSync(dir, 0o755);
@@ -98,7 +129,7 @@ export async function startNginx({ dir, port, upstreams, keepalive = 0 }) {
     await signalAndWait(child, entry.exited, 5000);
     for (const pid of workers) if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
   };
-  const entry = track(child, 'nginx', { stop: stopNginx });
+  const entry: Tracked = track(child, 'nginx', { stop: stopNginx });
   const origin = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 10_000;
   // Any HTTP answer (a 502 with no upstream ready yet included) means nginx listens.
@@ -123,7 +154,7 @@ export async function startNginx({ dir, port, upstreams, keepalive = 0 }) {
       return reloads;
     },
     errorLog: () => fs.readFileSync(path.join(dir, 'error.log'), 'utf8'),
-    async setUpstreams(ports) {
+    async setUpstreams(ports: number[]) {
       const oldWorkers = childPids(child.pid);
       fs.writeFileSync(confPath, configText({ dir, port, upstreams: ports, keepalive }));
       child.kill('SIGHUP');

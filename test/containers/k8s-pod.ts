@@ -1,10 +1,9 @@
-#!/usr/bin/env node
 // Runs the pod template of deploy/k8s's Deployment under Docker, as close to what a kubelet
 // does as a single `docker run` allows, and drives its life cycle the way a kubelet would:
 // startup probe, then liveness and readiness on their periods, then preStop, SIGTERM with the
 // remaining grace period, and the exit code. Each step is reported as one JSON line.
 //
-//   node scripts/containers/k8s-pod.mjs --image TAG --port PORT [--env KEY=VALUE | --env KEY]...
+//   node test/containers/k8s-pod.ts --image TAG --port PORT [--env KEY=VALUE | --env KEY]...
 //        [--name NAME] [--observe-seconds 12] [--dir deploy/k8s] [--dry-run]
 //
 // The Docker engine here has no bridge network, so the container shares the host's network:
@@ -18,17 +17,33 @@ import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { defaultDir, loadBase, rendered, validateBase } from './k8s-validate.mjs';
+import type {
+  IContainer,
+  IEnvFromSource,
+  ILifecycleHandler,
+  IProbe,
+  IVolume,
+  IVolumeMount,
+} from 'kubernetes-models/v1';
+import {
+  defaultDir,
+  loadBase,
+  rendered,
+  validateBase,
+  type Base,
+  type Manifest,
+} from './k8s-validate.ts';
 
 const usage =
-  'usage: node scripts/containers/k8s-pod.mjs --image TAG --port PORT [--env KEY=VALUE|KEY]...\n' +
+  'usage: node test/containers/k8s-pod.ts --image TAG --port PORT [--env KEY=VALUE|KEY]...\n' +
   '       [--name NAME] [--observe-seconds N] [--dir DIR] [--dry-run]';
 
 /** An expected failure: reported by its message alone; exit 2 for usage errors. */
 class Failure extends Error {
-  constructor(message, exitCode = 1) {
+  readonly exitCode: number;
+
+  constructor(message: string, exitCode = 1) {
     super(message);
     this.exitCode = exitCode;
   }
@@ -36,7 +51,20 @@ class Failure extends Error {
 
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function parseCli(argv, environment = process.env) {
+export interface Cli {
+  image: string;
+  port: number;
+  name: string;
+  dir: string;
+  observeSeconds: number;
+  dryRun: boolean;
+  /** The container's environment set here, over the manifests' (PORT and HOST included). */
+  overrides: Map<string, string>;
+  /** Keys whose values came from this process's environment: secrets, never printed. */
+  hidden: Set<string>;
+}
+
+export function parseCli(argv: string[], environment = process.env): Cli {
   let values;
   try {
     ({ values } = parseArgs({
@@ -52,11 +80,11 @@ export function parseCli(argv, environment = process.env) {
       },
     }));
   } catch (error) {
-    throw new Failure(`${error.message}\n${usage}`, 2);
+    throw new Failure(`${(error as Error).message}\n${usage}`, 2);
   }
   const port = Number(values.port);
   const observeSeconds = Number(values['observe-seconds']);
-  const bad = (message) => new Failure(`${message}\n${usage}`, 2);
+  const bad = (message: string) => new Failure(`${message}\n${usage}`, 2);
   if (!values.image) throw bad('--image is required');
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad('--port must be a TCP port');
   if (!(observeSeconds >= 0)) throw bad('--observe-seconds must be a number >= 0');
@@ -67,9 +95,9 @@ export function parseCli(argv, environment = process.env) {
     ['HOST', '127.0.0.1'],
   ]);
   // Values taken from the environment are treated as secrets: never printed.
-  const hidden = new Set();
+  const hidden = new Set<string>();
   for (const entry of values.env) {
-    const [key, ...rest] = entry.split('=');
+    const [key = '', ...rest] = entry.split('=');
     const value = rest.length > 0 ? rest.join('=') : environment[key];
     if (!envName.test(key)) throw bad(`--env ${entry}: bad variable name`);
     if (value === undefined) throw bad(`--env ${key}: not set in this environment`);
@@ -78,35 +106,56 @@ export function parseCli(argv, environment = process.env) {
   }
   if (overrides.get('PORT') !== String(port))
     throw bad('--env PORT must equal --port (the probes are sent to --port)');
-  return { ...values, port, observeSeconds, overrides, hidden, dryRun: values['dry-run'] };
+  return {
+    image: values.image,
+    port,
+    name: values.name,
+    dir: values.dir,
+    observeSeconds,
+    dryRun: values['dry-run'],
+    overrides,
+    hidden,
+  };
 }
 
-const units = { n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+const units: Record<string, number> = {
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+};
 for (const [i, suffix] of ['Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'].entries())
   units[suffix] = 1024 ** (i + 1);
 
 /** A Kubernetes quantity ("256Mi", "250m", "1") as a number. */
-export function quantity(value) {
+export function quantity(value: string | number): number {
   const match = /^(\d+(?:\.\d+)?)([a-zA-Z]{0,2})$/.exec(String(value));
   if (!match || (match[2] && !(match[2] in units)))
     throw new Failure(`unsupported quantity ${value}`);
-  return Number(match[1]) * (match[2] ? units[match[2]] : 1);
+  return Number(match[1]) * (match[2] ? (units[match[2]] as number) : 1);
 }
 
 /** kubelet's $(VAR) expansion: known variables are replaced, $$ escapes a $. */
-export function expand(text, env) {
-  return String(text).replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name) =>
-    name === undefined ? '$' : env.has(name) ? env.get(name) : whole,
+export function expand(text: string, env: Map<string, string>): string {
+  return String(text).replace(
+    /\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g,
+    (whole, name: string | undefined) =>
+      name === undefined ? '$' : env.has(name) ? (env.get(name) as string) : whole,
   );
 }
 
-function find(base, kind, name) {
+function find(base: Base, kind: string, name: string | undefined): Manifest | undefined {
   return base.docs.find(({ doc }) => doc.kind === kind && doc.metadata?.name === name)?.doc;
 }
 
 /** A ConfigMap's or Secret's key/value pairs, decoded as the kubelet hands them over. */
-function dataOf(doc) {
-  const data = Object.entries(doc.data ?? {}).map(([key, value]) => [
+function dataOf(doc: Manifest): Map<string, string> {
+  const data = Object.entries(doc.data ?? {}).map(([key, value]): [string, string] => [
     key,
     doc.kind === 'Secret' ? Buffer.from(value, 'base64').toString('utf8') : value,
   ]);
@@ -118,17 +167,21 @@ function dataOf(doc) {
  * (each may refer to earlier ones as $(VAR)), then the overrides. `secret` names the keys a
  * Secret supplied, so that they are never printed.
  */
-export function resolveEnv(base, container, overrides) {
-  const env = new Map();
-  const secret = new Set();
-  const source = (ref, kind) => {
+export function resolveEnv(
+  base: Base,
+  container: IContainer,
+  overrides: Map<string, string>,
+): { env: Map<string, string>; secret: Set<string> } {
+  const env = new Map<string, string>();
+  const secret = new Set<string>();
+  const source = (ref: { name?: string; optional?: boolean }, kind: 'ConfigMap' | 'Secret') => {
     const doc = find(base, kind, ref.name);
     if (!doc && !ref.optional) throw new Failure(`${kind} ${ref.name} not found in the base`);
     return doc ? dataOf(doc) : new Map();
   };
-  for (const from of container.envFrom ?? []) {
+  for (const from of container.envFrom ?? ([] as IEnvFromSource[])) {
     const kind = from.secretRef ? 'Secret' : 'ConfigMap';
-    for (const [key, value] of source(from.secretRef ?? from.configMapRef, kind)) {
+    for (const [key, value] of source(from.secretRef ?? from.configMapRef ?? {}, kind)) {
       env.set(`${from.prefix ?? ''}${key}`, value);
       if (kind === 'Secret') secret.add(`${from.prefix ?? ''}${key}`);
     }
@@ -145,7 +198,7 @@ export function resolveEnv(base, container, overrides) {
     const data = source(ref, kind);
     if (!data.has(ref.key) && !ref.optional)
       throw new Failure(`env ${entry.name}: ${kind} ${ref.name} has no key ${ref.key}`);
-    if (data.has(ref.key)) env.set(entry.name, data.get(ref.key));
+    if (data.has(ref.key)) env.set(entry.name, data.get(ref.key) as string);
     if (kind === 'Secret') secret.add(entry.name);
   }
   for (const [key, value] of overrides) env.set(key, value);
@@ -153,7 +206,24 @@ export function resolveEnv(base, container, overrides) {
 }
 
 /** Probe defaults are the API's; the port is whatever --port the service listens on. */
-function normaliseProbe(probe, container, port) {
+/** A probe (or a preStop httpGet) with the API's defaults filled in. */
+export interface Probe {
+  type: 'httpGet' | 'tcpSocket' | 'exec';
+  path: string;
+  headers: Record<string, string>;
+  command?: string[];
+  port: number;
+  initialDelay: number;
+  period: number;
+  timeout: number;
+  failureThreshold: number;
+}
+
+function normaliseProbe(
+  probe: IProbe | undefined,
+  container: IContainer,
+  port: number,
+): Probe | undefined {
   if (!probe) return undefined;
   const action = probe.httpGet ?? probe.tcpSocket;
   if (probe.grpc) throw new Failure('grpc probes are not supported here');
@@ -182,7 +252,12 @@ function normaliseProbe(probe, container, port) {
   };
 }
 
-function tmpfsOptions(mount, volume, user, fsGroup) {
+function tmpfsOptions(
+  mount: IVolumeMount,
+  volume: IVolume | undefined,
+  user: number | undefined,
+  fsGroup: number | undefined,
+): string {
   if (!volume?.emptyDir) throw new Failure(`volume ${mount.name}: only emptyDir is supported`);
   if (mount.subPath || mount.subPathExpr) throw new Failure(`${mount.mountPath}: no subPath`);
   // An emptyDir is a fresh directory, mode 0777, exec allowed; fsGroup makes it group-owned
@@ -201,14 +276,40 @@ function tmpfsOptions(mount, volume, user, fsGroup) {
  * Everything needed to run and judge the pod: the `docker run` argv (without "docker"), the
  * environment, the probes and the termination settings.
  */
-export function buildPlan(base, cli) {
+export interface Plan {
+  id: string;
+  container: IContainer;
+  /** `docker run …` without "docker". */
+  args: string[];
+  /** Where the image is in `args`: what follows it is the container's command. */
+  imageIndex: number;
+  env: Map<string, string>;
+  /** Keys whose values are never printed. */
+  secret: Set<string>;
+  probes: { startup?: Probe; liveness?: Probe; readiness?: Probe };
+  preStop: ILifecycleHandler | undefined;
+  grace: number;
+  user: number | undefined;
+  group: number | undefined;
+  fsGroup: number | undefined;
+  runAsNonRoot: boolean;
+  readOnlyRoot: boolean;
+  dropsAll: boolean;
+  noNewPrivileges: boolean;
+  writable: string[];
+}
+
+export function buildPlan(base: Base, cli: Cli): Plan {
   const deployments = rendered(base).filter((e) => e.inResources && e.doc.kind === 'Deployment');
-  if (deployments.length !== 1) throw new Failure('the base must hold exactly one Deployment');
-  const template = deployments[0].doc.spec.template;
-  const spec = template.spec;
+  const deployment = deployments[0]?.doc;
+  if (deployments.length !== 1 || deployment === undefined)
+    throw new Failure('the base must hold exactly one Deployment');
+  const template = deployment.spec?.template;
+  const spec = template?.spec;
+  if (spec === undefined) throw new Failure('the Deployment has no pod template');
   if (spec.initContainers?.length || spec.containers.length !== 1)
     throw new Failure('only a pod with exactly one container (no init containers) is supported');
-  const container = spec.containers[0];
+  const container = spec.containers[0] as IContainer;
   const pod = spec.securityContext ?? {};
   const own = container.securityContext ?? {};
   const user = own.runAsUser ?? pod.runAsUser;
@@ -219,7 +320,7 @@ export function buildPlan(base, cli) {
   // The kubelet ignores the image's HEALTHCHECK; the probes below stand in for it.
   const args = ['run', '--detach', '--name', cli.name, '--network', 'host', '--no-healthcheck'];
   args.push('--label', 'gatehouse.k8s-pod=1');
-  for (const [key, value] of Object.entries(template.metadata?.labels ?? {}))
+  for (const [key, value] of Object.entries(template?.metadata?.labels ?? {}))
     args.push('--label', `${key}=${value}`);
   if (group !== undefined && user === undefined) throw new Failure('runAsGroup needs runAsUser');
   if (user !== undefined) args.push('--user', group === undefined ? `${user}` : `${user}:${group}`);
@@ -260,9 +361,10 @@ export function buildPlan(base, cli) {
   args.push(cli.image, ...command.slice(1));
   args.push(...(container.args ?? []).map((part) => expand(part, env)));
 
-  const probe = (name) => normaliseProbe(container[name], container, cli.port);
+  const probe = (name: 'startupProbe' | 'livenessProbe' | 'readinessProbe') =>
+    normaliseProbe(container[name], container, cli.port);
   return {
-    id: `Deployment/${deployments[0].doc.metadata.name}`,
+    id: `Deployment/${deployment.metadata?.name}`,
     container,
     args,
     imageIndex,
@@ -287,27 +389,30 @@ export function buildPlan(base, cli) {
 }
 
 const flags = new Set(['--detach', '--no-healthcheck', '--read-only']);
-const quote = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+const quote = (word: string) =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 
-function describeProbe(name, p) {
+function describeProbe(name: string, p: Probe | undefined): string {
   if (!p) return `#   ${name}: none`;
   const target =
     p.type === 'httpGet'
       ? `httpGet http://127.0.0.1:${p.port}${p.path}`
       : p.type === 'tcpSocket'
         ? `tcpSocket 127.0.0.1:${p.port}`
-        : `exec ${p.command.join(' ')}`;
+        : `exec ${(p.command ?? []).join(' ')}`;
   return `#   ${name}: ${target}, initial delay ${p.initialDelay}s, every ${p.period}s, timeout ${p.timeout}s, failureThreshold ${p.failureThreshold}`;
 }
 
-export function dryRunText(plan, cli) {
+export function dryRunText(plan: Plan, cli: Cli): string {
   const lines = [`# ${plan.id} from ${cli.dir}, as \`docker\` would be run (nothing is run):`];
   // One option (with its value) per line; the image and its arguments on the last.
   const words = plan.args.map(quote);
   const image = plan.imageIndex;
   const options = [];
-  for (let i = 1; i < image; i += flags.has(words[i]) ? 1 : 2)
-    options.push(flags.has(words[i]) ? words[i] : `${words[i]} ${words[i + 1]}`);
+  for (let i = 1; i < image; i += flags.has(words[i] as string) ? 1 : 2)
+    options.push(
+      flags.has(words[i] as string) ? (words[i] as string) : `${words[i]} ${words[i + 1]}`,
+    );
   lines.push(['docker run', ...options, words.slice(image).join(' ')].join(' \\\n    '));
   lines.push('# environment given to docker (docker reads the values; its argv has names only):');
   for (const [key, value] of plan.env) {
@@ -331,20 +436,30 @@ export function dryRunText(plan, cli) {
 
 const now = () => performance.now();
 /** [200, 200, 503] -> "200 x2, 503 x1": the order matters, the repetitions do not. */
-const runs = (values) =>
+const runs = (values: unknown[]) =>
   values
-    .reduce((out, value) => {
-      if (out.at(-1)?.[0] === value) out.at(-1)[1] += 1;
+    .reduce<[unknown, number][]>((out, value) => {
+      const last = out.at(-1);
+      if (last !== undefined && last[0] === value) last[1] += 1;
       else out.push([value, 1]);
       return out;
     }, [])
     .map(([value, count]) => `${value} x${count}`)
     .join(', ');
 
-const seconds = (ms) => Math.round(ms) / 1000;
+const seconds = (ms: number) => Math.round(ms) / 1000;
+
+interface Docker {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs the docker CLI without a shell; never rejects. */
-function docker(args, { env = process.env, timeoutMs = 60_000 } = {}) {
+function docker(
+  args: string[],
+  { env = process.env, timeoutMs = 60_000 }: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Docker> {
   return new Promise((resolve) => {
     execFile(
       'docker',
@@ -359,11 +474,21 @@ function docker(args, { env = process.env, timeoutMs = 60_000 } = {}) {
 }
 
 /** Like the kubelet: a fresh connection, its User-Agent, 200-399 within the timeout. */
-function httpProbe(p, timeoutMs) {
+/** One probe's outcome; `ms` its duration. */
+interface ProbeResult {
+  ok: boolean;
+  status?: number;
+  error?: string;
+  exitCode?: number;
+  stderr?: string;
+  ms?: number;
+}
+
+function httpProbe(p: Probe, timeoutMs: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
     const started = now();
     let settled = false;
-    const done = (result) => {
+    const done = (result: ProbeResult) => {
       if (settled) return;
       settled = true;
       resolve({ ...result, ms: Math.round(now() - started) });
@@ -378,55 +503,89 @@ function httpProbe(p, timeoutMs) {
         headers: { 'User-Agent': 'kube-probe/1.30', Accept: '*/*', ...p.headers },
       },
       (response) => {
-        const status = response.statusCode;
-        response.on('error', (error) => done({ ok: false, status, error: error.code ?? 'error' }));
+        const status = response.statusCode ?? 0;
+        response.on('error', (error: NodeJS.ErrnoException) =>
+          done({ ok: false, status, error: error.code ?? 'error' }),
+        );
         response.on('end', () => done({ ok: status >= 200 && status < 400, status }));
         response.resume();
       },
     );
-    request.on('error', (error) =>
+    request.on('error', (error: NodeJS.ErrnoException) =>
       done({ ok: false, error: error.name === 'AbortError' ? 'timeout' : (error.code ?? 'error') }),
     );
   });
 }
 
-function tcpProbe(p, timeoutMs) {
+function tcpProbe(p: Pick<Probe, 'port'>, timeoutMs: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
     const started = now();
     const socket = net.connect({ host: '127.0.0.1', port: p.port, timeout: timeoutMs });
-    const done = (result) => {
+    const done = (result: ProbeResult) => {
       socket.destroy();
       resolve({ ...result, ms: Math.round(now() - started) });
     };
     socket.once('connect', () => done({ ok: true }));
     socket.once('timeout', () => done({ ok: false, error: 'timeout' }));
-    socket.once('error', (error) => done({ ok: false, error: error.code ?? 'error' }));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      done({ ok: false, error: error.code ?? 'error' }),
+    );
   });
 }
 
-async function runProbe(p, ctx, timeoutMs = p.timeout * 1000) {
+/** What a run of the pod carries from step to step. */
+interface Context {
+  plan: Plan;
+  cli: Cli;
+  log: Log;
+  name: string;
+  /** performance.now() when `docker run` returned. */
+  t0: number;
+  /** Whether the container is ours to remove. */
+  owned: boolean;
+}
+
+type Log = (event: string, fields?: Record<string, unknown>) => void;
+
+async function runProbe(
+  p: Probe,
+  ctx: Context,
+  timeoutMs = p.timeout * 1000,
+): Promise<ProbeResult> {
   if (p.type === 'httpGet') return httpProbe(p, timeoutMs);
   if (p.type === 'tcpSocket') return tcpProbe(p, timeoutMs);
   const started = now();
-  const result = await docker(['exec', ctx.name, ...p.command], { timeoutMs });
+  const result = await docker(['exec', ctx.name, ...(p.command ?? [])], { timeoutMs });
   return { ok: result.code === 0, exitCode: result.code, ms: Math.round(now() - started) };
 }
 
-const sleepUntil = (at) => sleep(Math.max(0, at - now()));
+const sleepUntil = (at: number) => sleep(Math.max(0, at - now()));
 
 /** What termination is watched with: the readiness probe, else a bare connection. */
-const readinessOf = (ctx) =>
-  ctx.plan.probes.readiness ?? { type: 'tcpSocket', port: ctx.cli.port, timeout: 1 };
+const readinessOf = (ctx: Context): Probe =>
+  ctx.plan.probes.readiness ?? {
+    type: 'tcpSocket',
+    port: ctx.cli.port,
+    timeout: 1,
+    path: '/',
+    headers: {},
+    initialDelay: 0,
+    period: 10,
+    failureThreshold: 3,
+  };
 
-async function isRunning(ctx) {
+async function isRunning(ctx: Context): Promise<boolean> {
   const result = await docker(['inspect', '--format', '{{.State.Running}}', ctx.name]);
   return result.stdout.trim() === 'true';
 }
 
 /** Probes until the first success; failureThreshold misses in a row and the kubelet restarts. */
-async function startup(ctx) {
+async function startup(ctx: Context): Promise<number> {
   const p = ctx.plan.probes.startup;
-  if (!p) return ctx.log('startup', { skipped: 'no startupProbe' }) ?? 0;
+  if (!p) {
+    ctx.log('startup', { skipped: 'no startupProbe' });
+    return 0;
+  }
   let next = ctx.t0 + p.initialDelay * 1000;
   for (let attempt = 1; ; attempt += 1) {
     await sleepUntil(next);
@@ -445,10 +604,10 @@ async function startup(ctx) {
 }
 
 /** What the pod's security context promised, checked from inside the running container. */
-async function securityChecks(ctx) {
+async function securityChecks(ctx: Context): Promise<void> {
   const { plan } = ctx;
-  const exec = (...command) => docker(['exec', ctx.name, ...command]);
-  const problems = [];
+  const exec = (...command: string[]) => docker(['exec', ctx.name, ...command]);
+  const problems: string[] = [];
   const uid = (await exec('id', '-u')).stdout.trim();
   const gid = (await exec('id', '-g')).stdout.trim();
   const groups = (await exec('id', '-G')).stdout.trim().split(/\s+/);
@@ -471,7 +630,7 @@ async function securityChecks(ctx) {
     else await exec('rm', '-f', file);
   }
   const status = (await exec('cat', '/proc/1/status')).stdout;
-  const field = (name) => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status)?.[1];
+  const field = (name: string) => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status)?.[1];
   if (plan.dropsAll && !/^0+$/.test(field('CapBnd') ?? '')) problems.push('capabilities remain');
   if (plan.noNewPrivileges && field('NoNewPrivs') !== '1') problems.push('NoNewPrivs is not set');
   ctx.log('security', { ok: problems.length === 0, uid, gid, groups, problems });
@@ -479,11 +638,14 @@ async function securityChecks(ctx) {
 }
 
 /** Liveness and readiness on their own periods for the observation window (at least once). */
-async function observe(ctx) {
+async function observe(ctx: Context): Promise<void> {
   const until = now() + ctx.cli.observeSeconds * 1000;
-  const watch = async (name) => {
+  const watch = async (name: 'liveness' | 'readiness') => {
     const p = ctx.plan.probes[name];
-    if (!p) return ctx.log('observe', { probe: name, skipped: 'none defined' });
+    if (!p) {
+      ctx.log('observe', { probe: name, skipped: 'none defined' });
+      return;
+    }
     let next = Math.max(now(), ctx.t0 + p.initialDelay * 1000);
     let passed = 0;
     do {
@@ -501,25 +663,27 @@ async function observe(ctx) {
   // allSettled: the other probe's loop ends on its own within the window; report the first miss.
   const outcomes = await Promise.allSettled([watch('liveness'), watch('readiness')]);
   const failed = outcomes.find((outcome) => outcome.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
-async function runHook(hook, ctx) {
+async function runHook(hook: ILifecycleHandler, ctx: Context): Promise<ProbeResult> {
   const timeoutMs = ctx.plan.grace * 1000;
   if (hook.exec) {
-    const result = await docker(['exec', ctx.name, ...hook.exec.command], { timeoutMs });
+    const result = await docker(['exec', ctx.name, ...(hook.exec.command ?? [])], {
+      timeoutMs,
+    });
     return { ok: result.code === 0, exitCode: result.code, stderr: result.stderr.trim() };
   }
   if (hook.httpGet) {
     const target = normaliseProbe({ httpGet: hook.httpGet }, ctx.plan.container, ctx.cli.port);
-    return httpProbe(target, timeoutMs);
+    return httpProbe(target as Probe, timeoutMs);
   }
   if (hook.sleep) return sleep(hook.sleep.seconds * 1000).then(() => ({ ok: true }));
   throw new Failure(`unsupported preStop handler ${JSON.stringify(hook)}`);
 }
 
 /** preStop runs before SIGTERM: the service does not know yet and must stay ready. */
-async function preStop(ctx) {
+async function preStop(ctx: Context): Promise<number> {
   const started = now();
   if (!ctx.plan.preStop) {
     ctx.log('preStop', { skipped: 'none defined' });
@@ -527,7 +691,7 @@ async function preStop(ctx) {
   }
   let finished = false;
   const hook = runHook(ctx.plan.preStop, ctx).finally(() => (finished = true));
-  const samples = [];
+  const samples: ProbeResult[] = [];
   while (!finished) {
     const result = await runProbe(readinessOf(ctx), ctx);
     ctx.log('probe', { probe: 'readiness', during: 'preStop', ...result });
@@ -547,14 +711,17 @@ async function preStop(ctx) {
  * SIGTERM with what is left of the grace period (the kubelet's countdown includes preStop and
  * grants at least 2 s), watching readiness turn 503 or refuse, then the exit code.
  */
-async function terminate(ctx, preStopSeconds) {
+async function terminate(
+  ctx: Context,
+  preStopSeconds: number,
+): Promise<{ stopSeconds: number; graceLeftSeconds: number }> {
   const grace = Math.max(2, Math.floor(ctx.plan.grace - preStopSeconds));
   const started = now();
   let stopped = false;
   const stopping = docker(['stop', '--time', String(grace), ctx.name], {
     timeoutMs: (grace + 30) * 1000,
   }).finally(() => (stopped = true));
-  const samples = [];
+  const samples: (ProbeResult & { atMs: number })[] = [];
   while (!stopped) {
     const result = await runProbe(readinessOf(ctx), ctx);
     samples.push({ ...result, atMs: Math.round(now() - started) });
@@ -564,7 +731,10 @@ async function terminate(ctx, preStopSeconds) {
   const tookSeconds = seconds(now() - started);
   const after = await runProbe(readinessOf(ctx), ctx);
   const inspected = await docker(['inspect', '--format', '{{json .State}}', ctx.name]);
-  const state = inspected.code === 0 ? JSON.parse(inspected.stdout) : {};
+  const state = (inspected.code === 0 ? JSON.parse(inspected.stdout) : {}) as {
+    ExitCode?: number;
+    OOMKilled?: boolean;
+  };
   const firstDown = samples.findIndex((sample) => !sample.ok);
   const notReady = firstDown < 0 ? [] : samples.slice(firstDown);
   ctx.log('stop', {
@@ -574,13 +744,14 @@ async function terminate(ctx, preStopSeconds) {
     oomKilled: state.OOMKilled,
     readinessWhileStopping: runs(samples.map((sample) => sample.status ?? sample.error)),
     readinessAfterExit: after.status ?? after.error,
-    notReadyAfterSeconds: firstDown < 0 ? null : samples[firstDown].atMs / 1000,
+    notReadyAfterSeconds:
+      firstDown < 0 ? null : (samples[firstDown] as { atMs: number }).atMs / 1000,
   });
   if (stop.code !== 0) throw new Failure(`docker stop failed: ${stop.stderr.trim()}`);
   if (state.OOMKilled) throw new Failure('the container was OOM-killed');
   if (state.ExitCode !== 0)
     throw new Failure(
-      `exit code ${state.ExitCode} after ${tookSeconds.toFixed(1)} s` +
+      `exit code ${String(state.ExitCode)} after ${tookSeconds.toFixed(1)} s` +
         (state.ExitCode === 137 ? ` (killed: no exit within the ${grace} s left)` : ''),
     );
   if (notReady.some((sample) => sample.ok))
@@ -589,9 +760,9 @@ async function terminate(ctx, preStopSeconds) {
   return { stopSeconds: tookSeconds, graceLeftSeconds: grace };
 }
 
-async function checkRunAsNonRoot(ctx) {
+async function checkRunAsNonRoot(ctx: Context): Promise<void> {
   if (!ctx.plan.runAsNonRoot) return;
-  let uid = ctx.plan.user;
+  let uid: number | string | undefined = ctx.plan.user;
   if (uid === undefined) {
     // As the kubelet: without runAsUser the image's USER must be a numeric non-zero uid.
     const image = await docker(['image', 'inspect', '--format', '{{.Config.User}}', ctx.cli.image]);
@@ -599,11 +770,20 @@ async function checkRunAsNonRoot(ctx) {
     uid = image.stdout.trim().split(':')[0];
   }
   if (!/^\d+$/.test(String(uid)) || Number(uid) === 0)
-    throw new Failure(`runAsNonRoot: the kubelet would refuse to start uid "${uid}"`);
+    throw new Failure(`runAsNonRoot: the kubelet would refuse to start uid "${String(uid)}"`);
 }
 
-async function run(plan, cli, log) {
-  const ctx = { plan, cli, log, name: cli.name, t0: 0, owned: false };
+async function run(
+  plan: Plan,
+  cli: Cli,
+  log: Log,
+): Promise<{
+  startupSeconds: number;
+  preStopSeconds: number;
+  stopSeconds: number;
+  graceLeftSeconds: number;
+}> {
+  const ctx: Context = { plan, cli, log, name: cli.name, t0: 0, owned: false };
   for (const [key, value] of plan.env)
     if (value.includes('REPLACE-ME'))
       throw new Failure(`${key} still holds the example Secret's placeholder: pass --env ${key}=…`);
@@ -614,7 +794,7 @@ async function run(plan, cli, log) {
     throw new Failure(`a container named ${cli.name} exists already; not touching it`);
   await checkRunAsNonRoot(ctx);
 
-  const cleanup = async (failed) => {
+  const cleanup = async (failed: boolean) => {
     if (!ctx.owned) return;
     ctx.owned = false;
     if (failed) {
@@ -623,7 +803,7 @@ async function run(plan, cli, log) {
     }
     await docker(['rm', '--force', '--volumes', cli.name]);
   };
-  const onSignal = (signal) => {
+  const onSignal = (signal: NodeJS.Signals) => {
     log('interrupted', { signal });
     void cleanup(false).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   };
@@ -653,9 +833,9 @@ async function run(plan, cli, log) {
   }
 }
 
-async function main(argv) {
+async function main(argv: string[]): Promise<number> {
   const startedAt = now();
-  const log = (event, fields = {}) => {
+  const log: Log = (event, fields = {}) => {
     const t = Math.round(now() - startedAt) / 1000;
     console.log(JSON.stringify({ t, event, ...fields }));
   };
@@ -681,6 +861,6 @@ async function main(argv) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (import.meta.main) {
   process.exitCode = await main(process.argv.slice(2));
 }

@@ -4,8 +4,8 @@ import {
   fleetUnavailable,
   startFleet,
   type Fleet,
-} from '../scripts/fleet/fleet.mjs';
-import { killAllNow } from '../scripts/fleet/processes.mjs';
+} from './harness/fleet.ts';
+import { killAllNow } from './harness/processes.ts';
 import {
   crossRead,
   kill9,
@@ -13,11 +13,11 @@ import {
   revocation,
   rollingRestart,
   throttle,
-} from '../scripts/fleet/scenarios.mjs';
+} from './harness/scenarios.ts';
 
 // PostgreSQL (its own throw-away server, not with-postgres.sh's: the last scenario stops and
 // starts it), three instances of the built service (`npm test` builds first) and nginx, all on
-// loopback; `npm run fleet` runs the same scenarios and prints their figures. About 25 s per
+// loopback; `npm run fleet` (cli.ts) runs the same scenarios and prints their figures. About 25 s per
 // run, so it runs in both modes: the session read path differs with fast paths off.
 const unavailable = fleetUnavailable();
 const fastPaths = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'off' : 'on';

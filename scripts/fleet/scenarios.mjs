@@ -1,5 +1,0 @@
-// The fleet's scenarios. Each returns what it observed (figures and raw readings), never a
-// verdict: `problems(result)` next to each says what would be wrong, for scripts/fleet.mjs;
-// test/fleet.test.ts asserts on the same readings with its own expectations.
-export { crossRead, revocation, throttle } from './sessions.mjs';
-export { kill9, postgresRestart, rollingRestart } from './disruptions.mjs';
