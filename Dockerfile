@@ -5,8 +5,8 @@
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
-# No tool chain: every native module (better-sqlite3, argon2, nice) ships its binary inside its
-# npm package.
+# No tool chain: SQLite is Node's own (node:sqlite), and the native modules (argon2, nice) ship
+# their binaries inside their npm packages.
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Dependencies first, so a source change does not reinstall them; --ignore-scripts skips

@@ -40,7 +40,6 @@ const commonJs: BuildOptions = {
   // Fastify's schema compilers are never loaded (src/app.ts supplies its own factories), so
   // they stay out of the file V8 must parse at every start.
   external: [
-    'better-sqlite3',
     '@node-rs/argon2',
     // Loads its own worker script from its folder, and that loads @napi-rs/nice.
     'piscina',
@@ -62,7 +61,7 @@ await build({
 
 await build({
   ...commonJs,
-  entryPoints: ['src/cli/main.ts'],
+  entryPoints: ['src/cli/entry.ts'],
   outfile: path.join(dist, 'gatehouse-cli.cjs'),
 });
 fs.chmodSync(path.join(dist, 'gatehouse-cli.cjs'), 0o755);

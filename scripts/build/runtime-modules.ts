@@ -10,22 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
-const runtimeRoots = ['better-sqlite3', '@node-rs/argon2', 'piscina', '@napi-rs/nice', 'pg'];
+const runtimeRoots = ['@node-rs/argon2', 'piscina', '@napi-rs/nice', 'pg'];
 // Needed only to compile a native module from source, never at run time.
-const installOnly = new Set(['node-addon-api', 'prebuild-install']);
-// better-sqlite3 ships its C sources and a binary for every platform beside the one it loads
-// here (named as its lib/binding.js names it), or one compiled from source.
-const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
-const musl = process.platform === 'linux' && !report.header?.glibcVersionRuntime;
-const keepOnly: Record<string, string[]> = {
-  'better-sqlite3': [
-    'package.json',
-    'LICENSE',
-    'lib',
-    `prebuilds/${musl ? 'linuxmusl' : process.platform}-${process.arch}.node`,
-    'build/Release/better_sqlite3.node',
-  ],
-};
+const installOnly = new Set(['node-addon-api', 'node-gyp-build', 'prebuild-install']);
 
 const out = process.argv[2] ?? usage();
 
@@ -54,16 +41,7 @@ function copyPackage(name: string, fromDir: string, optional: boolean): void {
   if (copied.has(source)) return;
   copied.add(source);
   const target = path.join(out, path.relative(root, source));
-  const parts = keepOnly[name];
-  if (parts === undefined) {
-    fs.cpSync(source, target, { recursive: true, filter: (file) => !file.endsWith('.md') });
-  } else {
-    for (const part of parts) {
-      if (fs.existsSync(path.join(source, part))) {
-        fs.cpSync(path.join(source, part), path.join(target, part), { recursive: true });
-      }
-    }
-  }
+  fs.cpSync(source, target, { recursive: true, filter: (file) => !file.endsWith('.md') });
   const manifest = JSON.parse(fs.readFileSync(path.join(source, 'package.json'), 'utf8')) as {
     dependencies?: Record<string, string>;
     optionalDependencies?: Record<string, string>;

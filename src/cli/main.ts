@@ -1,6 +1,4 @@
-#!/usr/bin/env node
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { refuseUnsupportedNode } from '../boot/node-version.js';
 import * as add from './commands/add.js';
 import * as list from './commands/list.js';
 import * as setPassword from './commands/set-password.js';
@@ -133,7 +131,6 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-refuseUnsupportedNode();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -1,4 +1,4 @@
-import type { Database as SQLiteDatabase } from 'better-sqlite3';
+import type { DatabaseSync } from 'node:sqlite';
 import type { Kysely, LogEvent } from 'kysely';
 import type { Pool as PgPool } from 'pg';
 import { openPostgres } from './postgres.js';
@@ -9,7 +9,7 @@ export type Dialect = 'sqlite' | 'postgres';
 
 /** The raw handle behind the Kysely instance (one of the two), for statements on hot paths. */
 export interface RawHandles {
-  sqlite?: SQLiteDatabase;
+  sqlite?: DatabaseSync;
   /** Its PostgreSQL pool, for named prepared statements. */
   pgPool?: PgPool;
 }

@@ -12,17 +12,25 @@ import {
 export const sqliteLockWaitMs = 3000;
 const maxRetryDelayMs = 25;
 
-/** SQLITE_BUSY (another connection holds the lock) and its extended codes, SQLITE_LOCKED. */
+const sqliteBusy = 5;
+const sqliteLocked = 6;
+
+/**
+ * SQLITE_BUSY (another connection holds the lock), SQLITE_LOCKED, and their extended codes
+ * (the primary code is the low byte): node:sqlite reports them as `errcode`.
+ */
 function isLockConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+  const errcode = (error as { errcode?: unknown } | null)?.errcode;
+  if (typeof errcode !== 'number') return false;
+  const primary = errcode & 0xff;
+  return primary === sqliteBusy || primary === sqliteLocked;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Retries a statement that met another process's lock after short timers, up to
- * `sqliteLockWaitMs`. better-sqlite3 would otherwise wait for the lock synchronously (its
+ * `sqliteLockWaitMs`. SQLite would otherwise wait for the lock synchronously (its
  * busy timeout), freezing the event loop: health probes and session reads with it.
  */
 class LockWaitingConnection implements DatabaseConnection {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Database as SQLiteDatabase, Statement } from 'better-sqlite3';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Kysely } from 'kysely';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
@@ -41,13 +41,13 @@ const activeSessionSql = `select users.id as "userId", users.email, users.name,
   from sessions join users on users.id = sessions.user_id
   where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
 
-function sqliteFindActive(handle: SQLiteDatabase, observer: StoreObserver): FindActive {
-  let statement: Statement<[string], ActiveSession> | undefined;
+function sqliteFindActive(handle: DatabaseSync, observer: StoreObserver): FindActive {
+  let statement: StatementSync | undefined;
   return async (sessionId) => {
     try {
       // Prepared on first use: the table exists only once migrations have run.
-      statement ??= handle.prepare<[string], ActiveSession>(activeSessionSql);
-      return toActive(statement.get(sessionId));
+      statement ??= handle.prepare(activeSessionSql);
+      return toActive(statement.get(sessionId) as ActiveSession | undefined);
     } catch (error) {
       // Kysely's queries are counted where the database is opened; this one bypasses Kysely.
       observer.databaseError();
@@ -58,7 +58,7 @@ function sqliteFindActive(handle: SQLiteDatabase, observer: StoreObserver): Find
 
 /**
  * Session rows on Kysely. The revocation check runs on every session read, so it is one
- * prepared statement on the primary key (a better-sqlite3 statement, or a named PostgreSQL
+ * prepared statement on the primary key (a node:sqlite statement, or a named PostgreSQL
  * statement) on the raw handle behind `db`, instead of a Kysely build-and-compile per read.
  */
 export function createKyselySessionStore(

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
@@ -24,7 +24,7 @@ describe('faults during sign-in', () => {
     const client = new Client(server.url);
     const csrfToken = await client.csrfToken();
 
-    const other = new SQLite(path.join(server.dir, 'test.db'));
+    const other = new DatabaseSync(path.join(server.dir, 'test.db'));
     other.exec('begin exclusive');
     try {
       const response = await client.postForm(

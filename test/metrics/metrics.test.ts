@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { Client } from '../helpers/client.js';
@@ -194,7 +194,7 @@ describe('metrics of a running instance', () => {
     expect((await ada.signIn('ada@example.com', password)).status).toBe(200);
     const before = (await scrape(metricsUrl)).value('gatehouse_database_errors_total') ?? 0;
     // The table the session check reads disappears under the running service.
-    const handle = new SQLite(path.join(dataDir, 'gatehouse.db'));
+    const handle = new DatabaseSync(path.join(dataDir, 'gatehouse.db'));
     handle.exec('drop table sessions');
     handle.close();
     expect((await ada.get('/api/auth/session')).status).toBe(503);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
@@ -166,7 +166,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   it('a sign-in the service cannot take shows the busy page with its 503', async () => {
     const { page, violations, close } = await openPage(browser);
     await fillSignIn(page, server.url, 'ada@example.com', password);
-    const other = new SQLite(path.join(server.dir, 'test.db'));
+    const other = new DatabaseSync(path.join(server.dir, 'test.db'));
     other.exec('begin exclusive');
     try {
       const answer = page.waitForResponse((r) =>

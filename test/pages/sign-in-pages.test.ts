@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { contrastRatio, paletteFor } from '../../src/pages/colour.js';
@@ -381,7 +381,7 @@ describe('a sign-in the service cannot take now', () => {
     await addUser(server, 'ada@example.com', password);
     const client = browser(server);
     const page = await (await client.get('/api/auth/signin')).text();
-    const other = new SQLite(path.join(server.dir, 'test.db'));
+    const other = new DatabaseSync(path.join(server.dir, 'test.db'));
     other.exec('begin exclusive');
     try {
       const response = await client.postForm('/api/auth/signin/credentials', {
