@@ -8,7 +8,7 @@ import { withRetryAfter } from '../pages/retry-after.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import { withUsableCallbackUrls } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
-import { parseCookies, sessionTokenFrom } from './cookies.js';
+import { heldSessionToken, parseCookies, sessionTokenFrom, withoutCookies } from './cookies.js';
 import type { AuthRequestContext } from './request-context.js';
 import { originOf } from './request-site.js';
 
@@ -20,6 +20,8 @@ export interface AuthjsBridgeOptions {
   publicOrigin: string | undefined;
   /** Told how each sign-in ended. */
   observer: Pick<Observer, 'signIn'>;
+  /** Whether a session token reads, with the codec Auth.js is configured with for the scheme. */
+  readsAsSessionToken: (token: string, secure: boolean) => Promise<boolean>;
   /** Answers a sign-in or sign-out we cannot take now (the busy page, or JSON). */
   refuse: (request: FastifyRequest, reply: FastifyReply, error: HttpError) => Answer;
 }
@@ -27,17 +29,21 @@ export interface AuthjsBridgeOptions {
 /** What a page needs to print its form, or Auth.js's own answer when it gave none. */
 export type PageCsrfResult = ({ ok: true } & PageCsrf) | { ok: false; response: Response };
 
-/** Each non-empty session cookie alone, then Auth.js's assembly of them (when it differs). */
-function heldSessionTokens(
-  cookies: Map<string, string>,
-  name: string,
-  assembled: string | undefined,
-): string[] {
+/**
+ * Every token a request holds: each non-empty session cookie alone, Auth.js's join of them all,
+ * and the join of the others without the session cookie itself (chunks of another session).
+ */
+function heldSessionTokens(cookies: Map<string, string>, name: string): string[] {
   const tokens = new Set<string>();
+  const others = new Map<string, string>();
   for (const [cookieName, value] of cookies) {
-    if (cookieName.startsWith(name) && value !== '') tokens.add(value);
+    if (!cookieName.startsWith(name) || value === '') continue;
+    tokens.add(value);
+    if (cookieName !== name) others.set(cookieName, value);
   }
-  if (assembled !== undefined && tokens.size > 1) tokens.add(assembled);
+  for (const joined of [sessionTokenFrom(cookies, name), sessionTokenFrom(others, name)]) {
+    if (joined !== undefined) tokens.add(joined);
+  }
   return [...tokens];
 }
 
@@ -147,19 +153,26 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         origin,
         names.callbackUrl,
       );
-      if (usable.cookie === undefined) headers.delete('cookie');
-      else headers.set('cookie', usable.cookie);
+      const cookies = parseCookies(request.headers.cookie);
+      const held = await heldSessionToken(cookies, names.session, (whole) =>
+        options.readsAsSessionToken(whole, secure),
+      );
+      // A whole session cookie that reads wins: Auth.js must not join strays into it.
+      const cookie =
+        usable.cookie === undefined || held.ignored.length === 0
+          ? usable.cookie
+          : withoutCookies(usable.cookie, new Set(held.ignored));
+      if (cookie === undefined) headers.delete('cookie');
+      else headers.set('cookie', cookie);
       const url = `${origin}${path}${usable.search}`;
       const webRequest = toWebRequest(request, url, usable.body, headers);
-      const cookies = parseCookies(request.headers.cookie);
-      const previousSessionToken = sessionTokenFrom(cookies, names.session);
       const context: AuthRequestContext = {
         clientIp: request.ip,
-        // Chunked or not, as Auth.js reads it: signing in again must end the session held.
-        previousSessionToken,
+        // As Auth.js reads it (chunked or not): signing in again must end the session held.
+        previousSessionToken: held.token,
         // Sign-out ends every session the request holds a token for, whatever else it carries.
         ...(path === `${authBasePath}/signout` && {
-          heldSessionTokens: heldSessionTokens(cookies, names.session, previousSessionToken),
+          heldSessionTokens: heldSessionTokens(cookies, names.session),
         }),
       };
       const signingIn =

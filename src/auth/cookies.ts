@@ -94,3 +94,68 @@ export function sessionTokenFrom(cookies: Map<string, string>, name: string): st
   });
   return names.length === 0 ? undefined : names.map((key) => chunks[key]).join('');
 }
+
+/** Which session token a request holds, and the cookies that token leaves out. */
+export interface HeldSessionToken {
+  /** The token, or `undefined` when the request holds none. */
+  token: string | undefined;
+  /** Whether the token is the session cookie alone (else Auth.js's join of several cookies). */
+  whole: boolean;
+  /** Cookies whose names start with the session cookie's that the token leaves out. */
+  ignored: readonly string[];
+}
+
+/**
+ * The session token a request holds: the session cookie itself when it reads as a token,
+ * whatever else starts with its name; else Auth.js's join (`sessionTokenFrom`). Auth.js joins
+ * every such cookie, so one stray beside a valid cookie (`….9=x`, `…-tokenX=y`, which a
+ * sibling subdomain can plant with `Domain=`) made the token unreadable and the real cookie
+ * cleared. Gatehouse never writes chunks beside a whole cookie (a token too long for one is
+ * written in chunks with the whole one cleared), so a whole cookie that reads wins, in both
+ * modes; without one, chunks are joined as Auth.js joins them. `reads` is asked only when the
+ * whole cookie has others beside it.
+ */
+export function heldSessionToken(
+  cookies: Map<string, string>,
+  name: string,
+  reads: (whole: string) => boolean,
+): HeldSessionToken;
+export function heldSessionToken(
+  cookies: Map<string, string>,
+  name: string,
+  reads: (whole: string) => Promise<boolean>,
+): HeldSessionToken | Promise<HeldSessionToken>;
+export function heldSessionToken(
+  cookies: Map<string, string>,
+  name: string,
+  reads: (whole: string) => boolean | Promise<boolean>,
+): HeldSessionToken | Promise<HeldSessionToken> {
+  // An empty cookie is no part of Auth.js's join.
+  const whole = cookies.get(name) || undefined;
+  const others = [...cookies.keys()].filter((n) => n !== name && n.startsWith(name));
+  const joined = (): HeldSessionToken => ({
+    token: sessionTokenFrom(cookies, name),
+    whole: false,
+    ignored: [],
+  });
+  if (whole === undefined) return joined();
+  if (others.every((n) => cookies.get(n) === '')) return { token: whole, whole: true, ignored: [] };
+  const decide = (wholeReads: boolean): HeldSessionToken =>
+    wholeReads ? { token: whole, whole: true, ignored: others } : joined();
+  const verdict = reads(whole);
+  return typeof verdict === 'boolean' ? decide(verdict) : verdict.then(decide);
+}
+
+/**
+ * The Cookie header without the cookies of these names, each `;`-separated pair judged by its
+ * name as `parseCookies` reads it (spaces and tabs around it trimmed).
+ */
+export function withoutCookies(header: string, names: ReadonlySet<string>): string {
+  return header
+    .split(';')
+    .filter((part) => {
+      const eq = part.indexOf('=');
+      return eq === -1 || !names.has(part.slice(blankEnd(part, 0, eq), blankStart(part, eq, 0)));
+    })
+    .join(';');
+}

@@ -70,20 +70,22 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
     now,
     codec,
   });
+  /** A session token as Auth.js reads it (same codec, same salt); unreadable is `null`. */
+  const decodeSessionToken = async (token: string, secure: boolean) => {
+    try {
+      const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
+      return await decode({ token, salt, secret: [...config.authSecrets] });
+    } catch {
+      // An unreadable token names no session.
+      return null;
+    }
+  };
   const claimsFor = (secure: boolean) =>
     createSessionClaims({
       sessions: deps.sessions,
       read,
       now,
-      decodeSessionToken: async (token) => {
-        try {
-          const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
-          return await decode({ token, salt, secret: [...config.authSecrets] });
-        } catch {
-          // An unreadable held token names no session to end.
-          return null;
-        }
-      },
+      decodeSessionToken: (token) => decodeSessionToken(token, secure),
     });
   const fastReader = read.fast;
   const frontRead =
@@ -131,6 +133,8 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
       fastReader,
       frontRead,
       sessionCookiePrefix: config.sessionCookiePrefix,
+      readsAsSessionToken: async (token, secure) =>
+        (await decodeSessionToken(token, secure)) !== null,
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
       signIns,

@@ -17,9 +17,9 @@ export interface AuthRequestContext {
   /** The session token the client held when it signed in again (fixation: it is revoked). */
   previousSessionToken: string | undefined;
   /**
-   * On sign-out, every session token the request carries: each session cookie alone as well as
-   * Auth.js's assembly of its chunks. A stray chunk beside a valid cookie makes the assembly
-   * unreadable; sign-out must still end the session the valid cookie names.
+   * On sign-out, every session token the request carries: each session cookie alone, Auth.js's
+   * join of them all, and the join of the chunks without the whole cookie. Whichever one
+   * Auth.js reads, sign-out must end every session a token names.
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;

@@ -46,6 +46,8 @@ export interface AuthRouteDeps {
   /** The same reads answered in front of Fastify, when the site allows it. */
   frontRead: FrontRead | undefined;
   sessionCookiePrefix: SessionCookiePrefix;
+  /** Whether a session token reads, with the codec Auth.js is configured with for the scheme. */
+  readsAsSessionToken: (token: string, secure: boolean) => Promise<boolean>;
   /** AUTH_URL's origin: fixes redirects whatever the Host header says. */
   publicOrigin: string | undefined;
   bodyLimitBytes: number;

@@ -1,7 +1,7 @@
 import type { JweCodec } from './jwe-codec.js';
 import { authCookieNames, type AuthCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { createInitCookies, type InitCookies } from './init-cookies.js';
-import { parseCookies, serializeCookie } from './cookies.js';
+import { heldSessionToken, parseCookies, serializeCookie } from './cookies.js';
 import { RecentCache } from '../util/recent-cache.js';
 import { fromStore, type AuthRequestContext } from './request-context.js';
 import type { SessionStore } from '../sessions/session-store.js';
@@ -177,17 +177,14 @@ function createFastBranch(
 
   /**
    * The session token held, decrypted: `null` when there is none, `undefined` when the read is
-   * Auth.js's (a chunked cookie; a token that does not read, which Auth.js logs; claims that
-   * are not Gatehouse's).
+   * Auth.js's (chunks; a token that does not read, which Auth.js logs; claims that are not
+   * Gatehouse's). A whole cookie that reads wins over strays beside it, as in the bridge.
    */
   function heldToken(cookies: Map<string, string>, name: string): HeldToken | null | undefined {
-    // Auth.js's SessionStore takes every cookie whose name starts with the session name.
-    const sessionCookies = [...cookies.keys()].filter(
-      (n) => n.startsWith(name) && cookies.get(n) !== '',
-    );
-    if (sessionCookies.length === 0) return null;
-    if (sessionCookies.length !== 1 || sessionCookies[0] !== name) return undefined;
-    const token = cookies.get(name) as string;
+    const held = heldSessionToken(cookies, name, (whole) => decode(whole, name) !== null);
+    if (held.token === undefined) return null;
+    if (!held.whole) return undefined;
+    const token = held.token;
     const payload = decode(token, name);
     if (payload === null || readClaims(payload) === null) return undefined;
     const exp = payload.exp;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { authCookieNames, type SessionCookiePrefix } from '../../src/auth/cookie-names.js';
-import { parseCookies, serializeCookie, sessionTokenFrom } from '../../src/auth/cookies.js';
+import {
+  heldSessionToken,
+  parseCookies,
+  serializeCookie,
+  sessionTokenFrom,
+  withoutCookies,
+} from '../../src/auth/cookies.js';
 // Auth.js's own parser and session-chunk store, which the module claims to match byte for byte.
 // Neither is in @auth/core's package exports, so they are reached by path: a new Auth.js that
 // parses differently fails these tests instead of silently splitting the fast paths from it.
@@ -222,6 +228,101 @@ describe('sessionTokenFrom', () => {
     const store = new SessionStore({ name, options: {} }, Object.fromEntries(cookies), console);
     expect(store.value).toBe(expected ?? '');
   });
+});
+
+describe('heldSessionToken', () => {
+  const name = 'authjs.session-token';
+  // 'good' is the one value that reads as a token here.
+  const reads = (token: string) => token === 'good';
+
+  it.each<[string, Array<[string, string]>, ReturnType<typeof heldSessionToken>]>([
+    ['no cookies is no token', [], { token: undefined, whole: false, ignored: [] }],
+    [
+      'the whole cookie alone is the token',
+      [[name, 'bad']],
+      { token: 'bad', whole: true, ignored: [] },
+    ],
+    [
+      'empty cookies beside it are no part of it',
+      [
+        [`${name}.9`, ''],
+        [name, 'bad'],
+      ],
+      { token: 'bad', whole: true, ignored: [] },
+    ],
+    [
+      'a whole cookie that reads wins over strays, which are left out',
+      [
+        [`${name}.0`, 'x'],
+        [name, 'good'],
+        [`${name}X`, 'y'],
+        [`${name}.1`, ''],
+      ],
+      { token: 'good', whole: true, ignored: [`${name}.0`, `${name}X`, `${name}.1`] },
+    ],
+    [
+      'a whole cookie that does not read is joined with the rest, as Auth.js joins them',
+      [
+        [name, 'bad'],
+        [`${name}.9`, 'x'],
+      ],
+      { token: 'badx', whole: false, ignored: [] },
+    ],
+    [
+      'chunks without a whole cookie are joined, as Auth.js joins them',
+      [
+        [`${name}.1`, 'od'],
+        [`${name}.0`, 'go'],
+      ],
+      { token: 'good', whole: false, ignored: [] },
+    ],
+    [
+      'an empty whole cookie is no whole cookie',
+      [
+        [name, ''],
+        [`${name}.0`, 'good'],
+      ],
+      { token: 'good', whole: false, ignored: [] },
+    ],
+  ])('%s', async (_behaviour, cookies, expected) => {
+    const map = new Map(cookies);
+    expect(heldSessionToken(map, name, reads)).toEqual(expected);
+    expect(await heldSessionToken(map, name, async (token) => reads(token))).toEqual(expected);
+  });
+
+  it('asks whether the whole cookie reads only when others stand beside it', () => {
+    const asked: string[] = [];
+    const ask = (token: string) => {
+      asked.push(token);
+      return true;
+    };
+    heldSessionToken(new Map([[name, 'a']]), name, ask);
+    heldSessionToken(new Map([[`${name}.0`, 'b']]), name, ask);
+    expect(asked).toEqual([]);
+    heldSessionToken(
+      new Map([
+        [name, 'a'],
+        [`${name}.0`, 'b'],
+      ]),
+      name,
+      ask,
+    );
+    expect(asked).toEqual(['a']);
+  });
+});
+
+describe('withoutCookies', () => {
+  it.each(['a=1; b=2; c=3', ' b =2;a=1;\tb=3; c=4', 'bare; b=2; a=1', 'b=; a=x=y;b', ''])(
+    'drops every pair of the names, as parseCookies reads them: %j',
+    (header) => {
+      const kept = withoutCookies(header, new Set(['b']));
+      const expected = parseCookies(header);
+      expected.delete('b');
+      // Later pairs of a dropped name must not surface as its first occurrence.
+      expect(parseCookies(kept)).toEqual(expected);
+      expect(parseCookies(kept).has('b')).toBe(false);
+    },
+  );
 });
 
 describe('authCookieNames', () => {

@@ -274,6 +274,55 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
     expect(JSON.parse(a.body)).toMatchObject({ user: { id: userId } });
   });
 
+  it.each<[string, (token: string, other: string) => string]>([
+    ['a stray .9 chunk after it', (t) => `${salt}=${t}; ${salt}.9=x`],
+    ['a stray .0 chunk before it', (t) => `${salt}.0=garbage; ${salt}=${t}`],
+    ['a look-alike name (tokenX)', (t) => `${salt}X=y; ${salt}=${t}`],
+    [
+      'many strays, some of them empty',
+      (t) => `${salt}.1=a; ${salt}.0=; ${salt}-other=b; ${salt}=${t}; ${salt}.10=c; ${salt}.2=`,
+    ],
+    [
+      'chunks of another valid token',
+      (t, o) => `${salt}.0=${o.slice(0, 300)}; ${salt}=${t}; ${salt}.1=${o.slice(300)}`,
+    ],
+  ])(
+    'a valid session cookie with %s wins: read as the session by both, and kept',
+    async (_name, jar) => {
+      const client = await signedIn();
+      const other = await signedIn();
+      const cookie = jar(client.sessionCookie()!, other.sessionCookie()!);
+      const { fast: a, plain: b } = await both('/api/auth/session', cookie, Date.now() + 2 * day);
+      expect(a).toEqual(b);
+      expect(JSON.parse(a.body)).toMatchObject({ user: { id: userId } });
+      // Re-issued (its refresh is due), never cleared; the strays are left alone.
+      expect(a.cookies.filter((c) => c.startsWith(salt))).toEqual([
+        expect.stringMatching(
+          /^authjs.session-token=<jwe>; Path=\/; Expires=.*; HttpOnly; SameSite=Lax$/,
+        ),
+      ]);
+    },
+  );
+
+  it.each<[string, (token: string) => string]>([
+    [
+      'an unreadable session cookie beside valid chunks',
+      (t) => `${salt}=x; ${salt}.0=${t.slice(0, 300)}; ${salt}.1=${t.slice(300)}`,
+    ],
+    ['an expired session cookie beside a stray', (t) => `${salt}=${t}; ${salt}.9=x`],
+    ['only strays, no session cookie', () => `${salt}.9=x; ${salt}X=y`],
+    ['a valid token in a stray chunk beside no session cookie', (t) => `${salt}.9=${t}`],
+  ])('%s: read as Auth.js reads it, by both', async (name, jar) => {
+    const client = await signedIn();
+    const later = name.startsWith('an expired') ? 31 * day : 2 * day;
+    const { fast: a, plain: b } = await both(
+      '/api/auth/session',
+      jar(client.sessionCookie()!),
+      Date.now() + later,
+    );
+    expect(a).toEqual(b);
+  });
+
   it.each([
     ['a relative callback-url cookie', 'authjs.callback-url=%2Fdashboard'],
     ['a foreign callback-url cookie', 'authjs.callback-url=https%3A%2F%2Fevil.example'],
@@ -343,5 +392,24 @@ describe.each(['__Secure-', '__Host-'] as const)(
         expect(line).toMatch(/; Secure/);
       }
     });
+
+    it.each(['.9=x', 'X=y', '.0=garbage'])(
+      'a valid session cookie with a stray %s planted beside it is read and kept by both',
+      async (stray) => {
+        const client = new Client(fast.url);
+        await client.signIn('ada@example.com', password);
+        const name = `${sessionCookiePrefix}authjs.session-token`;
+        const cookie = `${name}${stray}; ${name}=${client.cookies.get(name)}`;
+        vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 2 * day });
+        const a = await observe(fast.url, '/api/auth/session', cookie);
+        const b = await observe(plain.url, '/api/auth/session', cookie);
+        vi.useRealTimers();
+        expect(a).toEqual(b);
+        expect(a.body).toContain('ada@example.com');
+        expect(a.cookies.filter((c) => c.startsWith(`${name}=`))).toEqual([
+          expect.stringMatching(/=<jwe>; Path=\/; Expires=.*; HttpOnly; Secure; SameSite=Lax$/),
+        ]);
+      },
+    );
   },
 );

@@ -249,10 +249,31 @@ function sessionCookiePairs(target: FuzzTarget): fc.Arbitrary<Pair[]> {
           return [[sessionCookieName, t], a, b];
       }
     });
+  // Strays beside a whole cookie, as a sibling subdomain can plant them with `Domain=`: a whole
+  // cookie that reads wins over them, in both modes.
+  const stray = fc.tuple(
+    fc.constantFrom('.0', '.1', '.9', '.10', '.', '.x', 'X', '-other', ' .1', '.0.1'),
+    fc.oneof(fc.constantFrom('', 'x', 'garbage', 'eyJ'), fc.constantFrom(...target.tokens)),
+  );
+  const planted = fc
+    .tuple(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...target.tokens) },
+        { weight: 1, arbitrary: tokens.chain(cookieValueText) },
+      ),
+      fc.array(stray, { minLength: 1, maxLength: 4 }),
+      fc.nat(),
+    )
+    .map(([t, strays, at]): Pair[] => {
+      const pairs = strays.map(([suffix, value]): Pair => [`${sessionCookieName}${suffix}`, value]);
+      pairs.splice(at % (pairs.length + 1), 0, [sessionCookieName, t]);
+      return pairs;
+    });
   return fc.oneof(
     { weight: 1, arbitrary: fc.constant<Pair[]>([]) },
     { weight: 4, arbitrary: single },
     { weight: 1, arbitrary: chunked },
+    { weight: 2, arbitrary: planted },
   );
 }
 

@@ -227,6 +227,152 @@ describe('sign-out ends every session the request holds a token for', () => {
   });
 });
 
+describe.each([
+  {
+    site: 'over http',
+    authUrl: undefined,
+    name: 'authjs.session-token',
+    csrf: 'authjs.csrf-token',
+  },
+  {
+    site: 'over https',
+    authUrl: 'https://gatehouse.test',
+    name: '__Secure-authjs.session-token',
+    csrf: '__Host-authjs.csrf-token',
+  },
+])(
+  'a valid session cookie wins over cookies planted beside it $site',
+  ({ authUrl, name, csrf }) => {
+    // Auth.js joins every cookie whose name starts with the session cookie's into the token; a
+    // sibling subdomain can plant one with `Domain=`. A stray made the session read `null` and
+    // cleared the real cookie.
+    let server: TestServer;
+    let ada: { id: string; email: string; name: string };
+    beforeAll(async () => {
+      server = await startServer({ config: { authUrl } });
+      const id = await addUser(server, 'ada@example.com', password, 'Ada');
+      ada = { id, email: 'ada@example.com', name: 'Ada' };
+    });
+    afterAll(() => server.close());
+
+    const planted: [string, (token: string) => string][] = [
+      ['a stray .9 chunk after it', (t) => `${name}=${t}; ${name}.9=x`],
+      ['a stray .0 chunk before it', (t) => `${name}.0=garbage; ${name}=${t}`],
+      ['a look-alike name (tokenX)', (t) => `${name}X=y; ${name}=${t}`],
+      [
+        'many strays, some of them empty',
+        (t) => `${name}.1=a; ${name}.0=; ${name}-other=b; ${name}=${t}; ${name}.10=c; ${name}.2=`,
+      ],
+      ['a stray chunk holding the same valid token', (t) => `${name}.1=${t}; ${name}=${t}`],
+    ];
+
+    const mint = async () =>
+      (await mintSession(server, ada, { secret: testSecret, salt: name })).token;
+    const readWith = (cookie: string, target = '/api/auth/session') =>
+      exchange(portOf(server), get(server, target, [['Cookie', cookie]]));
+    /** Set-Cookie lines that delete the session cookie itself. */
+    const deletions = (cookies: string[]) =>
+      cookies.filter(
+        (c) => c.startsWith(`${name}=;`) || (c.startsWith(`${name}=`) && /Max-Age=0/.test(c)),
+      );
+
+    it.each(planted)(
+      'with %s, the session reads as its user and the cookie is kept',
+      async (_kind, jar) => {
+        const token = await mint();
+        // In front of the routes (fast paths on), and through Auth.js (a query string).
+        for (const target of ['/api/auth/session', '/api/auth/session?x=1']) {
+          const response = await readWith(jar(token), target);
+          expect(response.status, target).toBe(200);
+          expect(JSON.parse(response.body.toString()), target).toMatchObject({
+            user: { id: ada.id, email: 'ada@example.com' },
+          });
+          expect(deletions(response.cookies), target).toEqual([]);
+        }
+      },
+    );
+
+    it.each(planted)('with %s, signing in again ends the session held', async (_kind, jar) => {
+      const token = await mint();
+      const csrfToken = 'f'.repeat(64);
+      const cookies = `${jar(token)}; ${csrf}=${encodeURIComponent(csrfPair(csrfToken, [testSecret]))}`;
+      const response = await exchange(
+        portOf(server),
+        post(
+          server,
+          '/api/auth/callback/credentials',
+          [['Cookie', cookies]],
+          'application/x-www-form-urlencoded',
+          new URLSearchParams({ csrfToken, email: 'ada@example.com', password }).toString(),
+        ),
+      );
+      expect(response.status).toBe(302);
+      expect(response.cookies.some((c) => c.startsWith(`${name}=ey`))).toBe(true);
+      const old = await readWith(`${name}=${token}`);
+      expect(old.body.toString()).toBe('null');
+    });
+
+    it.each(planted)(
+      'with %s, sign-out ends the session and clears the cookie',
+      async (_kind, jar) => {
+        const token = await mint();
+        const csrfToken = 'e'.repeat(64);
+        const cookies = `${jar(token)}; ${csrf}=${encodeURIComponent(csrfPair(csrfToken, [testSecret]))}`;
+        const response = await exchange(
+          portOf(server),
+          post(
+            server,
+            '/api/auth/signout',
+            [['Cookie', cookies]],
+            'application/x-www-form-urlencoded',
+            `csrfToken=${csrfToken}`,
+          ),
+        );
+        expect(response.status).toBe(302);
+        expect(deletions(response.cookies)).toHaveLength(1);
+        const copy = await readWith(`${name}=${token}`);
+        expect(copy.body.toString()).toBe('null');
+      },
+    );
+
+    it('a real chunked session, with no whole cookie, still reads as its user', async () => {
+      const token = await mint();
+      const response = await readWith(
+        `${name}.1=${token.slice(300)}; ${name}.0=${token.slice(0, 300)}`,
+      );
+      expect(JSON.parse(response.body.toString())).toMatchObject({ user: { id: ada.id } });
+    });
+
+    it('a valid whole cookie beside chunks of another session: sign-out ends both', async () => {
+      const token = await mint();
+      const other = await mint();
+      const csrfToken = 'd'.repeat(64);
+      const cookies = [
+        `${name}.0=${other.slice(0, 300)}`,
+        `${name}=${token}`,
+        `${name}.1=${other.slice(300)}`,
+        `${csrf}=${encodeURIComponent(csrfPair(csrfToken, [testSecret]))}`,
+      ].join('; ');
+      const read = await readWith(cookies);
+      expect(JSON.parse(read.body.toString())).toMatchObject({ user: { id: ada.id } });
+      const response = await exchange(
+        portOf(server),
+        post(
+          server,
+          '/api/auth/signout',
+          [['Cookie', cookies]],
+          'application/x-www-form-urlencoded',
+          `csrfToken=${csrfToken}`,
+        ),
+      );
+      expect(response.status).toBe(302);
+      for (const held of [token, other]) {
+        expect((await readWith(`${name}=${held}`)).body.toString()).toBe('null');
+      }
+    });
+  },
+);
+
 describe('request targets are served as the route they reach, or refused with a 4xx', () => {
   let server: TestServer;
   let client: Client;
