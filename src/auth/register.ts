@@ -75,6 +75,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
       sessions: deps.sessions,
       read,
       now,
+      log: site.app.log,
       decodeSessionToken: async (token) => {
         try {
           const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
