@@ -100,6 +100,8 @@ export function createAuthorize(deps: AuthorizeDeps) {
       }
       deps.log.info({ userId: user.id, clientIp }, 'signed in');
       context.signInResult = 'success';
+      // A hash upgrade above is no credential change: the version read with the row holds.
+      context.verifiedCredential = { userId: user.id, credentialVersion: user.credentialVersion };
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });

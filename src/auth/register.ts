@@ -85,6 +85,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
       sessions: deps.sessions,
       read,
       now,
+      log: site.app.log,
       decodeSessionToken: (token) => decodeSessionToken(token, secure),
     });
   const fastReader = read.fast;

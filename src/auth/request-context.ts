@@ -1,3 +1,5 @@
+import type { VerifiedCredential } from '../sessions/session-store.js';
+
 /** Why a request that went through Auth.js must be answered by us instead. */
 export type Interruption =
   | { kind: 'throttled'; retryAfterSeconds: number }
@@ -25,6 +27,11 @@ export interface AuthRequestContext {
   interruption?: Interruption;
   /** What `authorize` decided, once it ran: the details were right, or they were not. */
   signInResult?: 'success' | 'invalid';
+  /**
+   * The user and credential version `authorize` verified the password at: the jwt callback
+   * issues a session only while that version is still the user's (src/sessions/session-store.ts).
+   */
+  verifiedCredential?: VerifiedCredential;
   /** The type of the error Auth.js reported for this request (its logger), if any. */
   authError?: string;
 }

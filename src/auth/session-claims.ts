@@ -1,3 +1,4 @@
+import { CredentialsSignin } from '@auth/core/errors';
 import type { JWT } from '@auth/core/jwt';
 import type { Session } from '@auth/core/types';
 import { fromStore, type AuthRequestContext } from './request-context.js';
@@ -11,6 +12,7 @@ export interface SessionClaimsDeps {
   now: () => number;
   /** Reads a session token the way Auth.js does (same codec, same salt). */
   decodeSessionToken(token: string): Promise<JWT | null>;
+  log: { info(fields: object, message: string): void };
 }
 
 /**
@@ -39,10 +41,24 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
     ): Promise<JWT | null> {
       const { token, user, trigger } = params;
       if (trigger === 'signIn' && user?.id !== undefined) {
+        const credential = context.verifiedCredential;
+        if (credential?.userId !== user.id) {
+          throw new Error('a sign-in reached the jwt callback without a verified credential');
+        }
         // Fixation: a sign-in always gets a new session id, and the one held before ends.
         await revokeHeldSession(context);
         const at = deps.now();
-        const sid = await fromStore(context, () => deps.sessions.create(user.id as string, at));
+        const sid = await fromStore(context, () => deps.sessions.create(credential, at));
+        if (sid === null) {
+          // The password, disabled flag or account changed after authorize verified it: the
+          // answer a wrong password gets, and no session.
+          deps.log.info(
+            { reason: 'credential_changed', clientIp: context.clientIp, userId: user.id },
+            'sign-in refused',
+          );
+          context.signInResult = 'invalid';
+          throw new CredentialsSignin();
+        }
         const claims: GatehouseClaims & JWT = {
           sub: user.id,
           email: user.email ?? '',

@@ -1,18 +1,23 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as initial from './migrations/001-initial.js';
+import * as credentialVersion from './migrations/002-credential-version.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
+  '002-credential-version': credentialVersion,
 };
 
 const provider: MigrationProvider = {
   getMigrations: () => Promise.resolve(migrations),
 };
 
-const latest = Object.keys(migrations).sort().at(-1) as string;
+/** Every migration's name, in the order they apply: what `kysely_migration` holds when done. */
+export const migrationNames: readonly string[] = Object.keys(migrations).sort();
+
+const latest = migrationNames.at(-1) as string;
 
 /** One read instead of the Migrator's lock-and-compare round trips when nothing is pending. */
 async function isUpToDate(db: Kysely<Database>): Promise<boolean> {
@@ -44,7 +49,7 @@ async function migratePostgres(db: Kysely<Database>): Promise<void> {
     );
     const done = await sql<{ name: string }>`select name from kysely_migration`.execute(trx);
     const applied = new Set(done.rows.map((row) => row.name));
-    for (const name of Object.keys(migrations).sort()) {
+    for (const name of migrationNames) {
       if (applied.has(name)) continue;
       try {
         await (migrations[name] as Migration).up(trx as unknown as Kysely<unknown>);

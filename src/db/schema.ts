@@ -7,6 +7,8 @@ export interface UsersTable {
   name: string;
   password_hash: string;
   disabled: Generated<number>;
+  /** Moved on by every credential change; a session is issued only for the current one. */
+  credential_version: Generated<number>;
   created_at: number;
   updated_at: number;
 }

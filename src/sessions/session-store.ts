@@ -11,9 +11,19 @@ type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
 export type { ActiveSession } from './active-session.js';
 
+/** What a sign-in verified: the user, and the credential version its password was checked at. */
+export interface VerifiedCredential {
+  userId: string;
+  credentialVersion: number;
+}
+
 /** Server-side session rows, so that sign-out and revocation really end a session. */
 export interface SessionStore {
-  create(userId: string, createdAt: number): Promise<string>;
+  /**
+   * A new session's id, or null when the credential verified is no longer the user's current
+   * one (a password change, disable or enable since), the user is disabled, or gone.
+   */
+  create(credential: VerifiedCredential, createdAt: number): Promise<string | null>;
   /** Null when the session is unknown, revoked, or its user is disabled or gone. */
   findActive(sessionId: string): Promise<ActiveSession | null>;
   revoke(sessionId: string, at: number): Promise<void>;
@@ -67,6 +77,7 @@ export function createKyselySessionStore(
   observer: StoreObserver = noObserver,
 ): SessionStore {
   const perUserMax = handles.sessionsPerUserMax ?? defaultSessionsPerUserMax;
+  const postgres = handles.sqlite === undefined;
   let findActive: FindActive;
   if (handles.sqlite !== undefined) findActive = sqliteFindActive(handles.sqlite, observer);
   else if (handles.pgPool !== undefined) {
@@ -74,12 +85,32 @@ export function createKyselySessionStore(
     findActive = postgresFindActive(handles.pgPool, named, observer.databaseError);
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
-    async create(userId, createdAt) {
+    async create({ userId, credentialVersion }, createdAt) {
       const id = randomUUID();
-      await db
+      // The check and the insert are one statement: a credential change commits either before
+      // it (no row matches, no session) or after it (and its revocation ends this session). On
+      // PostgreSQL the user row is read FOR SHARE: under READ COMMITTED the insert would
+      // otherwise read the row as it was before a change still in flight and commit after that
+      // change's revocation ran; the lock waits for the change and then sees its result. On
+      // SQLite the statement holds the write lock from its start.
+      const inserted = await db
         .insertInto('sessions')
-        .values({ id, user_id: userId, created_at: createdAt, revoked_at: null })
-        .execute();
+        .columns(['id', 'user_id', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('users')
+            .select((users) => [
+              users.val(id).as('id'),
+              'users.id as user_id',
+              users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
+            ])
+            .where('users.id', '=', userId)
+            .where('users.credential_version', '=', credentialVersion)
+            .where('users.disabled', '=', 0)
+            .$if(postgres, (query) => query.forShare()),
+        )
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
       // A bounded number of live sessions per user: a client signing in in a loop would
       // otherwise grow the table without end. The oldest sign-ins beyond it are ended.
       const evicted = await db

@@ -11,6 +11,7 @@ function toUser(row: Selectable<UsersTable>): User {
     name: row.name,
     passwordHash: row.password_hash,
     disabled: Number(row.disabled) === 1,
+    credentialVersion: Number(row.credential_version),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -18,7 +19,9 @@ function toUser(row: Selectable<UsersTable>): User {
 
 /**
  * The user store on Kysely, for SQLite and PostgreSQL alike. Changing a password, disabling
- * and removing a user end that user's sessions in the same transaction.
+ * and removing a user end that user's sessions in the same transaction; changing a password,
+ * disabling and enabling also move its credential version on, so that a sign-in that verified
+ * the old credential issues no session after the change (src/sessions/session-store.ts).
  */
 export function createKyselyUserStore(
   db: Kysely<Database>,
@@ -76,7 +79,11 @@ export function createKyselyUserStore(
         const at = now();
         const result = await trx
           .updateTable('users')
-          .set({ password_hash: passwordHash, updated_at: at })
+          .set((eb) => ({
+            password_hash: passwordHash,
+            credential_version: eb('credential_version', '+', 1),
+            updated_at: at,
+          }))
           .where('id', '=', id)
           .executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;
@@ -99,7 +106,11 @@ export function createKyselyUserStore(
         const at = now();
         const result = await trx
           .updateTable('users')
-          .set({ disabled: disabled ? 1 : 0, updated_at: at })
+          .set((eb) => ({
+            disabled: disabled ? 1 : 0,
+            credential_version: eb('credential_version', '+', 1),
+            updated_at: at,
+          }))
           .where('id', '=', id)
           .executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;

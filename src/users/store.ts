@@ -5,6 +5,11 @@ export interface User {
   name: string;
   passwordHash: string;
   disabled: boolean;
+  /**
+   * Moved on by every credential change (set-password, disable, enable), not by a hash
+   * upgrade: a sign-in's session is issued only while the version it verified is current.
+   */
+  credentialVersion: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -23,9 +28,15 @@ export interface UserStore {
   create(user: NewUser): Promise<User | null>;
   list(): Promise<User[]>;
   count(): Promise<number>;
-  /** Each returns false when no such user exists; the first three also end the user's sessions. */
+  /**
+   * Each returns false when no such user exists; the first three also end the user's sessions.
+   * Setting a password and disabling or enabling move the credential version on.
+   */
   setPasswordHash(id: string, passwordHash: string): Promise<boolean>;
-  /** Replaces a hash made with old parameters; sessions stay, and a concurrent change wins. */
+  /**
+   * Replaces a hash made with old parameters; sessions and the credential version stay, and a
+   * concurrent change wins.
+   */
   upgradePasswordHash(id: string, oldHash: string, newHash: string): Promise<void>;
   setDisabled(id: string, disabled: boolean): Promise<boolean>;
   remove(id: string): Promise<boolean>;

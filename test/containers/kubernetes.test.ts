@@ -99,10 +99,12 @@ check(
         '-d',
         'gatehouse',
         '-c',
-        'select name from kysely_migration',
+        'select name from kysely_migration order by name',
       )
     ).stdout;
-    expect(applied, `migrations recorded: ${JSON.stringify(applied)}`).toBe('001-initial');
+    expect(applied, `migrations recorded: ${JSON.stringify(applied)}`).toBe(
+      '001-initial\n002-credential-version',
+    );
     for (const name of names) await docker('rm', '-f', name);
     const replicas = `3 of 3 healthy in ${seconds} s, one schema`;
     figures({ replicas });

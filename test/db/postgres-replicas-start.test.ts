@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { migrationNames } from '../../src/db/migrate.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import {
   createTestDatabase,
@@ -107,7 +108,7 @@ describe.each([
       const applied = await withPgClient(database.url, (client) =>
         client.query<{ name: string }>('select name from kysely_migration order by name'),
       );
-      expect(applied.rows.map((row) => row.name)).toEqual(['001-initial']);
+      expect(applied.rows.map((row) => row.name)).toEqual(migrationNames);
       const tables = await withPgClient(database.url, (client) =>
         client.query<{ count: string }>(
           "select count(*) as count from information_schema.tables where table_schema = 'public' and table_name = 'users'",

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKyselyThrottleStore, type ThrottleLimit } from '../../src/auth/throttle-store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import * as credentialVersionMigration from '../../src/db/migrations/002-credential-version.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createServices } from '../../src/services.js';
@@ -131,6 +132,20 @@ for (const backend of backends) {
       return user;
     }
 
+    /** A session for the user's current credential, as a sign-in that just verified it. */
+    async function newSession(userId: string, createdAt: number): Promise<string> {
+      const user = await services.users.findById(userId);
+      const sid =
+        user === null
+          ? null
+          : await services.sessions.create(
+              { userId, credentialVersion: user.credentialVersion },
+              createdAt,
+            );
+      if (sid === null) throw new Error(`no session for ${userId}`);
+      return sid;
+    }
+
     it('running the migrations a second time changes nothing', async () => {
       await createUser('ada@example.com');
       await migrateToLatest(db);
@@ -146,6 +161,7 @@ for (const backend of backends) {
           name: 'Ada Lovelace',
           passwordHash: 'hash-1',
           disabled: false,
+          credentialVersion: 0,
           createdAt: start,
           updatedAt: start,
         });
@@ -227,7 +243,7 @@ for (const backend of backends) {
 
       it('upgrades a password hash only while the old hash is still the stored one, keeping sessions', async () => {
         const user = await createUser('ada@example.com', 'old-hash');
-        const sid = await services.sessions.create(user.id, clock);
+        const sid = await newSession(user.id, clock);
         await services.users.upgradePasswordHash(user.id, 'not-the-stored-hash', 'new-hash');
         expect((await services.users.findById(user.id))?.passwordHash).toBe('old-hash');
         await services.users.upgradePasswordHash(user.id, 'old-hash', 'new-hash');
@@ -253,7 +269,7 @@ for (const backend of backends) {
 
       it('a new session is active and says who its user is', async () => {
         const user = await createUser('ada@example.com');
-        const sid = await services.sessions.create(user.id, start + 5);
+        const sid = await newSession(user.id, start + 5);
         expect(await services.sessions.findActive(sid)).toEqual({
           userId: user.id,
           email: 'ada@example.com',
@@ -266,9 +282,9 @@ for (const backend of backends) {
       it('past the per-user cap, a new session ends the oldest live ones of that user only', async () => {
         const ada = await createUser('ada@example.com');
         const grace = await createUser('grace@example.com');
-        const graceSid = await services.sessions.create(grace.id, start);
+        const graceSid = await newSession(grace.id, start);
         const sids = [];
-        for (let i = 0; i < 5; i += 1) sids.push(await services.sessions.create(ada.id, start + i));
+        for (let i = 0; i < 5; i += 1) sids.push(await newSession(ada.id, start + i));
         const live = await Promise.all(
           sids.map(async (sid) => (await services.sessions.findActive(sid)) !== null),
         );
@@ -276,7 +292,7 @@ for (const backend of backends) {
         expect(await services.sessions.findActive(graceSid)).not.toBeNull();
         // A revoked session does not count: revoking one leaves room for a new one.
         await services.sessions.revoke(sids[4]!, start + 10);
-        const sixth = await services.sessions.create(ada.id, start + 11);
+        const sixth = await newSession(ada.id, start + 11);
         expect(await services.sessions.findActive(sids[2]!)).not.toBeNull();
         expect(await services.sessions.findActive(sixth)).not.toBeNull();
       });
@@ -290,7 +306,7 @@ for (const backend of backends) {
         for (const [i, user] of users.entries()) {
           for (const offset of [0, 1]) {
             const createdAt = start + 2 * i + offset;
-            const sid = await services.sessions.create(user.id, createdAt);
+            const sid = await newSession(user.id, createdAt);
             live.push({ sid, userId: user.id, email: user.email, createdAt });
           }
         }
@@ -322,8 +338,8 @@ for (const backend of backends) {
 
       it('a revoked session is no longer active, and revoking it again is harmless', async () => {
         const user = await createUser('ada@example.com');
-        const sid = await services.sessions.create(user.id, start);
-        const other = await services.sessions.create(user.id, start);
+        const sid = await newSession(user.id, start);
+        const other = await newSession(user.id, start);
         await services.sessions.revoke(sid, start + 1);
         expect(await services.sessions.findActive(sid)).toBeNull();
         await services.sessions.revoke(sid, start + 2);
@@ -337,12 +353,12 @@ for (const backend of backends) {
         const ada = await createUser('ada@example.com');
         const grace = await createUser('grace@example.com');
         const sids = [
-          await services.sessions.create(ada.id, start),
-          await services.sessions.create(ada.id, start),
-          await services.sessions.create(ada.id, start),
+          await newSession(ada.id, start),
+          await newSession(ada.id, start),
+          await newSession(ada.id, start),
         ];
         await services.sessions.revoke(sids[0] ?? '', start);
-        const graces = await services.sessions.create(grace.id, start);
+        const graces = await newSession(grace.id, start);
         expect(await services.sessions.revokeAllForUser(ada.id, start + 1)).toBe(2);
         for (const sid of sids) expect(await services.sessions.findActive(sid)).toBeNull();
         expect(await services.sessions.findActive(graces)).not.toBeNull();
@@ -351,26 +367,26 @@ for (const backend of backends) {
 
       it('disabling a user ends its sessions, and enabling it again does not bring them back', async () => {
         const user = await createUser('ada@example.com');
-        const sid = await services.sessions.create(user.id, start);
+        const sid = await newSession(user.id, start);
         await services.users.setDisabled(user.id, true);
         expect(await services.sessions.findActive(sid)).toBeNull();
         await services.users.setDisabled(user.id, false);
         expect(await services.sessions.findActive(sid)).toBeNull();
-        const fresh = await services.sessions.create(user.id, start + 1);
+        const fresh = await newSession(user.id, start + 1);
         expect(await services.sessions.findActive(fresh)).not.toBeNull();
       });
 
       it('a session of a disabled user is not active even if its row was never revoked', async () => {
         const user = await createUser('ada@example.com');
-        const sid = await services.sessions.create(user.id, start);
+        const sid = await newSession(user.id, start);
         await db.updateTable('users').set({ disabled: 1 }).where('id', '=', user.id).execute();
         expect(await services.sessions.findActive(sid)).toBeNull();
       });
 
       it('changing the password ends every session of that user', async () => {
         const user = await createUser('ada@example.com');
-        const a = await services.sessions.create(user.id, start);
-        const b = await services.sessions.create(user.id, start);
+        const a = await newSession(user.id, start);
+        const b = await newSession(user.id, start);
         clock = start + 10;
         await services.users.setPasswordHash(user.id, 'hash-2');
         expect(await services.sessions.findActive(a)).toBeNull();
@@ -383,19 +399,104 @@ for (const backend of backends) {
 
       it('removing a user deletes its sessions', async () => {
         const user = await createUser('ada@example.com');
-        const sid = await services.sessions.create(user.id, start);
+        const sid = await newSession(user.id, start);
         await services.users.remove(user.id);
         expect(await services.sessions.findActive(sid)).toBeNull();
         expect(await sessionRows(user.id)).toEqual([]);
       });
 
+      // What an administrator does to the account while a sign-in that verified it is in flight.
+      const credentialChanges: [string, (userId: string) => Promise<unknown>][] = [
+        ['a password change', (id) => services.users.setPasswordHash(id, 'hash-2')],
+        ['a disable', (id) => services.users.setDisabled(id, true)],
+        [
+          'a disable and an enable',
+          async (id) => {
+            await services.users.setDisabled(id, true);
+            await services.users.setDisabled(id, false);
+          },
+        ],
+        ['an enable of an enabled user', (id) => services.users.setDisabled(id, false)],
+        ['a removal', (id) => services.users.remove(id)],
+      ];
+
+      it.each(credentialChanges)(
+        'after %s, a sign-in that verified the credential before it is issued no session',
+        async (_, change) => {
+          const user = await createUser('ada@example.com');
+          const verified = { userId: user.id, credentialVersion: user.credentialVersion };
+          await change(user.id);
+          expect(await services.sessions.create(verified, start + 1)).toBeNull();
+          expect(await sessionRows(user.id)).toEqual([]);
+          const now = await services.users.findById(user.id);
+          if (now !== null) expect(now.credentialVersion).toBeGreaterThan(user.credentialVersion);
+        },
+      );
+
+      it('a disabled user is issued no session, even for its current credential version', async () => {
+        const user = await createUser('ada@example.com');
+        await services.users.setDisabled(user.id, true);
+        const disabled = await services.users.findById(user.id);
+        const current = { userId: user.id, credentialVersion: disabled?.credentialVersion ?? -1 };
+        expect(await services.sessions.create(current, start)).toBeNull();
+        expect(await sessionRows(user.id)).toEqual([]);
+      });
+
+      it('a hash upgrade is no credential change: the version stays, and a sign-in that verified the old hash gets its session', async () => {
+        const user = await createUser('ada@example.com', 'old-hash');
+        const verified = { userId: user.id, credentialVersion: user.credentialVersion };
+        const other = await newSession(user.id, start);
+        await services.users.upgradePasswordHash(user.id, 'old-hash', 'new-hash');
+        expect(await services.users.findById(user.id)).toMatchObject({
+          passwordHash: 'new-hash',
+          credentialVersion: user.credentialVersion,
+        });
+        const sid = await services.sessions.create(verified, start + 1);
+        expect(sid).toEqual(expect.any(String));
+        expect(await services.sessions.findActive(sid ?? '')).not.toBeNull();
+        expect(await services.sessions.findActive(other)).not.toBeNull();
+      });
+
+      it('a session insert waits for a credential change still in its transaction, then issues nothing', async () => {
+        const user = await createUser('ada@example.com');
+        const verified = { userId: user.id, credentialVersion: user.credentialVersion };
+        let settled = false;
+        let pending: Promise<string | null> | undefined;
+        await db.transaction().execute(async (trx) => {
+          await trx
+            .updateTable('users')
+            .set((eb) => ({ credential_version: eb('credential_version', '+', 1) }))
+            .where('id', '=', user.id)
+            .execute();
+          pending = services.sessions.create(verified, start);
+          void pending.finally(() => (settled = true)).catch(() => undefined);
+          // On PostgreSQL the insert reads the user row FOR SHARE: it must wait for the lock
+          // rather than read the row as it was before this uncommitted change.
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          expect(settled).toBe(false);
+        });
+        expect(await pending).toBeNull();
+        expect(await sessionRows(user.id)).toEqual([]);
+      });
+
+      it('a database migrated before credential versions keeps its users and sessions, at version 0', async () => {
+        const user = await createUser('ada@example.com');
+        const sid = await newSession(user.id, start);
+        await credentialVersionMigration.down(db as unknown as Kysely<unknown>);
+        await sql`delete from kysely_migration where name = '002-credential-version'`.execute(db);
+        await migrateToLatest(db);
+        expect(await services.users.findById(user.id)).toMatchObject({ credentialVersion: 0 });
+        expect(await services.sessions.findActive(sid)).not.toBeNull();
+        expect(await newSession(user.id, start + 1)).toEqual(expect.any(String));
+      });
+
       it('pruning deletes revoked sessions and those created too long ago, and nothing else', async () => {
         const user = await createUser('ada@example.com');
-        const revoked = await services.sessions.create(user.id, start + 100);
+        const revoked = await newSession(user.id, start + 100);
         await services.sessions.revoke(revoked, start + 101);
-        const old = await services.sessions.create(user.id, start);
-        const boundary = await services.sessions.create(user.id, start + 50);
-        const live = await services.sessions.create(user.id, start + 100);
+        const old = await newSession(user.id, start);
+        const boundary = await newSession(user.id, start + 50);
+        const live = await newSession(user.id, start + 100);
         await services.sessions.prune(start + 50);
         const left = (await sessionRows(user.id)).map((row) => row.id).sort();
         expect(left).toEqual([boundary, live].sort());

@@ -13,7 +13,15 @@ export async function mintSession(
   options: { secret: string; salt?: string; at?: number; maxAgeSeconds?: number },
 ): Promise<{ sid: string; token: string }> {
   const at = options.at ?? Date.now();
-  const sid = await server.services.sessions.create(user.id, at);
+  const current = await server.services.users.findById(user.id);
+  const sid =
+    current === null
+      ? null
+      : await server.services.sessions.create(
+          { userId: user.id, credentialVersion: current.credentialVersion },
+          at,
+        );
+  if (sid === null) throw new Error(`no session for user ${user.id}`);
   const token = codec.encode({
     token: {
       sub: user.id,
