@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
 import { mintSession } from '../helpers/sessions.js';
+import { cookieShape } from '../helpers/compare.js';
 
 const password = 'correct horse battery staple';
 const day = 86400_000;
@@ -16,21 +17,6 @@ interface Observed {
   headers: Record<string, string>;
   /** Set-Cookie lines with the value replaced by its kind: the values are random on both sides. */
   cookies: string[];
-}
-
-function cookieShape(line: string): string {
-  const [pair = '', ...attributes] = line.split('; ');
-  const name = pair.slice(0, pair.indexOf('='));
-  const value = pair.slice(pair.indexOf('=') + 1);
-  const kind =
-    value === ''
-      ? '<empty>'
-      : /^[0-9a-f]{64}%7C[0-9a-f]{64}$/.test(value)
-        ? '<csrf>'
-        : value.startsWith('ey') || /session-token\.\d+$/.test(name)
-          ? '<jwe>'
-          : value;
-  return [`${name}=${kind}`, ...attributes].join('; ');
 }
 
 async function observe(url: string, path: string, cookie: string | undefined): Promise<Observed> {

@@ -6,6 +6,19 @@ import { exchange, pipeline, type RawRequest } from '../helpers/raw-http.js';
 import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
 import { mintSession } from '../helpers/sessions.js';
 
+/** A sign-out form post with `cookies`, the CSRF token posted back beside its cookie. */
+const signOutWith = (target: TestServer, cookies: string, csrfToken: string) =>
+  exchange(
+    portOf(target),
+    post(
+      target,
+      '/api/auth/signout',
+      [['Cookie', cookies]],
+      'application/x-www-form-urlencoded',
+      `csrfToken=${csrfToken}`,
+    ),
+  );
+
 // One example per class of failure the fuzz tests (test/**/*.generated.test.ts) found, fixed at the
 // mechanism: these keep each class fixed in plain words.
 
@@ -188,16 +201,7 @@ describe('sign-out ends every session the request holds a token for', () => {
     const { token } = await mintSession(server, ada, { secret: testSecret });
     const csrf = 'c'.repeat(64);
     const cookies = `${jar(token)}; authjs.csrf-token=${encodeURIComponent(csrfPair(csrf, [testSecret]))}`;
-    const response = await exchange(
-      portOf(server),
-      post(
-        server,
-        '/api/auth/signout',
-        [['Cookie', cookies]],
-        'application/x-www-form-urlencoded',
-        `csrfToken=${csrf}`,
-      ),
-    );
+    const response = await signOutWith(server, cookies, csrf);
     expect(response.status).toBe(302);
     const copy = await exchange(
       portOf(server),
@@ -209,16 +213,7 @@ describe('sign-out ends every session the request holds a token for', () => {
   it('without a valid CSRF token, nothing is signed out', async () => {
     const { token } = await mintSession(server, ada, { secret: testSecret });
     const cookies = `authjs.session-token.0=garbage; authjs.session-token=${token}; authjs.csrf-token=${encodeURIComponent(csrfPair('d'.repeat(64), [testSecret]))}`;
-    await exchange(
-      portOf(server),
-      post(
-        server,
-        '/api/auth/signout',
-        [['Cookie', cookies]],
-        'application/x-www-form-urlencoded',
-        `csrfToken=${'e'.repeat(64)}`,
-      ),
-    );
+    await signOutWith(server, cookies, 'e'.repeat(64));
     const copy = await exchange(
       portOf(server),
       get(server, '/api/auth/session', [['Cookie', `authjs.session-token=${token}`]]),
@@ -318,16 +313,7 @@ describe.each([
         const token = await mint();
         const csrfToken = 'e'.repeat(64);
         const cookies = `${jar(token)}; ${csrf}=${encodeURIComponent(csrfPair(csrfToken, [testSecret]))}`;
-        const response = await exchange(
-          portOf(server),
-          post(
-            server,
-            '/api/auth/signout',
-            [['Cookie', cookies]],
-            'application/x-www-form-urlencoded',
-            `csrfToken=${csrfToken}`,
-          ),
-        );
+        const response = await signOutWith(server, cookies, csrfToken);
         expect(response.status).toBe(302);
         expect(deletions(response.cookies)).toHaveLength(1);
         const copy = await readWith(`${name}=${token}`);
@@ -355,16 +341,7 @@ describe.each([
       ].join('; ');
       const read = await readWith(cookies);
       expect(JSON.parse(read.body.toString())).toMatchObject({ user: { id: ada.id } });
-      const response = await exchange(
-        portOf(server),
-        post(
-          server,
-          '/api/auth/signout',
-          [['Cookie', cookies]],
-          'application/x-www-form-urlencoded',
-          `csrfToken=${csrfToken}`,
-        ),
-      );
+      const response = await signOutWith(server, cookies, csrfToken);
       expect(response.status).toBe(302);
       for (const held of [token, other]) {
         expect((await readWith(`${name}=${held}`)).body.toString()).toBe('null');
