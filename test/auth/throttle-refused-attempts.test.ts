@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
+import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, countVerifications, startServer, type TestServer } from '../helpers/server.js';
 
 const password = 'correct horse battery staple';
@@ -64,68 +65,88 @@ const refusals: [string, (n: number, email: string) => Record<string, string>][]
   ['a missing email', () => ({ password })],
 ];
 
-describe('sign-ins refused before their password check are charged to the throttle', () => {
-  let server: TestServer;
-  const counter = countVerifications();
-  beforeAll(async () => {
-    server = await startServer({
-      config: { trustProxy: ['127.0.0.1'] },
-      throttle: {
-        ipMaxFailures,
-        emailMaxFailures,
-        ipMaxAttempts: 1000,
-        emailMaxAttempts: 1000,
-        windowSeconds: 900,
-        lockSeconds: 900,
-      },
-      wrap: counter.wrap,
-    });
-    await addUser(server, 'ada@example.com', password);
-  });
-  afterAll(() => server.close());
-
-  it.each(refusals.map(([name, fields], i) => [name, fields, i + 1] as const))(
-    'a client sending only %s gets 429 past the address limit, and its right password too',
-    async (_name, fields, i) => {
-      const address = `192.0.2.${i}`;
-      const answers = [];
-      for (let n = 0; n <= ipMaxFailures; n += 1) {
-        answers.push(await attempt(server, address, fields(n, `case-${i}@example.com`)));
-      }
-      expect(answers.map(({ status, code }) => `${status} ${code}`)).toEqual([
-        ...Array.from({ length: ipMaxFailures }, () => '200 credentials'),
-        '429 rate_limited',
-      ]);
-      expect(answers.at(-1)?.retryAfter).toBe('900');
-      // Throttled as a client guessing passwords is: the right one is not checked either.
-      const before = counter.count();
-      const right = await attempt(server, address, { email: 'ada@example.com', password });
-      expect(`${right.status} ${right.code}`).toBe('429 rate_limited');
-      expect(counter.count()).toBe(before);
-    },
-  );
-
-  it('refusals naming a readable email are charged to that email too, from any address', async () => {
-    const victim = 'grace@example.com';
-    await addUser(server, victim, password);
-    const codes = [];
-    // One refusal from each of 6 addresses, none of them past its own limit.
-    for (let n = 0; n <= emailMaxFailures; n += 1) {
-      const answer = await attempt(server, `198.51.100.${n + 1}`, {
-        email: victim,
-        password: 'x'.repeat(4097),
+describe.each([
+  ['SQLite', false],
+  ['PostgreSQL', true],
+] as const)(
+  'sign-ins refused before their password check are charged to the throttle (%s)',
+  (_, postgres) => {
+    let server: TestServer;
+    let database: TestDatabase | undefined;
+    const counter = countVerifications();
+    const skip = postgres && !hasPostgres;
+    beforeAll(async () => {
+      if (skip) return;
+      if (postgres) database = await createTestDatabase();
+      server = await startServer({
+        ...(database && { databaseUrl: database.url }),
+        config: { trustProxy: ['127.0.0.1'] },
+        throttle: {
+          ipMaxFailures,
+          emailMaxFailures,
+          ipMaxAttempts: 1000,
+          emailMaxAttempts: 1000,
+          windowSeconds: 900,
+          lockSeconds: 900,
+        },
+        wrap: counter.wrap,
       });
-      codes.push(answer.code);
-    }
-    expect(codes).toEqual([
-      ...Array.from({ length: emailMaxFailures }, () => 'credentials'),
-      'rate_limited',
-    ]);
-  });
+      await addUser(server, 'ada@example.com', password);
+    });
+    afterAll(async () => {
+      await server?.close();
+      await database?.drop();
+    });
 
-  it('an over-long refusal costs no hash', async () => {
-    const before = counter.count();
-    await attempt(server, '203.0.113.1', { email: 'ada@example.com', password: 'p'.repeat(4097) });
-    expect(counter.count()).toBe(before);
-  });
-});
+    it.skipIf(skip).each(refusals.map(([name, fields], i) => [name, fields, i + 1] as const))(
+      'a client sending only %s gets 429 past the address limit, and its right password too',
+      async (_name, fields, i) => {
+        const address = `192.0.2.${i}`;
+        const answers = [];
+        for (let n = 0; n <= ipMaxFailures; n += 1) {
+          answers.push(await attempt(server, address, fields(n, `case-${i}@example.com`)));
+        }
+        expect(answers.map(({ status, code }) => `${status} ${code}`)).toEqual([
+          ...Array.from({ length: ipMaxFailures }, () => '200 credentials'),
+          '429 rate_limited',
+        ]);
+        expect(answers.at(-1)?.retryAfter).toBe('900');
+        // Throttled as a client guessing passwords is: the right one is not checked either.
+        const before = counter.count();
+        const right = await attempt(server, address, { email: 'ada@example.com', password });
+        expect(`${right.status} ${right.code}`).toBe('429 rate_limited');
+        expect(counter.count()).toBe(before);
+      },
+    );
+
+    it.skipIf(skip)(
+      'refusals naming a readable email are charged to that email too, from any address',
+      async () => {
+        const victim = 'grace@example.com';
+        await addUser(server, victim, password);
+        const codes = [];
+        // One refusal from each of 6 addresses, none of them past its own limit.
+        for (let n = 0; n <= emailMaxFailures; n += 1) {
+          const answer = await attempt(server, `198.51.100.${n + 1}`, {
+            email: victim,
+            password: 'x'.repeat(4097),
+          });
+          codes.push(answer.code);
+        }
+        expect(codes).toEqual([
+          ...Array.from({ length: emailMaxFailures }, () => 'credentials'),
+          'rate_limited',
+        ]);
+      },
+    );
+
+    it.skipIf(skip)('an over-long refusal costs no hash', async () => {
+      const before = counter.count();
+      await attempt(server, '203.0.113.1', {
+        email: 'ada@example.com',
+        password: 'p'.repeat(4097),
+      });
+      expect(counter.count()).toBe(before);
+    });
+  },
+);
