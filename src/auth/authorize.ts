@@ -1,7 +1,7 @@
 import { CredentialsSignin } from '@auth/core/errors';
-import { emailMaxLength, isPlausibleEmail, normaliseEmail } from '../users/email.js';
+import { readEmail } from '../users/email.js';
 import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js';
-import { codePointLength, normalisePassword, passwordMaxLength } from '../users/password.js';
+import { readPassword } from '../users/password.js';
 import type { UserStore } from '../users/store.js';
 import { GateFullError } from '../traffic/work-gate.js';
 import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
@@ -47,24 +47,19 @@ export function createAuthorize(deps: AuthorizeDeps) {
     const clientIp = context.clientIp;
     const rawEmail = field(credentials, 'email');
     const rawPassword = field(credentials, 'password');
-    // Over-long or non-string input is refused before any database or hashing work.
-    if (
-      rawEmail === null ||
-      rawPassword === null ||
-      rawEmail.length > emailMaxLength * 4 ||
-      rawPassword.length > passwordMaxLength * 4
-    ) {
-      deps.log.info({ reason: 'malformed', clientIp }, 'sign-in refused');
-      context.signInResult = 'invalid';
-      return null;
-    }
-    const email = normaliseEmail(rawEmail);
-    const password = normalisePassword(rawPassword);
-    if (
-      !isPlausibleEmail(email) ||
-      codePointLength(password) > passwordMaxLength ||
-      email.length > emailMaxLength
-    ) {
+    // Length and runs of marks are checked before NFKC, which bounds its cost; no database or
+    // hashing work is done for a refusal, but it is charged as a wrong password would be.
+    const email = rawEmail === null ? null : readEmail(rawEmail);
+    const password = email === null || rawPassword === null ? null : readPassword(rawPassword);
+    if (email === null || password === null) {
+      const retryAfterSeconds = await fromStore(context, () =>
+        deps.throttle.refused(email, clientIp, deps.now()),
+      );
+      if (retryAfterSeconds !== null) {
+        interrupt(context, { kind: 'throttled', retryAfterSeconds });
+        deps.log.info({ reason: 'throttled', clientIp }, 'sign-in refused');
+        throw new RateLimited();
+      }
       deps.log.info({ reason: 'malformed', clientIp }, 'sign-in refused');
       context.signInResult = 'invalid';
       return null;

@@ -65,40 +65,55 @@ export function createThrottle(
     return result;
   };
 
+  const retryAfter = (until: number, now: number) => Math.max(1, Math.ceil((until - now) / 1000));
+
+  // Every attempt first, then failures: a refused attempt is charged nowhere else, and a
+  // throttled address does not get to run up anyone's account counter either. Without an email
+  // (none could be read), the address alone is charged.
+  const chargeInTurn = async (
+    keys: Partial<ThrottleKeys> & Pick<ThrottleKeys, 'ip' | 'ipAttempts'>,
+    now: number,
+  ): Promise<number | null> => {
+    const charges: [string | undefined, ThrottleLimit, ThrottleScope][] = [
+      [keys.ipAttempts, ipAttemptLimit, 'ip_attempts'],
+      [keys.emailAttempts, emailAttemptLimit, 'email_attempts'],
+      [keys.ip, ipLimit, 'ip'],
+      [keys.email, emailLimit, 'email'],
+    ];
+    for (const [key, limit, scope] of charges) {
+      if (key === undefined) continue;
+      const result = await charge(key, limit, scope, now);
+      if (result.failures > limit.maxFailures) return retryAfter(result.lockedUntil, now);
+    }
+    return null;
+  };
+
+  const addressKeys = (ip: string) => {
+    const group = clientGroup(ip);
+    return { ip: keyFor('ip', group), ipAttempts: keyFor('ip-attempts', group) };
+  };
+  const emailKeys = (email: string) => ({
+    email: keyFor('email', email),
+    emailAttempts: keyFor('email-attempts', email),
+  });
+
   return {
     async admit(email: string, ip: string, now: number): Promise<Admission> {
-      const group = clientGroup(ip);
-      const keys: ThrottleKeys = {
-        email: keyFor('email', email),
-        ip: keyFor('ip', group),
-        emailAttempts: keyFor('email-attempts', email),
-        ipAttempts: keyFor('ip-attempts', group),
-      };
-      const retryAfter = (until: number) => Math.max(1, Math.ceil((until - now) / 1000));
-      // Every attempt first, then failures: a refused attempt is charged nowhere else.
-      const byIpAttempts = await charge(keys.ipAttempts, ipAttemptLimit, 'ip_attempts', now);
-      if (byIpAttempts.failures > ipAttemptLimit.maxFailures) {
-        return { admitted: false, retryAfterSeconds: retryAfter(byIpAttempts.lockedUntil) };
-      }
-      const byEmailAttempts = await charge(
-        keys.emailAttempts,
-        emailAttemptLimit,
-        'email_attempts',
-        now,
-      );
-      if (byEmailAttempts.failures > emailAttemptLimit.maxFailures) {
-        return { admitted: false, retryAfterSeconds: retryAfter(byEmailAttempts.lockedUntil) };
-      }
-      const byIp = await charge(keys.ip, ipLimit, 'ip', now);
-      // A throttled address does not get to run up anyone's account counter either.
-      if (byIp.failures > ipLimit.maxFailures) {
-        return { admitted: false, retryAfterSeconds: retryAfter(byIp.lockedUntil) };
-      }
-      const byEmail = await charge(keys.email, emailLimit, 'email', now);
-      if (byEmail.failures > emailLimit.maxFailures) {
-        return { admitted: false, retryAfterSeconds: retryAfter(byEmail.lockedUntil) };
-      }
-      return { admitted: true, keys };
+      const keys: ThrottleKeys = { ...addressKeys(ip), ...emailKeys(email) };
+      const retryAfterSeconds = await chargeInTurn(keys, now);
+      return retryAfterSeconds === null
+        ? { admitted: true, keys }
+        : { admitted: false, retryAfterSeconds };
+    },
+
+    /**
+     * An attempt refused before its password check (malformed, over-long): charged as a wrong
+     * password, to the address and to the email when one could be read, and never taken back, so
+     * a client sending only refusals is throttled as one guessing is. Returns the Retry-After
+     * seconds when a limit is reached, else null.
+     */
+    refused(email: string | null, ip: string, now: number): Promise<number | null> {
+      return chargeInTurn({ ...addressKeys(ip), ...(email !== null && emailKeys(email)) }, now);
     },
 
     /**

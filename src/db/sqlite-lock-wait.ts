@@ -28,21 +28,60 @@ function isLockConflict(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Statements that succeed whether or not another process holds the write lock: under WAL a read
+// never meets it, and a deferred `begin` takes no lock. Their success says nothing of the lock.
+const succeedsUnderHeldLock =
+  /^\s*(select|begin(?!\s+(immediate|exclusive))|commit|end|rollback|savepoint|release|pragma)\b/i;
+
 /**
- * Retries a statement that met another process's lock after short timers, up to
- * `sqliteLockWaitMs`. SQLite would otherwise wait for the lock synchronously (its
- * busy timeout), freezing the event loop: health probes and session reads with it.
+ * What this process knows of another process's hold on the write lock: since when statements
+ * have met it. One wait is shared by every statement that meets the same hold: our statements
+ * queue on one connection, so a wait of its own for each would add up along the queue (the
+ * 50th sign-in answered after 50 waits). Once the hold has outlasted the wait, a statement gets
+ * one try and fails at once if it meets the lock again.
+ */
+class LockHold {
+  #since: number | null = null;
+  #lastMetAt = 0;
+
+  /** A statement met the lock at `now` (monotonic ms); returns when the shared wait ends. */
+  met(now: number): number {
+    // No statement met it for a whole wait: whatever held it then may have let go since.
+    if (this.#since === null || now - this.#lastMetAt > sqliteLockWaitMs) this.#since = now;
+    this.#lastMetAt = now;
+    return this.#since + sqliteLockWaitMs;
+  }
+
+  /** A statement that needed the lock got it: the hold is over. */
+  released(): void {
+    this.#since = null;
+  }
+}
+
+/**
+ * Retries a statement that met another process's lock after short timers, until the lock has
+ * been held `sqliteLockWaitMs` (shared, see `LockHold`). SQLite would otherwise wait for the
+ * lock synchronously (its busy timeout), freezing the event loop: health probes and session
+ * reads with it.
  */
 class LockWaitingConnection implements DatabaseConnection {
-  constructor(private readonly inner: DatabaseConnection) {}
+  constructor(
+    private readonly inner: DatabaseConnection,
+    private readonly hold: LockHold,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const deadline = Date.now() + sqliteLockWaitMs;
+    let metLock = false;
     for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, maxRetryDelayMs)) {
       try {
-        return await this.inner.executeQuery<R>(query);
+        const result = await this.inner.executeQuery<R>(query);
+        if (metLock || !succeedsUnderHeldLock.test(query.sql)) this.hold.released();
+        return result;
       } catch (error) {
-        if (!isLockConflict(error) || Date.now() + delayMs > deadline) throw error;
+        if (!isLockConflict(error)) throw error;
+        metLock = true;
+        const now = performance.now();
+        if (now + delayMs > this.hold.met(now)) throw error;
         await sleep(delayMs);
       }
     }
@@ -60,6 +99,7 @@ class LockWaitingConnection implements DatabaseConnection {
 /** Kysely's SQLite driver with every statement, `begin` and `commit` included, lock-waiting. */
 class LockWaitingDriver implements Driver {
   readonly #wrapped = new WeakMap<DatabaseConnection, LockWaitingConnection>();
+  readonly #hold = new LockHold();
 
   constructor(private readonly inner: Driver) {}
 
@@ -71,7 +111,7 @@ class LockWaitingDriver implements Driver {
     const connection = await this.inner.acquireConnection();
     let wrapped = this.#wrapped.get(connection);
     if (wrapped === undefined) {
-      wrapped = new LockWaitingConnection(connection);
+      wrapped = new LockWaitingConnection(connection, this.#hold);
       this.#wrapped.set(connection, wrapped);
     }
     return wrapped;

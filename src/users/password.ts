@@ -1,9 +1,27 @@
+import { hasLongMarkRun } from './mark-runs.js';
+
 /** Longest password accepted, in code points, at sign-in and when set. */
 export const passwordMaxLength = 1024;
+
+/**
+ * Longest password read at sign-in, in UTF-16 units as typed: twice the limit holds 1,024 code
+ * points outside the BMP, and twice more the marks NFKC composes into the letters before them.
+ */
+export const passwordRawMaxLength = passwordMaxLength * 4;
 
 /** NIST 800-63B: normalise (NFKC), never truncate, no composition rules. */
 export function normalisePassword(raw: string): string {
   return raw.normalize('NFKC');
+}
+
+/**
+ * The password typed at sign-in, normalised, or null when no password can be it. Its length and
+ * its runs of marks are checked before NFKC, whose cost they bound.
+ */
+export function readPassword(raw: string): string | null {
+  if (raw.length > passwordRawMaxLength || hasLongMarkRun(raw)) return null;
+  const password = normalisePassword(raw);
+  return codePointLength(password) > passwordMaxLength ? null : password;
 }
 
 export function codePointLength(text: string): number {

@@ -32,6 +32,12 @@ describe('checkNewPassword', () => {
       'too_short',
     ],
     ['a roman numeral twelve is 3 characters after NFKC', '\u216b', 'too_short'],
+    [
+      '31 combining marks in a row could never sign in',
+      `correct horse #${'\u0301'.repeat(31)}`,
+      'mark_run',
+    ],
+    ['30 combining marks in a row are accepted', `correct horse #${'\u0301'.repeat(30)}`, null],
     ['a too-short listed password is reported as too short', 'password', 'too_short'],
     ['a listed password of 12 characters is common', '123456789012', 'common'],
     ['a listed password in capitals is common', '1Q2W3E4R5T6Y', 'common'],
@@ -126,6 +132,7 @@ describe('passwordProblemMessages', () => {
   it.each<[PasswordProblem, string]>([
     ['too_short', 'the password must be at least 12 characters'],
     ['too_long', `the password must be at most ${passwordMaxLength} characters`],
+    ['mark_run', 'the password must not have more than 30 combining marks in a row'],
     ['common', 'the password is on a list of commonly used passwords; choose another'],
   ])('%s reads as: %s', (problem, expected) => {
     expect(passwordProblemMessages[problem](minLength)).toBe(expected);
