@@ -119,12 +119,17 @@ export function limitConnections(
       return socket && [group, socket];
     }
     if (open < limits.max) return undefined;
-    const bySize = [...groups].sort(([, a], [, b]) => b.size - a.size);
-    for (const [group, sockets] of bySize) {
+    // One pass, no sort: it runs for every new connection while the process is at its cap.
+    let victim: [string, Socket] | undefined;
+    let victimGroupSize = 0;
+    for (const [candidate, sockets] of groups) {
+      if (sockets.size <= victimGroupSize) continue;
       const socket = oldestIdle(sockets, isIdle);
-      if (socket !== undefined) return [group, socket];
+      if (socket === undefined) continue;
+      victim = [candidate, socket];
+      victimGroupSize = sockets.size;
     }
-    return undefined;
+    return victim;
   };
   const warnAtMostEvery10s = (own: number) => {
     if (now() - lastWarningAt < 10_000) return;
