@@ -9,6 +9,9 @@ const omissible = <T extends object>(value: T): Partial<T> => value;
 /** Read by metrics too: its listener must be another port. */
 export const port = integer(0, 65535, 3000);
 
+/** Read by metrics too: every listener gives a request the same time. */
+export const requestTimeout = integer(1000, 600_000, 10_000);
+
 /** The public listener: where it listens, whom it believes, and what it lets a client hold. */
 export const http = z.pipe(
   z.object({
@@ -20,11 +23,11 @@ export const http = z.pipe(
     PORT: port,
     TRUST_PROXY: noted(list(), { example: '10.0.0.0/8' }),
     BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
-    REQUEST_TIMEOUT_MS: integer(1000, 600_000, 10_000),
+    REQUEST_TIMEOUT_MS: requestTimeout,
     KEEP_ALIVE_TIMEOUT_MS: integer(1000, 3_600_000, 72_000),
-    // 0: not set; the limits then come from the descriptor limit at start-up.
+    // 0: not set; the limits then come from the memory and descriptor limits at start-up.
     MAX_CONNECTIONS: noted(integer(0, 1_000_000, 0), {
-      default: '80 % of the descriptor limit',
+      default: '1024 per 256 MiB of memory',
       example: '10000',
     }),
     MAX_CONNECTIONS_PER_ADDRESS: noted(integer(0, 1_000_000, 0), {
@@ -42,7 +45,7 @@ export const http = z.pipe(
     ...omissible({
       /** Idle keep-alive connections close after this; keep it above a load balancer's idle timeout. */
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
-      /** Only the limits set explicitly; the rest come from the descriptor limit at start-up. */
+      /** Only the limits set explicitly; the rest come from the memory and descriptor limits. */
       connectionLimits: {
         ...(e.MAX_CONNECTIONS > 0 && { max: e.MAX_CONNECTIONS }),
         ...(e.MAX_CONNECTIONS_PER_ADDRESS > 0 && { perAddress: e.MAX_CONNECTIONS_PER_ADDRESS }),

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { port } from './http.js';
+import { port, requestTimeout } from './http.js';
 import { noted } from './notes.js';
 
 /** Prometheus metrics on a listener of their own; off unless METRICS_PORT is set. */
@@ -7,6 +7,7 @@ export const metrics = z.pipe(
   z
     .object({
       PORT: port,
+      REQUEST_TIMEOUT_MS: requestTimeout,
       // Empty means unset (platforms often cannot unset a variable): metrics off.
       METRICS_PORT: noted(
         z.pipe(
@@ -47,10 +48,14 @@ export const metrics = z.pipe(
       }),
     ),
   z.transform((e) => ({
-    /** Undefined unless METRICS_PORT is set. */
+    /** Undefined unless METRICS_PORT is set. Its listener times requests as the public one does. */
     metrics:
       e.METRICS_PORT === undefined
         ? undefined
-        : { port: e.METRICS_PORT, host: e.METRICS_HOST ?? '127.0.0.1' },
+        : {
+            port: e.METRICS_PORT,
+            host: e.METRICS_HOST ?? '127.0.0.1',
+            requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+          },
   })),
 );

@@ -1,5 +1,5 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { guardedServer } from '../http/listener-guard.js';
 
 export interface MetricsExposition {
   contentType: string;
@@ -12,15 +12,41 @@ export interface MetricsServer {
 }
 
 /**
+ * A scraper or two hold a connection each; the rest is somebody else. Idle connections give
+ * way to new ones at the caps (src/http/connection-limits.ts), so a flood of them churns
+ * among itself and a scraper still gets in.
+ */
+export const metricsConnectionLimits = { max: 64, perAddress: 16 };
+
+/** A scraper keeps its connection between scrapes; it must not hold a drain open. */
+const metricsKeepAliveMs = 5000;
+
+/**
  * `GET /metrics` on its own listener (`METRICS_HOST`:`METRICS_PORT`), so the public port never
- * exposes it. Anything else is 404 or 405; a failure to render is logged and answered 500.
+ * exposes it. Anything else is 404 or 405; a failure to render is logged and answered 500. The
+ * listener has the public one's protections (src/http/listener-guard.ts), with caps of its
+ * own: connections held open here must not take descriptors or memory the public port needs.
  */
 export async function listenMetrics(
   exposition: MetricsExposition,
-  address: { host: string; port: number },
-  log: { error(fields: object, message: string): void },
+  address: { host: string; port: number; requestTimeoutMs?: number },
+  log: {
+    error(fields: object, message: string): void;
+    warn?(fields: object, message: string): void;
+  },
 ): Promise<MetricsServer> {
-  const server = http.createServer((request, response) => {
+  const requestTimeoutMs = address.requestTimeoutMs ?? 10_000;
+  const protections = {
+    requestTimeoutMs,
+    connectionTimeoutMs: requestTimeoutMs * 2,
+    keepAliveTimeoutMs: metricsKeepAliveMs,
+    connections: {
+      limits: metricsConnectionLimits,
+      warn: (details: Record<string, unknown>, message: string) =>
+        log.warn?.({ ...details, listener: 'metrics' }, message),
+    },
+  };
+  const { server } = guardedServer(protections, (request, response) => {
     const path = (request.url ?? '').split('?', 1)[0];
     const answer = (status: number, body: string, headers: Record<string, string> = {}) => {
       response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
@@ -38,8 +64,6 @@ export async function listenMetrics(
       },
     );
   });
-  // A scraper keeps its connection; it must not hold a drain open.
-  server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host, () => {

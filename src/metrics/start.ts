@@ -4,6 +4,8 @@ import { listenMetrics, type MetricsExposition, type MetricsServer } from './ser
 export interface MetricsAddress {
   host: string;
   port: number;
+  /** REQUEST_TIMEOUT_MS: the metrics listener times requests as the public one does. */
+  requestTimeoutMs?: number;
 }
 
 type Log = { error(fields: object, message: string): void };

@@ -34,6 +34,8 @@ export interface Manifest {
     selector?: StringMap & { matchLabels?: StringMap };
     template?: { metadata?: { labels?: StringMap }; spec?: IPodSpec };
     scaleTargetRef?: { kind?: string; name?: string };
+    /** A NetworkPolicy's pods. */
+    podSelector?: { matchLabels?: StringMap };
   };
   data?: StringMap;
   stringData?: StringMap;
@@ -296,10 +298,15 @@ export function crossCheck(entries: Entry[]): string[] {
     .map(({ doc }) => doc.spec?.template?.metadata?.labels ?? {});
   for (const { file, inResources, doc } of entries) {
     const say = (message: string) => problems.push(`${file} ${id(doc)}: ${message}`);
-    const selector = doc.kind === 'Service' ? doc.spec?.selector : doc.spec?.selector?.matchLabels;
+    const selector =
+      doc.kind === 'Service'
+        ? doc.spec?.selector
+        : doc.kind === 'NetworkPolicy'
+          ? doc.spec?.podSelector?.matchLabels
+          : doc.spec?.selector?.matchLabels;
     if (doc.kind === 'Deployment' && !matches(selector, doc.spec?.template?.metadata?.labels))
       say('spec.selector does not match the pod template labels');
-    if (doc.kind === 'Service' || doc.kind === 'PodDisruptionBudget')
+    if (['Service', 'PodDisruptionBudget', 'NetworkPolicy'].includes(doc.kind ?? ''))
       if (!templates.some((labels) => matches(selector, labels)))
         say('selector matches no pod template of the base');
     const target = doc.spec?.scaleTargetRef;

@@ -32,7 +32,11 @@ describe('METRICS_PORT and METRICS_HOST', () => {
     const empty = parseConfig({ METRICS_PORT: '' });
     expect(empty.ok && empty.config.metrics).toBe(undefined);
     const on = parseConfig({ METRICS_PORT: '9464' });
-    expect(on.ok && on.config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(on.ok && on.config.metrics).toEqual({
+      port: 9464,
+      host: '127.0.0.1',
+      requestTimeoutMs: 10_000,
+    });
     for (const [env, problem] of [
       [{ METRICS_PORT: 'ninety' }, /^METRICS_PORT: /],
       [{ METRICS_PORT: '70000' }, /^METRICS_PORT: /],
