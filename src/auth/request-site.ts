@@ -17,7 +17,10 @@ export function routeOf(request: FastifyRequest): { path: string; search: string
   }
 }
 
-/** The public origin: AUTH_URL's when set (it fixes redirects whatever Host says), else the request's. */
+/**
+ * The public origin: AUTH_URL's when set (it fixes redirects whatever Host says), else the
+ * request's `Host` header with its scheme.
+ */
 export function originOf(request: FastifyRequest, publicOrigin: string | undefined): string {
   if (publicOrigin !== undefined) return publicOrigin;
   // Behind a trusted proxy the scheme is X-Forwarded-Proto's: any other word than these two
@@ -26,8 +29,11 @@ export function originOf(request: FastifyRequest, publicOrigin: string | undefin
   if (protocol !== 'http' && protocol !== 'https') {
     throw new HttpError('bad_request', {}, 'The forwarded protocol is not http or https.');
   }
+  // The Host header itself, not Fastify's `request.host`: behind a trusted proxy that believes
+  // X-Forwarded-Host, which the documented nginx block neither sets nor clears, so a client's
+  // own value would pick the origin of redirects and cookies (docs/operations.md, Behind nginx).
   try {
-    return new URL(`${protocol}://${request.host}`).origin;
+    return new URL(`${protocol}://${request.headers.host ?? ''}`).origin;
   } catch {
     throw new HttpError('bad_request', {}, 'The Host header is not a valid host.');
   }
