@@ -5,8 +5,13 @@ import { RecentCache } from '../../src/util/recent-cache.js';
  * Steps are `set k v` or `get k`; the result is what each `get` returned, in order
  * (`-` for a miss).
  */
-function play(capacity: number, steps: string[]): string[] {
-  const cache = new RecentCache<string, string | null>(capacity);
+function play(capacity: number, steps: string[], maxWeight?: number): string[] {
+  // Weighed, an entry weighs its value's length: `set a 111` weighs 3.
+  const weight =
+    maxWeight === undefined
+      ? undefined
+      : { maxWeight, weigh: (_key: string, value: string | null) => value?.length ?? 0 };
+  const cache = new RecentCache<string, string | null>(capacity, weight);
   const reads: string[] = [];
   for (const step of steps) {
     const [op, key, value] = step.split(' ') as [string, string, string | undefined];
@@ -80,5 +85,90 @@ describe('RecentCache', () => {
     ],
   ])('%s', (_behaviour, capacity, steps, reads) => {
     expect(play(capacity, steps)).toEqual(reads);
+  });
+});
+
+describe('RecentCache bounded by weight', () => {
+  it.each<[string, number, number, string[], string[]]>([
+    [
+      'up to the weight every entry is kept',
+      10,
+      6,
+      ['set a 11', 'set b 22', 'set c 33', 'get a', 'get b', 'get c'],
+      ['11', '22', '33'],
+    ],
+    [
+      'past the weight the oldest entries go until the rest fit',
+      10,
+      6,
+      ['set a 11', 'set b 22', 'set c 33333', 'get a', 'get b', 'get c'],
+      ['-', '-', '33333'],
+    ],
+    [
+      'only as many entries go as the weight needs',
+      10,
+      6,
+      ['set a 1', 'set b 22', 'set c 333', 'set d 4', 'get a', 'get b', 'get c', 'get d'],
+      ['-', '22', '333', '4'],
+    ],
+    [
+      'a hit makes an entry the newest for the weight bound too',
+      10,
+      4,
+      ['set a 11', 'set b 11', 'get a', 'set c 11', 'get a', 'get b', 'get c'],
+      ['11', '11', '-', '11'],
+    ],
+    [
+      'an entry heavier than the whole budget is not kept and evicts nothing',
+      10,
+      4,
+      ['set a 11', 'set b 12345', 'get a', 'get b'],
+      ['11', '-'],
+    ],
+    [
+      'an entry as heavy as the whole budget is kept alone',
+      10,
+      4,
+      ['set a 11', 'set b 1234', 'get a', 'get b'],
+      ['-', '1234'],
+    ],
+    [
+      'setting a key again weighs its new value, not both',
+      10,
+      4,
+      ['set a 1', 'set b 1', 'set a 111', 'set c 1', 'get a', 'get b', 'get c'],
+      ['111', '-', '1'],
+    ],
+    [
+      'setting a key again to a value heavier than the budget forgets it',
+      10,
+      4,
+      ['set a 1', 'set a 12345', 'get a'],
+      ['-'],
+    ],
+    [
+      'a forgotten entry gives its weight back',
+      10,
+      4,
+      ['set a 1111', 'set b 1', 'set c 111', 'get a', 'get b', 'get c'],
+      ['-', '1', '111'],
+    ],
+    [
+      'the entry bound still holds under a weight bound',
+      2,
+      100,
+      ['set a 1', 'set b 1', 'set c 1', 'get a', 'get b', 'get c'],
+      ['-', '1', '1'],
+    ],
+    [
+      'entries that weigh nothing are bounded by the entry bound alone',
+      2,
+      0,
+      ['set a', 'set b', 'set c', 'get a', 'get b', 'get c'],
+      ['-', '', ''],
+    ],
+    ['a budget of zero keeps nothing that weighs', 10, 0, ['set a 1', 'get a'], ['-']],
+  ])('%s', (_behaviour, capacity, maxWeight, steps, reads) => {
+    expect(play(capacity, steps, maxWeight)).toEqual(reads);
   });
 });
