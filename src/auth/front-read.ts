@@ -8,6 +8,10 @@ import { StoreUnavailableError } from './request-context.js';
 import type { FastAnswer, FastReader } from './session-read.js';
 import { RecentCache } from '../util/recent-cache.js';
 
+const originsBudgetBytes = 64 * 1024;
+// A Map entry and two string headers, roughly.
+const entryOverheadBytes = 64;
+
 export interface FrontReadOptions {
   reader: FastReader;
   /** AUTH_URL's origin; without it the origin comes from the Host header, as in the route. */
@@ -43,8 +47,12 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
   const { reader, publicOrigin } = options;
   const secure = publicOrigin?.startsWith('https:') === true;
   const securityHeaders = Object.entries(jsonSecurityHeaders(secure)).flat();
-  // What `new URL(\`http://${host}\`).origin` gives for each Host header seen lately.
-  const origins = new RecentCache<string, string | null>(256);
+  // What `new URL(\`http://${host}\`).origin` gives for each Host header seen lately; a Host
+  // header is up to a header's size, so the cache is bounded by bytes as well as by entries.
+  const origins = new RecentCache<string, string | null>(256, {
+    maxWeight: originsBudgetBytes,
+    weigh: (host, origin) => host.length + (origin?.length ?? 0) + entryOverheadBytes,
+  });
   const originOf = (host: string | undefined): string | undefined => {
     if (publicOrigin !== undefined) return publicOrigin;
     if (host === undefined) return undefined;

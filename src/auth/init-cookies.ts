@@ -13,6 +13,19 @@ export interface InitCookies {
 }
 
 const recentCapacity = 2048;
+// A cookie is up to a header's size: the cache is bounded by bytes as well as by entries.
+const verifiedBudgetBytes = 1024 * 1024;
+// A Map entry and two string headers, roughly.
+const entryOverheadBytes = 64;
+
+/**
+ * What Auth.js reads of a CSRF cookie: `token|hash`, anything after a second `|` ignored (it
+ * splits on `|` and takes two), so a pair with any tail shares the pair's cache entry.
+ */
+function csrfPairOf(held: string): string {
+  const second = held.indexOf('|', held.indexOf('|') + 1);
+  return second === -1 ? held : held.slice(0, second);
+}
 
 /**
  * The cookies Auth.js's init() sets on every request, computed as it does: keep a CSRF cookie
@@ -27,7 +40,10 @@ export function createInitCookies(secrets: readonly string[]) {
     createHash('sha256').update(`${token}${csrfSecret}`).digest('hex');
   // A browser repeats the same cookies on every read: remember CSRF cookies already verified
   // (a pure function of the cookie and the secrets), so a repeat costs a Map lookup.
-  const verifiedCsrf = new RecentCache<string, string>(recentCapacity);
+  const verifiedCsrf = new RecentCache<string, string>(recentCapacity, {
+    maxWeight: verifiedBudgetBytes,
+    weigh: (pair, token) => pair.length + token.length + entryOverheadBytes,
+  });
 
   /**
    * `callbackParam` is the request's usable `callbackUrl` parameter, if any; an unusable cookie
@@ -44,12 +60,13 @@ export function createInitCookies(secrets: readonly string[]) {
     let csrfToken: string | undefined;
     const held = cookies.get(names.csrf);
     if (held !== undefined && held !== '') {
-      csrfToken = verifiedCsrf.get(held);
+      const pair = csrfPairOf(held);
+      csrfToken = verifiedCsrf.get(pair);
       if (csrfToken === undefined) {
-        const [token = '', hash] = held.split('|');
+        const [token = '', hash] = pair.split('|');
         if (hash === csrfHash(token)) {
           csrfToken = token;
-          verifiedCsrf.set(held, token);
+          verifiedCsrf.set(pair, token);
         }
       }
     }

@@ -46,9 +46,30 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 function b64u(segment: string): Buffer | null {
   if (segment.includes('+') || segment.includes('/')) return null;
-  let data = segment.replace(/[\t\n\f\r ]/g, '');
-  if (data.length % 4 === 0) data = data.replace(/={1,2}$/, '');
+  const data = withoutBlanksAndPadding(segment);
   return /^[\w-]*$/.test(data) && data.length % 4 !== 1 ? Buffer.from(data, 'base64url') : null;
+}
+
+/** A segment without what b64u skips; b64u reads the result exactly as it reads the segment. */
+function withoutBlanksAndPadding(segment: string): string {
+  const data = segment.replace(/[\t\n\f\r ]/g, '');
+  return data.length % 4 === 0 ? data.replace(/={1,2}$/, '') : data;
+}
+
+/**
+ * One form for the spellings of a token that decode alike: the IV, ciphertext and tag without
+ * the blanks and padding b64u skips. The protected header stays as sent (it is the tag's AAD: a
+ * spaced header is another token, one that fails), and so does the encrypted key (it must be
+ * empty as sent). So `decode` reads a token and its canonical form alike, and a cache keyed on
+ * this form holds one entry for every spaced or padded variant a client makes of one token.
+ */
+export function canonicalToken(token: string): string {
+  // A token as Auth.js writes it has neither: the common case costs one scan.
+  if (!/[\t\n\f\r =]/.test(token)) return token;
+  const parts = token.split('.');
+  if (parts.length !== 5) return token;
+  const [header, encryptedKey, ...rest] = parts as [string, string, ...string[]];
+  return [header, encryptedKey, ...rest.map(withoutBlanksAndPadding)].join('.');
 }
 
 // jose decodes strictly and wants a top-level object, for the header and the claims alike.

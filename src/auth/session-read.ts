@@ -1,4 +1,4 @@
-import type { JweCodec } from './jwe-codec.js';
+import { canonicalToken, type JweCodec } from './jwe-codec.js';
 import { authCookieNames, type AuthCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { createInitCookies, type InitCookies } from './init-cookies.js';
 import { heldSessionToken, parseCookies, serializeCookie } from './cookies.js';
@@ -86,6 +86,11 @@ interface HeldToken {
 }
 
 const recentCapacity = 2048;
+// Tokens a client sends are up to a header's size, and any number of them may read (spaced
+// variants of one, many sessions): the cache is bounded by bytes as well as by entries.
+const decodedBudgetBytes = 4 * 1024 * 1024;
+// A Map entry, the key string's and the claims object's headers, roughly.
+const entryOverheadBytes = 128;
 
 // Auth.js's SessionStore chunks values past 4096 - 160 bytes, in pieces of that size.
 const chunkLength = 4096 - 160;
@@ -155,9 +160,15 @@ function createFastBranch(
   const initCookies = createInitCookies(deps.secrets);
   // A browser repeats the same cookies on every read: remember tokens already decrypted
   // (expiry and revocation are still checked on every read), so a repeat costs a Map lookup.
-  const decoded = new RecentCache<string, Record<string, unknown>>(recentCapacity);
+  // Keyed on the token's canonical form, which the codec reads exactly as the token itself:
+  // blanks or padding added to a token do not make another entry.
+  const decoded = new RecentCache<string, Record<string, unknown>>(recentCapacity, {
+    maxWeight: decodedBudgetBytes,
+    // Claims held as an object take about twice their JSON's size.
+    weigh: (key, claims) => key.length + 2 * JSON.stringify(claims).length + entryOverheadBytes,
+  });
   const decode = (token: string, salt: string): Record<string, unknown> | null => {
-    const key = `${salt}\n${token}`;
+    const key = `${salt}\n${canonicalToken(token)}`;
     const hit = decoded.get(key);
     if (hit !== undefined) {
       // The codec checked exp against the clock when it decrypted; a cached token must too.

@@ -16,7 +16,7 @@ import {
   type JWTOptions,
 } from '@auth/core/jwt';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createJweCodec } from '../../src/auth/jwe-codec.js';
+import { canonicalToken, createJweCodec } from '../../src/auth/jwe-codec.js';
 
 const SALT = 'authjs.session-token';
 const NEW = 'new-secret-0123456789abcdef0123456789abcdef';
@@ -300,6 +300,54 @@ describe('rejects bad tokens with null, never a throw', () => {
         ];
         for (const edited of edits) {
           const ours = codec.decode({ token: edited, secret: NEW, salt: SALT });
+          expect(ours, edited).toEqual(await decoders.authjs!(edited, NEW));
+        }
+      }
+    },
+  );
+});
+
+// The session read caches decoded tokens under this form: it must read exactly as the token.
+describe('canonicalToken', () => {
+  const valid = codec.encode({ token: CLAIMS, secret: NEW, salt: SALT });
+  const [h, k, iv, ct, tag] = valid.split('.') as [string, string, string, string, string];
+
+  it('a token as Auth.js writes it is its own canonical form', async () => {
+    expect(canonicalToken(valid)).toBe(valid);
+    const theirs = await encoders.authjs!(CLAIMS, NEW);
+    expect(canonicalToken(theirs)).toBe(theirs);
+  });
+
+  it.each([
+    ['blanks in the IV', [h, k, ` ${iv}\n`, ct, tag]],
+    ['blanks through the ciphertext', [h, k, iv, ct.split('').join(' '), tag]],
+    ['padding and a form feed after the tag', [h, k, iv, ct, `${tag}=\f`]],
+    ['padding on every segment that takes it', [h, k, `${iv}==`, ct, `${tag}=`]],
+  ])('%s: the clean token', (_name, parts) => {
+    expect(canonicalToken(parts.join('.'))).toBe(valid);
+  });
+
+  it.each([
+    ['a space in the protected header', [`${h.slice(0, 4)} ${h.slice(4)}`, k, iv, ct, tag]],
+    ['a space as the encrypted key', [h, ' ', iv, ct, tag]],
+    ['padding where the length is not a multiple of four', [h, k, `${iv}=`, ct, tag]],
+  ])('%s: left as sent, so it does not read as the clean token', (_name, parts) => {
+    const token = parts.join('.');
+    expect(canonicalToken(token)).not.toBe(valid);
+    expect(codec.decode({ token: canonicalToken(token), secret: NEW, salt: SALT })).toBeNull();
+  });
+
+  it.each(Object.keys(encoders))(
+    'any blank or padding inserted in a %s token: the canonical form reads as Auth.js reads the token',
+    async (encoder) => {
+      const token = await encoders[encoder]!(CLAIMS, NEW);
+      for (let i = 0; i <= token.length; i++) {
+        for (const inserted of [' ', '\t', '\n', '=', '==']) {
+          const edited = token.slice(0, i) + inserted + token.slice(i);
+          const canonical = canonicalToken(edited);
+          expect(canonicalToken(canonical), edited).toBe(canonical);
+          const ours = codec.decode({ token: canonical, secret: NEW, salt: SALT });
+          expect(ours, edited).toEqual(codec.decode({ token: edited, secret: NEW, salt: SALT }));
           expect(ours, edited).toEqual(await decoders.authjs!(edited, NEW));
         }
       }

@@ -4,6 +4,7 @@ import { Client } from '../helpers/client.js';
 import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
 import { mintSession } from '../helpers/sessions.js';
 import { cookieShape } from '../helpers/compare.js';
+import { csrfPair } from '../helpers/fuzz-requests.js';
 
 const password = 'correct horse battery staple';
 const day = 86400_000;
@@ -309,6 +310,70 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
     expect(a).toEqual(b);
   });
 
+  // Cookie values are %-decoded, so a token reaches the codec with any blanks a client puts in.
+  // The codec skips blanks and padding in the IV, ciphertext and tag (jose does), but the
+  // protected header is the tag's AAD and the encrypted key must be empty as sent: a cache that
+  // remembered the clean token must answer each variant as Auth.js does, not as the clean one.
+  const segments = (t: string) => t.split('.') as [string, string, string, string, string];
+  const spaced = (s: string, blank: string) => `${s.slice(0, 8)}${blank}${s.slice(8)}`;
+  it.each<[string, (token: string) => string, boolean]>([
+    [
+      'blanks in the ciphertext',
+      (t) => {
+        const [h, k, iv, ct, tag] = segments(t);
+        return [h, k, iv, spaced(spaced(ct, '%20'), '%0A'), tag].join('.');
+      },
+      true,
+    ],
+    [
+      'padding and a tab after the tag, a space in the IV',
+      (t) => {
+        const [h, k, iv, ct, tag] = segments(t);
+        return [h, k, spaced(iv, '%20'), ct, `${tag}=%09`].join('.');
+      },
+      true,
+    ],
+    [
+      'a space in the protected header',
+      (t) => {
+        const [h, ...rest] = segments(t);
+        return [spaced(h, '%20'), ...rest].join('.');
+      },
+      false,
+    ],
+    [
+      'a tab after the protected header',
+      (t) => {
+        const [h, ...rest] = segments(t);
+        return [`${h}%09`, ...rest].join('.');
+      },
+      false,
+    ],
+    [
+      'a space as the encrypted key',
+      (t) => {
+        const [h, , ...rest] = segments(t);
+        return [h, '%20', ...rest].join('.');
+      },
+      false,
+    ],
+  ])(
+    'a session token with %s, read after the clean token: as Auth.js reads it, by both',
+    async (_name, variant, reads) => {
+      const token = (await signedIn()).sessionCookie()!;
+      const at = Date.now() + 2 * day;
+      const clean = await both('/api/auth/session', `${salt}=${token}`, at);
+      expect(JSON.parse(clean.fast.body)).toMatchObject({ user: { id: userId } });
+      const { fast: a, plain: b } = await both(
+        '/api/auth/session',
+        `${salt}=${variant(token)}`,
+        at,
+      );
+      expect(a).toEqual(b);
+      expect(a.body === 'null', a.body).toBe(!reads);
+    },
+  );
+
   it.each([
     ['a relative callback-url cookie', 'authjs.callback-url=%2Fdashboard'],
     ['a foreign callback-url cookie', 'authjs.callback-url=https%3A%2F%2Fevil.example'],
@@ -328,6 +393,19 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
     expect(a).toEqual(b);
     expect(a.cookies).toEqual([]);
   });
+
+  it.each(['|', '|junk', '|a|b'])(
+    'a verified CSRF pair with %j after it is kept, read after the bare pair, on both',
+    async (tail) => {
+      const pair = csrfPair('c'.repeat(64), [testSecret, olderSecret]);
+      const cookie = (value: string) =>
+        `authjs.csrf-token=${encodeURIComponent(value)}; authjs.callback-url=${encodeURIComponent('http://gatehouse.test')}`;
+      await both('/api/auth/csrf', cookie(pair));
+      const { fast: a, plain: b } = await both('/api/auth/csrf', cookie(`${pair}${tail}`));
+      expect(a).toEqual(b);
+      expect(a.cookies).toEqual([]);
+    },
+  );
 });
 
 describe.each(['__Secure-', '__Host-'] as const)(
