@@ -69,6 +69,19 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     expect(line).not.toContain('ada');
   });
 
+  it('a plain form post that signs in gets the device cookie with its 302', async () => {
+    const { server } = await start();
+    const client = browser(server, home);
+    const csrfToken = await client.csrfToken();
+    const response = await client.postForm('/api/auth/callback/credentials', {
+      csrfToken,
+      email: 'ada@example.com',
+      password,
+    });
+    expect(response.status).toBe(302);
+    expect(client.cookies.get(device)).toMatch(/^\d+\.[\w-]{43}$/);
+  });
+
   it('over https the device cookie is __Host- prefixed and Secure', async () => {
     const { server } = await start({ authUrl: 'https://auth.example.com' });
     const response = await browser(server, home).signIn('ada@example.com', password);
