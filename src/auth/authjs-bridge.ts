@@ -9,6 +9,7 @@ import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import { withUsableCallbackUrls } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { heldSessionToken, parseCookies, sessionTokenFrom, withoutCookies } from './cookies.js';
+import { deviceCookieName, deviceSetCookie } from './device-cookie.js';
 import type { AuthRequestContext } from './request-context.js';
 import { originOf } from './request-site.js';
 
@@ -75,6 +76,16 @@ function signInOutcome(context: AuthRequestContext): SignInOutcome {
     default:
       return 'error';
   }
+}
+
+/**
+ * Auth.js's answer to a sign-in that issued a session, with the device cookie added after its
+ * own cookies (the same in both modes: only this bridge adds it).
+ */
+function withDeviceCookie(response: Response, value: string, secure: boolean): Response {
+  const headers = new Headers(response.headers);
+  headers.append('set-cookie', deviceSetCookie(value, secure));
+  return new Response(response.body, { status: response.status, headers });
 }
 
 function setCookieValue(cookies: string[], name: string): string | undefined {
@@ -177,6 +188,8 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       };
       const signingIn =
         request.method === 'POST' && path === `${authBasePath}/callback/credentials`;
+      const deviceCookie = signingIn ? cookies.get(deviceCookieName(secure)) : undefined;
+      if (deviceCookie !== undefined) context.deviceCookie = deviceCookie;
       let response: Response;
       try {
         response = servedPage(path, await Auth(webRequest, config(context)));
@@ -184,7 +197,13 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         if (signingIn) options.observer.signIn('error');
         throw error;
       }
-      if (signingIn) options.observer.signIn(signInOutcome(context));
+      if (signingIn) {
+        const outcome = signInOutcome(context);
+        options.observer.signIn(outcome);
+        if (outcome === 'success' && context.issuedDeviceCookie !== undefined) {
+          response = withDeviceCookie(response, context.issuedDeviceCookie, secure);
+        }
+      }
       return answerInterruption(request, reply, context, response);
     },
 

@@ -4,6 +4,7 @@ import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js
 import { readPassword } from '../users/password.js';
 import type { UserStore } from '../users/store.js';
 import { GateFullError } from '../traffic/work-gate.js';
+import type { DeviceCookies } from './device-cookie.js';
 import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
 import type { Throttle } from './throttle.js';
 
@@ -22,6 +23,7 @@ export interface AuthorizeDeps {
   users: UserStore;
   hasher: PasswordHasher;
   throttle: Throttle;
+  deviceCookies: DeviceCookies;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -51,9 +53,14 @@ export function createAuthorize(deps: AuthorizeDeps) {
     // hashing work is done for a refusal, but it is charged as a wrong password would be.
     const email = rawEmail === null ? null : readEmail(rawEmail);
     const password = email === null || rawPassword === null ? null : readPassword(rawPassword);
+    // Checked after the length bound above: the MAC costs no more than a throttle key.
+    const knownDevice =
+      email !== null &&
+      context.deviceCookie !== undefined &&
+      deps.deviceCookies.verify(context.deviceCookie, email, deps.now());
     if (email === null || password === null) {
       const retryAfterSeconds = await fromStore(context, () =>
-        deps.throttle.refused(email, clientIp, deps.now()),
+        deps.throttle.refused(email, clientIp, deps.now(), knownDevice),
       );
       if (retryAfterSeconds !== null) {
         interrupt(context, { kind: 'throttled', retryAfterSeconds });
@@ -66,7 +73,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
     }
 
     const admission = await fromStore(context, () =>
-      deps.throttle.admit(email, clientIp, deps.now()),
+      deps.throttle.admit(email, clientIp, deps.now(), knownDevice),
     );
     if (!admission.admitted) {
       interrupt(context, { kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
@@ -86,7 +93,9 @@ export function createAuthorize(deps: AuthorizeDeps) {
         context.signInResult = 'invalid';
         return null;
       }
-      await fromStore(context, () => deps.throttle.succeeded(admission.keys));
+      await fromStore(context, () =>
+        deps.throttle.succeeded(admission.keys, admission.pastEmailLock),
+      );
       if (deps.hasher.needsRehash(user.passwordHash)) {
         const upgraded = await deps.hasher.hash(password);
         await fromStore(context, () =>
@@ -97,6 +106,8 @@ export function createAuthorize(deps: AuthorizeDeps) {
       context.signInResult = 'success';
       // A hash upgrade above is no credential change: the version read with the row holds.
       context.verifiedCredential = { userId: user.id, credentialVersion: user.credentialVersion };
+      // The bridge sets it only if Auth.js then issues the session.
+      context.issuedDeviceCookie = deps.deviceCookies.issue(email, deps.now());
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });

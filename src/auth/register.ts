@@ -10,6 +10,7 @@ import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './auth-config.js';
 import { createAuthorize } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';
+import { createDeviceCookies } from './device-cookie.js';
 import { createFrontRead } from './front-read.js';
 import type { JweCodec } from './jwe-codec.js';
 import { authRoutes, registerAuthRoutes } from './routes.js';
@@ -57,6 +58,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
     users: deps.users,
     hasher: deps.hasher,
     throttle: deps.throttle,
+    deviceCookies: createDeviceCookies(config.authSecrets),
     now,
     log: site.app.log,
   });

@@ -25,6 +25,10 @@ export interface AuthRequestContext {
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;
+  /** The device cookie a sign-in carried (src/auth/device-cookie.ts), unverified. */
+  deviceCookie?: string;
+  /** A device cookie value for this account, issued when the password was right. */
+  issuedDeviceCookie?: string;
   /** What `authorize` decided, once it ran: the details were right, or they were not. */
   signInResult?: 'success' | 'invalid';
   /**

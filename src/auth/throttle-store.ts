@@ -20,6 +20,8 @@ export interface ThrottleStore {
   /** Takes back a charge that turned out to be a success. */
   refund(key: string, limit: ThrottleLimit): Promise<void>;
   clear(key: string): Promise<void>;
+  /** Deletes every counter whose key starts with `prefix`. */
+  clearPrefix(prefix: string): Promise<void>;
   /** Deletes counters whose window and lock are both over. */
   prune(now: number, windowMs: number): Promise<void>;
 }
@@ -60,6 +62,14 @@ export function createKyselyThrottleStore(db: Kysely<Database>): ThrottleStore {
 
     async clear(key) {
       await db.deleteFrom('signin_throttle').where('key', '=', key).execute();
+    },
+
+    async clearPrefix(prefix) {
+      // Not LIKE: `_` in a base64url digest would be a wildcard there.
+      await db
+        .deleteFrom('signin_throttle')
+        .where(sql<string>`substr(key, 1, ${prefix.length})`, '=', prefix)
+        .execute();
     },
 
     async prune(now, windowMs) {

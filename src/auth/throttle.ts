@@ -19,22 +19,33 @@ export const defaultIpMaxAttempts = 300;
 interface ThrottleKeys {
   email: string;
   ip: string;
+  /** The email from this address: one address guessing locks only itself out of the account. */
+  emailIp: string;
   emailAttempts: string;
   ipAttempts: string;
 }
 
 export type Admission =
-  { admitted: true; keys: ThrottleKeys } | { admitted: false; retryAfterSeconds: number };
+  | { admitted: true; keys: ThrottleKeys; pastEmailLock: boolean }
+  | { admitted: false; retryAfterSeconds: number };
+
+const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
 
 // Counters are keyed by a digest: the table never holds the addresses people typed.
 function keyFor(kind: 'email' | 'ip' | 'email-attempts' | 'ip-attempts', value: string): string {
-  return `${kind}:${createHash('sha256').update(value).digest('base64url')}`;
+  return `${kind}:${digest(value)}`;
 }
 
+// The email's digest leads, so an admin's unlock finds every address's counter for it.
+const emailIpPrefix = (email: string) => `email-ip:${digest(email)}:`;
+const emailIpKey = (email: string, group: string) => `${emailIpPrefix(email)}${digest(group)}`;
+
 /**
- * Brute-force throttling per normalised email (whether or not the account exists) and per
- * client address. Each attempt is charged before the password is checked, so concurrent
- * guesses cannot overrun the limit; a success takes its charge back.
+ * Brute-force throttling per normalised email (whether or not the account exists), per client
+ * address, and per (email, address). Each attempt is charged before the password is checked, so
+ * concurrent guesses cannot overrun the limit; a success takes its charge back. A device that
+ * signed in to the account before (`knownDevice`) is still charged everywhere but not refused
+ * by the per-email limits: guesses from elsewhere cannot lock its owner out.
  */
 export function createThrottle(
   store: ThrottleStore,
@@ -45,6 +56,8 @@ export function createThrottle(
   const lockMs = settings.lockSeconds * 1000;
   const emailLimit: ThrottleLimit = { maxFailures: settings.emailMaxFailures, windowMs, lockMs };
   const ipLimit: ThrottleLimit = { maxFailures: settings.ipMaxFailures, windowMs, lockMs };
+  // The email's own limit, from one address: its owner elsewhere is not locked by it.
+  const emailIpLimit = emailLimit;
   // Attempt limits hold until their window ends: they bound a rate, they punish nothing.
   const emailAttemptLimit: ThrottleLimit = {
     maxFailures: settings.emailMaxAttempts ?? defaultEmailMaxAttempts,
@@ -59,9 +72,15 @@ export function createThrottle(
 
   // A lock is counted when it first refuses an attempt: the charge that reaches the limit is
   // still let in, and a right password then lifts an email's lock before it refused anyone.
-  const charge = async (key: string, limit: ThrottleLimit, scope: ThrottleScope, now: number) => {
+  // The (email, address) lock has no metric of its own yet: it is not reported.
+  const charge = async (
+    key: string,
+    limit: ThrottleLimit,
+    scope: ThrottleScope | null,
+    now: number,
+  ) => {
     const result: Charge = await store.charge(key, limit, now);
-    if (result.failures === limit.maxFailures + 1) onLock(scope);
+    if (result.failures === limit.maxFailures + 1 && scope !== null) onLock(scope);
     return result;
   };
 
@@ -69,40 +88,54 @@ export function createThrottle(
 
   // Every attempt first, then failures: a refused attempt is charged nowhere else, and a
   // throttled address does not get to run up anyone's account counter either. Without an email
-  // (none could be read), the address alone is charged.
+  // (none could be read), the address alone is charged. A known device goes on past a
+  // per-email limit (still charged to it); `pastEmailLock` says it passed the failure lock.
+  // The email before the (email, address): a lock from one address still counts as the
+  // email's lock in the metrics.
   const chargeInTurn = async (
     keys: Partial<ThrottleKeys> & Pick<ThrottleKeys, 'ip' | 'ipAttempts'>,
+    knownDevice: boolean,
     now: number,
-  ): Promise<number | null> => {
-    const charges: [string | undefined, ThrottleLimit, ThrottleScope][] = [
-      [keys.ipAttempts, ipAttemptLimit, 'ip_attempts'],
-      [keys.emailAttempts, emailAttemptLimit, 'email_attempts'],
-      [keys.ip, ipLimit, 'ip'],
-      [keys.email, emailLimit, 'email'],
+  ): Promise<{ retryAfterSeconds: number | null; pastEmailLock: boolean }> => {
+    const charges: [string | undefined, ThrottleLimit, ThrottleScope | null, boolean][] = [
+      [keys.ipAttempts, ipAttemptLimit, 'ip_attempts', false],
+      [keys.emailAttempts, emailAttemptLimit, 'email_attempts', knownDevice],
+      [keys.ip, ipLimit, 'ip', false],
+      [keys.email, emailLimit, 'email', knownDevice],
+      [keys.emailIp, emailIpLimit, null, false],
     ];
-    for (const [key, limit, scope] of charges) {
+    let pastEmailLock = false;
+    for (const [key, limit, scope, passes] of charges) {
       if (key === undefined) continue;
       const result = await charge(key, limit, scope, now);
-      if (result.failures > limit.maxFailures) return retryAfter(result.lockedUntil, now);
+      if (result.failures <= limit.maxFailures) continue;
+      if (!passes) return { retryAfterSeconds: retryAfter(result.lockedUntil, now), pastEmailLock };
+      if (scope === 'email') pastEmailLock = true;
     }
-    return null;
+    return { retryAfterSeconds: null, pastEmailLock };
   };
 
   const addressKeys = (ip: string) => {
     const group = clientGroup(ip);
     return { ip: keyFor('ip', group), ipAttempts: keyFor('ip-attempts', group) };
   };
-  const emailKeys = (email: string) => ({
+  const emailKeys = (email: string, ip: string) => ({
     email: keyFor('email', email),
     emailAttempts: keyFor('email-attempts', email),
+    emailIp: emailIpKey(email, clientGroup(ip)),
   });
 
   return {
-    async admit(email: string, ip: string, now: number): Promise<Admission> {
-      const keys: ThrottleKeys = { ...addressKeys(ip), ...emailKeys(email) };
-      const retryAfterSeconds = await chargeInTurn(keys, now);
+    /**
+     * Charges an attempt before its password check. `knownDevice`: the client proved it signed
+     * in to this email before (src/auth/device-cookie.ts), so the per-email limits do not refuse
+     * it. `pastEmailLock` on an admitted attempt: the email's failure lock was in force.
+     */
+    async admit(email: string, ip: string, now: number, knownDevice = false): Promise<Admission> {
+      const keys: ThrottleKeys = { ...addressKeys(ip), ...emailKeys(email, ip) };
+      const { retryAfterSeconds, pastEmailLock } = await chargeInTurn(keys, knownDevice, now);
       return retryAfterSeconds === null
-        ? { admitted: true, keys }
+        ? { admitted: true, keys, pastEmailLock }
         : { admitted: false, retryAfterSeconds };
     },
 
@@ -112,22 +145,31 @@ export function createThrottle(
      * a client sending only refusals is throttled as one guessing is. Returns the Retry-After
      * seconds when a limit is reached, else null.
      */
-    refused(email: string | null, ip: string, now: number): Promise<number | null> {
-      return chargeInTurn({ ...addressKeys(ip), ...(email !== null && emailKeys(email)) }, now);
+    async refused(
+      email: string | null,
+      ip: string,
+      now: number,
+      knownDevice = false,
+    ): Promise<number | null> {
+      const keys = { ...addressKeys(ip), ...(email !== null && emailKeys(email, ip)) };
+      return (await chargeInTurn(keys, knownDevice, now)).retryAfterSeconds;
     },
 
     /**
      * A correct password: the account's failure count starts over and the address gets its
-     * failure charge back; the attempt still counts against the attempt limits.
+     * failure charges back; the attempt still counts against the attempt limits. A known device
+     * that passed a per-email lock leaves it in place: the guesses from elsewhere go on counting.
      */
-    async succeeded(keys: ThrottleKeys): Promise<void> {
-      await store.clear(keys.email);
+    async succeeded(keys: ThrottleKeys, pastEmailLock = false): Promise<void> {
+      if (!pastEmailLock) await store.clear(keys.email);
+      await store.clear(keys.emailIp);
       await store.refund(keys.ip, ipLimit);
     },
 
     /** The password was never checked (load shed, database error): the attempt does not count. */
     async notChecked(keys: ThrottleKeys): Promise<void> {
       await store.refund(keys.email, emailLimit);
+      await store.refund(keys.emailIp, emailIpLimit);
       await store.refund(keys.ip, ipLimit);
       await store.refund(keys.emailAttempts, emailAttemptLimit);
       await store.refund(keys.ipAttempts, ipAttemptLimit);
@@ -137,6 +179,7 @@ export function createThrottle(
     async unlockEmail(email: string): Promise<void> {
       await store.clear(keyFor('email', email));
       await store.clear(keyFor('email-attempts', email));
+      await store.clearPrefix(emailIpPrefix(email));
     },
 
     prune: (now: number) => store.prune(now, Math.max(windowMs, lockMs)),

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { createDeviceCookies } from '../../src/auth/device-cookie.js';
+
+const oldSecret = 'old-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+const newSecret = 'new-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+const now = Date.UTC(2026, 10, 24);
+const dayMs = 86_400_000;
+
+describe('device cookies', () => {
+  const issued = createDeviceCookies([oldSecret]).issue('ada@example.com', now);
+
+  it('still verify after AUTH_SECRET is rotated while the old secret is listed', () => {
+    expect(createDeviceCookies([newSecret, oldSecret]).verify(issued, 'ada@example.com', now)).toBe(
+      true,
+    );
+    expect(createDeviceCookies([newSecret]).verify(issued, 'ada@example.com', now)).toBe(false);
+  });
+
+  it.each([
+    ['for another email', issued, 'bob@example.com', now],
+    ['after a year', issued, 'ada@example.com', now + 366 * dayMs],
+    [
+      'issued in the future',
+      createDeviceCookies([oldSecret]).issue('ada@example.com', now + dayMs),
+      'ada@example.com',
+      now,
+    ],
+    [
+      'with its time changed',
+      issued.replace(/^\d+/, (t) => String(Number(t) - 1)),
+      'ada@example.com',
+      now,
+    ],
+    ['with its MAC cut short', issued.slice(0, -1), 'ada@example.com', now],
+    ['with a padded MAC', `${issued}=`, 'ada@example.com', now],
+  ])('does not verify %s', (_case, value, email, at) => {
+    expect(createDeviceCookies([oldSecret]).verify(value, email, at)).toBe(false);
+  });
+});
