@@ -33,10 +33,10 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       : await createProcessMetrics(cluster.isWorker ? 'worker' : 'process');
   const observer = metrics?.observer ?? noObserver;
   // Kysely times every query once it has a log function: only when there are metrics to keep.
-  const { db, dialect, sqlite, pgPool } = openDatabase(
-    config.databaseUrl,
-    metrics === undefined ? {} : { onQueryError: observer.databaseError },
-  );
+  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl, {
+    production: config.env === 'production',
+    ...(metrics !== undefined && { onQueryError: observer.databaseError }),
+  });
   if (migrate) await migrateToLatest(db);
   const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
   let draining = false;
@@ -106,7 +106,7 @@ async function primary(config: Config): Promise<void> {
   }
   if (config.workers <= 1) return serve(config, secrets, true);
 
-  const { db } = openDatabase(config.databaseUrl);
+  const { db } = openDatabase(config.databaseUrl, { production: config.env === 'production' });
   await migrateToLatest(db);
   await db.destroy();
   // The workers get the secrets resolved here (a file already read, or the development one).

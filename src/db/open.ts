@@ -22,6 +22,8 @@ export interface OpenDatabase extends RawHandles {
 export interface OpenOptions {
   /** Told of every statement run through Kysely that fails (metrics). */
   onQueryError?: () => void;
+  /** Production: an existing SQLite file open to group or others stops the start. */
+  production?: boolean;
 }
 
 /** Chooses the backend from the URL: `file:<path>` is SQLite, `postgres://` PostgreSQL. */
@@ -38,5 +40,6 @@ export function openDatabase(url: string, options: OpenOptions = {}): OpenDataba
     const { db, pool } = openPostgres(url, log);
     return { db, dialect: 'postgres', pgPool: pool };
   }
-  return { ...openSqlite(url.replace(/^file:/, ''), log), dialect: 'sqlite' };
+  const looseModes = options.production === true ? 'refuse' : 'warn';
+  return { ...openSqlite(url.replace(/^file:/, ''), log, looseModes), dialect: 'sqlite' };
 }

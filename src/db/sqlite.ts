@@ -54,16 +54,43 @@ function withStatementCache(sqlite: DatabaseSync): SqliteDatabase {
   };
 }
 
+/** What to do with an existing database file that others may read: production refuses. */
+export type LooseFileModes = 'warn' | 'refuse';
+
+/**
+ * The database and its -wal/-shm hold password hashes and session ids: a file that group or
+ * others can reach (an old 0644 file, a restored backup) is named with its fix. Only existing
+ * files: new ones are made 0600 below, and SQLite gives -wal and -shm the database's mode.
+ */
+function checkExistingModes(filePath: string, looseModes: LooseFileModes): void {
+  for (const file of [filePath, `${filePath}-wal`, `${filePath}-shm`]) {
+    let mode: number;
+    try {
+      mode = fs.statSync(file).mode & 0o777;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    if ((mode & 0o077) === 0) continue;
+    const problem = `database file ${file} is open to group or others (mode 0${mode.toString(8)}); fix: chmod 600 ${file}`;
+    if (looseModes === 'refuse') throw new Error(`${problem} (refused in production)`);
+    process.stderr.write(`gatehouse: warning: ${problem}\n`);
+  }
+}
+
 /**
  * Opens the SQLite file, WAL so readers never wait on the writer. A new folder is made 0700 and
  * a new database file 0600 (password hashes and session ids): SQLite gives its -wal and -shm
- * files the database file's mode.
+ * files the database file's mode. An existing file open to group or others is warned about, or
+ * refused (`looseModes: 'refuse'`, production).
  */
 export function openSqlite(
   filePath: string,
   log?: Logger,
+  looseModes: LooseFileModes = 'warn',
 ): { db: Kysely<Database>; sqlite: DatabaseSync } {
   if (filePath !== ':memory:') {
+    checkExistingModes(filePath, looseModes);
     fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true, mode: 0o700 });
     // 'a' creates the file if missing and never truncates one that exists.
     fs.closeSync(fs.openSync(filePath, 'a', 0o600));

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import { runNode } from '../helpers/spawn.js';
 
@@ -150,5 +151,51 @@ describe('gatehouse users CLI on a real database', () => {
     expect(revoke.stdout).toMatch(/ended 0 sessions of grace@example.com/);
     expect((await users(['remove', '--email', 'grace@example.com'])).code).toBe(0);
     expect((await users(['list'])).stdout).toContain('no users yet');
+  });
+});
+
+describe('gatehouse users list with hostile names', () => {
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-names-'));
+    env = { DATABASE_URL: `file:${path.join(dir, 'names.db')}` };
+    // Straight into the store: a row written by an older version, a restore or another tool.
+    const { db } = openDatabase(env.DATABASE_URL as string);
+    await migrateToLatest(db);
+    await db
+      .insertInto('users')
+      .values({
+        id: '00000000-0000-4000-8000-000000000001',
+        email: 'eve\u001b[2J@example.com',
+        name: 'Eve\u001b]0;pwned\u0007\u009b31m\r\nroot\tadmin\u202eevil\u2028\\u0041 👩‍👩‍👧',
+        password_hash: 'x',
+        created_at: 0,
+        updated_at: 0,
+      })
+      .execute();
+    await db.destroy();
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('escapes control, separator and bidi characters in the table, and keeps emoji joiners', async () => {
+    const text = await runNode('gatehouse-cli.cjs', ['users', 'list'], env);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toBe(
+      'eve\\u001b[2J@example.com\t' +
+        'Eve\\u001b]0;pwned\\u0007\\u009b31m\\u000d\\u000aroot\\u0009admin\\u202eevil\\u2028\\\\u0041 👩‍👩‍👧' +
+        '\tenabled\t00000000-0000-4000-8000-000000000001\n',
+    );
+    // Only the table's own tabs and line end are left as controls.
+    expect(text.stdout.replace(/[\t\n]/g, '')).not.toMatch(/[\p{Cc}\u202e\u2028]/u);
+  });
+
+  it('leaves the JSON output exact: JSON itself escapes the C0 controls', async () => {
+    const json = await runNode('gatehouse-cli.cjs', ['users', 'list', '--json'], env);
+    expect(json.stdout).toContain('"email": "eve\\u001b[2J@example.com"');
+    expect(JSON.parse(json.stdout)[0].name).toBe(
+      'Eve\u001b]0;pwned\u0007\u009b31m\r\nroot\tadmin\u202eevil\u2028\\u0041 👩‍👩‍👧',
+    );
   });
 });

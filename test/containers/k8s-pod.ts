@@ -4,17 +4,25 @@
 // remaining grace period, and the exit code. Each step is reported as one JSON line.
 //
 //   node test/containers/k8s-pod.ts --image TAG --port PORT [--env KEY=VALUE | --env KEY]...
-//        [--name NAME] [--observe-seconds 12] [--dir deploy/k8s] [--dry-run]
+//        [--secret KEY=VALUE | --secret KEY]... [--name NAME] [--observe-seconds 12]
+//        [--dir deploy/k8s] [--dry-run]
 //
 // The Docker engine here has no bridge network, so the container shares the host's network:
 // the service listens on 127.0.0.1:PORT (PORT and HOST are set from --port; --env overrides
 // the rest, e.g. DATABASE_URL, AUTH_SECRET, AUTH_URL) and every probe aimed at the container's
 // port is sent there. `--env KEY` without a value takes KEY from this process's environment.
 // Values are handed to docker through its environment (`docker run --env KEY`), never on its
-// command line, where any local user could read them.
+// command line, where any local user could read them. `--secret KEY=VALUE` (or `--secret KEY`,
+// from this environment) gives the pod's Secrets that key in place of the example's
+// placeholder, wherever the pod takes it: an env entry or a `secret` volume. A `secret` volume
+// becomes a read-only bind mount of files written as the kubelet writes them (root-owned,
+// `defaultMode`/`mode`, and with an fsGroup group-owned by it and group-readable).
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -37,7 +45,7 @@ import {
 
 const usage =
   'usage: node test/containers/k8s-pod.ts --image TAG --port PORT [--env KEY=VALUE|KEY]...\n' +
-  '       [--name NAME] [--observe-seconds N] [--dir DIR] [--dry-run]';
+  '       [--secret KEY=VALUE|KEY]... [--name NAME] [--observe-seconds N] [--dir DIR] [--dry-run]';
 
 /** An expected failure: reported by its message alone; exit 2 for usage errors. */
 class Failure extends Error {
@@ -62,6 +70,8 @@ export interface Cli {
   overrides: Map<string, string>;
   /** Keys whose values came from this process's environment: secrets, never printed. */
   hidden: Set<string>;
+  /** Keys of the pod's Secrets set here, over the base's placeholders; never printed. */
+  secrets: Map<string, string>;
 }
 
 export function parseCli(argv: string[], environment = process.env): Cli {
@@ -73,6 +83,7 @@ export function parseCli(argv: string[], environment = process.env): Cli {
         image: { type: 'string' },
         port: { type: 'string' },
         env: { type: 'string', multiple: true, default: [] },
+        secret: { type: 'string', multiple: true, default: [] },
         name: { type: 'string', default: `gatehouse-k8s-pod-${process.pid}` },
         'observe-seconds': { type: 'string', default: '12' },
         dir: { type: 'string', default: defaultDir },
@@ -104,6 +115,14 @@ export function parseCli(argv: string[], environment = process.env): Cli {
     if (rest.length === 0) hidden.add(key);
     overrides.set(key, value);
   }
+  const secrets = new Map<string, string>();
+  for (const entry of values.secret) {
+    const [key = '', ...rest] = entry.split('=');
+    const value = rest.length > 0 ? rest.join('=') : environment[key];
+    if (!/^[-._a-zA-Z0-9]+$/.test(key)) throw bad(`--secret ${key}: bad Secret key`);
+    if (value === undefined) throw bad(`--secret ${key}: not set in this environment`);
+    secrets.set(key, value);
+  }
   if (overrides.get('PORT') !== String(port))
     throw bad('--env PORT must equal --port (the probes are sent to --port)');
   return {
@@ -115,6 +134,7 @@ export function parseCli(argv: string[], environment = process.env): Cli {
     dryRun: values['dry-run'],
     overrides,
     hidden,
+    secrets,
   };
 }
 
@@ -153,13 +173,18 @@ function find(base: Base, kind: string, name: string | undefined): Manifest | un
   return base.docs.find(({ doc }) => doc.kind === kind && doc.metadata?.name === name)?.doc;
 }
 
-/** A ConfigMap's or Secret's key/value pairs, decoded as the kubelet hands them over. */
-function dataOf(doc: Manifest): Map<string, string> {
+/**
+ * A ConfigMap's or Secret's key/value pairs, decoded as the kubelet hands them over; a
+ * Secret's keys given in `secrets` (--secret) replace the base's.
+ */
+function dataOf(doc: Manifest, secrets = new Map<string, string>()): Map<string, string> {
   const data = Object.entries(doc.data ?? {}).map(([key, value]): [string, string] => [
     key,
     doc.kind === 'Secret' ? Buffer.from(value, 'base64').toString('utf8') : value,
   ]);
-  return new Map([...data, ...Object.entries(doc.stringData ?? {})]);
+  const all = new Map([...data, ...Object.entries(doc.stringData ?? {})]);
+  if (doc.kind === 'Secret') for (const [key, value] of secrets) all.set(key, value);
+  return all;
 }
 
 /**
@@ -171,13 +196,14 @@ export function resolveEnv(
   base: Base,
   container: IContainer,
   overrides: Map<string, string>,
+  secrets = new Map<string, string>(),
 ): { env: Map<string, string>; secret: Set<string> } {
   const env = new Map<string, string>();
   const secret = new Set<string>();
   const source = (ref: { name?: string; optional?: boolean }, kind: 'ConfigMap' | 'Secret') => {
     const doc = find(base, kind, ref.name);
     if (!doc && !ref.optional) throw new Failure(`${kind} ${ref.name} not found in the base`);
-    return doc ? dataOf(doc) : new Map();
+    return doc ? dataOf(doc, secrets) : new Map<string, string>();
   };
   for (const from of container.envFrom ?? ([] as IEnvFromSource[])) {
     const kind = from.secretRef ? 'Secret' : 'ConfigMap';
@@ -272,6 +298,66 @@ function tmpfsOptions(
   return `${mount.mountPath}:${options.join(',')}`;
 }
 
+/** One file of a `secret` volume, as the kubelet writes it. */
+export interface SecretFile {
+  /** Where it is written on this machine (bind-mounted read-only into the container). */
+  hostPath: string;
+  containerPath: string;
+  content: string;
+  mode: number;
+  /** Its group: the pod's fsGroup, else root's. */
+  gid: number;
+}
+
+/**
+ * A `secret` volume as the kubelet mounts it: the Secret's keys (or just `items`) as files,
+ * owned by root, mode `mode` ?? `defaultMode` ?? 0644; with an fsGroup, group-owned by it and
+ * made group-readable (the kubelet adds 0440 to a read-only volume's files). Always read-only.
+ */
+function secretVolume(
+  base: Base,
+  mount: IVolumeMount,
+  volume: IVolume,
+  fsGroup: number | undefined,
+  hostDir: string,
+  secrets: Map<string, string>,
+): SecretFile[] {
+  const source = volume.secret ?? {};
+  if (mount.subPath || mount.subPathExpr) throw new Failure(`${mount.mountPath}: no subPath`);
+  const doc = find(base, 'Secret', source.secretName);
+  if (!doc) {
+    if (source.optional) return [];
+    throw new Failure(`volume ${volume.name}: Secret ${source.secretName} not found in the base`);
+  }
+  const data = dataOf(doc, secrets);
+  const items: { key: string; path: string; mode?: number }[] =
+    source.items ?? [...data.keys()].map((key) => ({ key, path: key }));
+  const files: SecretFile[] = [];
+  for (const item of items) {
+    const content = data.get(item.key);
+    if (content === undefined) {
+      if (source.optional) continue;
+      throw new Failure(
+        `volume ${volume.name}: Secret ${source.secretName} has no key ${item.key}`,
+      );
+    }
+    if (item.path.split('/').includes('..') || path.isAbsolute(item.path))
+      throw new Failure(`volume ${volume.name}: bad item path ${item.path}`);
+    const mode = item.mode ?? source.defaultMode ?? 0o644;
+    files.push({
+      hostPath: path.join(hostDir, item.path),
+      containerPath: path.posix.join(mount.mountPath, item.path),
+      content,
+      mode: fsGroup === undefined ? mode : mode | 0o440,
+      gid: fsGroup ?? 0,
+    });
+  }
+  return files;
+}
+
+/** Where this run keeps its `secret` volumes' files on this machine. */
+export const secretsRootOf = (cli: Cli) => path.join(os.tmpdir(), `${cli.name}-secrets`);
+
 /**
  * Everything needed to run and judge the pod: the `docker run` argv (without "docker"), the
  * environment, the probes and the termination settings.
@@ -286,6 +372,10 @@ export interface Plan {
   env: Map<string, string>;
   /** Keys whose values are never printed. */
   secret: Set<string>;
+  /** The files of every `secret` volume, written before `docker run`. */
+  secretFiles: SecretFile[];
+  /** Their volumes' folders on this machine, each bind-mounted, with its group. */
+  secretDirs: { hostDir: string; gid: number }[];
   probes: { startup?: Probe; liveness?: Probe; readiness?: Probe };
   preStop: ILifecycleHandler | undefined;
   grace: number;
@@ -314,7 +404,7 @@ export function buildPlan(base: Base, cli: Cli): Plan {
   const own = container.securityContext ?? {};
   const user = own.runAsUser ?? pod.runAsUser;
   const group = own.runAsGroup ?? pod.runAsGroup;
-  const { env, secret } = resolveEnv(base, container, cli.overrides);
+  const { env, secret } = resolveEnv(base, container, cli.overrides, cli.secrets);
   for (const key of cli.hidden ?? []) secret.add(key);
 
   // The kubelet ignores the image's HEALTHCHECK; the probes below stand in for it.
@@ -337,8 +427,20 @@ export function buildPlan(base: Base, cli: Cli): Plan {
   const seccomp = (own.seccompProfile ?? pod.seccompProfile)?.type ?? 'Unconfined';
   if (seccomp === 'Localhost') throw new Failure('Localhost seccomp profiles are not supported');
   if (seccomp === 'Unconfined') args.push('--security-opt', 'seccomp=unconfined');
+  const secretFiles: SecretFile[] = [];
+  const secretDirs: { hostDir: string; gid: number }[] = [];
+  // A secret volume is read-only whatever its mount says.
+  const readOnlyMounts = new Set<string>();
   for (const mount of container.volumeMounts ?? []) {
     const volume = (spec.volumes ?? []).find((v) => v.name === mount.name);
+    if (volume?.secret) {
+      const hostDir = path.join(secretsRootOf(cli), volume.name);
+      secretFiles.push(...secretVolume(base, mount, volume, pod.fsGroup, hostDir, cli.secrets));
+      secretDirs.push({ hostDir, gid: pod.fsGroup ?? 0 });
+      readOnlyMounts.add(mount.mountPath);
+      args.push('--mount', `type=bind,source=${hostDir},target=${mount.mountPath},readonly`);
+      continue;
+    }
     args.push('--tmpfs', tmpfsOptions(mount, volume, user, pod.fsGroup));
   }
   // Limits map to the cgroup limits the kubelet sets; kubelet nodes run without swap. The
@@ -370,6 +472,8 @@ export function buildPlan(base: Base, cli: Cli): Plan {
     imageIndex,
     env,
     secret,
+    secretFiles,
+    secretDirs,
     probes: {
       startup: probe('startupProbe'),
       liveness: probe('livenessProbe'),
@@ -384,7 +488,9 @@ export function buildPlan(base: Base, cli: Cli): Plan {
     readOnlyRoot: own.readOnlyRootFilesystem === true,
     dropsAll: (own.capabilities?.drop ?? []).includes('ALL'),
     noNewPrivileges: own.allowPrivilegeEscalation === false,
-    writable: (container.volumeMounts ?? []).filter((m) => !m.readOnly).map((m) => m.mountPath),
+    writable: (container.volumeMounts ?? [])
+      .filter((m) => !m.readOnly && !readOnlyMounts.has(m.mountPath))
+      .map((m) => m.mountPath),
   };
 }
 
@@ -419,6 +525,14 @@ export function dryRunText(plan: Plan, cli: Cli): string {
     const shown = plan.secret.has(key) ? '<redacted>' : value;
     const warning = value.includes('REPLACE-ME') ? `   <- placeholder: pass --env ${key}=…` : '';
     lines.push(`#   ${key}=${shown}${warning}`);
+  }
+  for (const file of plan.secretFiles) {
+    const warning = file.content.includes('REPLACE-ME')
+      ? '   <- placeholder: pass --secret KEY=…'
+      : '';
+    lines.push(
+      `# secret file ${file.containerPath}: mode 0${file.mode.toString(8)}, root:${file.gid}, <redacted>${warning}`,
+    );
   }
   lines.push('# probes (the container port is --port under host networking):');
   for (const [name, p] of Object.entries(plan.probes)) lines.push(describeProbe(name, p));
@@ -629,6 +743,18 @@ async function securityChecks(ctx: Context): Promise<void> {
     if (touched.code !== 0) problems.push(`${dir} is not writable: ${touched.stderr.trim()}`);
     else await exec('rm', '-f', file);
   }
+  for (const file of plan.secretFiles) {
+    const mode = (await exec('stat', '-c', '%a %g', file.containerPath)).stdout.trim();
+    if (mode !== `${file.mode.toString(8)} ${file.gid}`)
+      problems.push(`${file.containerPath}: mode and group "${mode}"`);
+    if ((await exec('test', '-r', file.containerPath)).code !== 0)
+      problems.push(`${file.containerPath} is not readable by the pod's user`);
+  }
+  // What came as files must not also be in the process's environment.
+  const environ = (await exec('cat', '/proc/1/environ')).stdout.split('\0');
+  for (const file of plan.secretFiles)
+    if (environ.some((entry) => entry.slice(entry.indexOf('=') + 1) === file.content))
+      problems.push(`${file.containerPath}'s content is also in the environment`);
   const status = (await exec('cat', '/proc/1/status')).stdout;
   const field = (name: string) => new RegExp(`^${name}:\\s*(\\S+)`, 'm').exec(status)?.[1];
   if (plan.dropsAll && !/^0+$/.test(field('CapBnd') ?? '')) problems.push('capabilities remain');
@@ -773,6 +899,27 @@ async function checkRunAsNonRoot(ctx: Context): Promise<void> {
     throw new Failure(`runAsNonRoot: the kubelet would refuse to start uid "${String(uid)}"`);
 }
 
+/** The `secret` volumes' files, as the kubelet leaves them: root-owned, read-only. */
+function writeSecretFiles(plan: Plan, root: string): void {
+  if (plan.secretDirs.length === 0) return;
+  if (process.getuid?.() !== 0)
+    throw new Failure('secret volumes are written root-owned, as the kubelet does: run as root');
+  fs.rmSync(root, { recursive: true, force: true });
+  fs.mkdirSync(root, { mode: 0o700 });
+  for (const { hostDir, gid } of plan.secretDirs) {
+    fs.mkdirSync(hostDir, { mode: 0o755 });
+    // The kubelet makes an fsGroup volume's folder group-owned (setgid) and group-searchable.
+    fs.chownSync(hostDir, 0, gid);
+    fs.chmodSync(hostDir, gid === 0 ? 0o755 : 0o2750);
+  }
+  for (const file of plan.secretFiles) {
+    fs.mkdirSync(path.dirname(file.hostPath), { recursive: true });
+    fs.writeFileSync(file.hostPath, file.content, { mode: 0o600 });
+    fs.chownSync(file.hostPath, 0, file.gid);
+    fs.chmodSync(file.hostPath, file.mode);
+  }
+}
+
 async function run(
   plan: Plan,
   cli: Cli,
@@ -787,6 +934,11 @@ async function run(
   for (const [key, value] of plan.env)
     if (value.includes('REPLACE-ME'))
       throw new Failure(`${key} still holds the example Secret's placeholder: pass --env ${key}=…`);
+  for (const file of plan.secretFiles)
+    if (file.content.includes('REPLACE-ME'))
+      throw new Failure(
+        `${file.containerPath} still holds the example Secret's placeholder: pass --secret KEY=…`,
+      );
   const server = await docker(['version', '--format', '{{.Server.Version}}']);
   if (server.code !== 0) throw new Failure(`docker is not reachable: ${server.stderr.trim()}`);
   log('docker', { server: server.stdout.trim(), image: cli.image, name: cli.name });
@@ -802,6 +954,7 @@ async function run(
       process.stderr.write(`--- last container output ---\n${logs.stdout}${logs.stderr}`);
     }
     await docker(['rm', '--force', '--volumes', cli.name]);
+    fs.rmSync(secretsRootOf(cli), { recursive: true, force: true });
   };
   const onSignal = (signal: NodeJS.Signals) => {
     log('interrupted', { signal });
@@ -813,6 +966,7 @@ async function run(
   let failed = true;
   try {
     ctx.owned = true;
+    writeSecretFiles(plan, secretsRootOf(cli));
     const started = await docker(plan.args, {
       env: { ...process.env, ...Object.fromEntries(plan.env) },
     });

@@ -317,6 +317,16 @@ export function crossCheck(entries: Entry[]): string[] {
       say('holds placeholders but is listed in resources');
     for (const container of doc.spec?.template?.spec?.containers ?? [])
       problems.push(...checkContainer(container, byId, `${file} ${id(doc)}`));
+    // A secret volume naming a missing Secret or key keeps the pod in ContainerCreating.
+    for (const volume of doc.spec?.template?.spec?.volumes ?? []) {
+      const source = volume.secret;
+      if (!source || source.optional) continue;
+      const target = byId.get(`Secret/${source.secretName}`);
+      const keys = { ...target?.data, ...target?.stringData };
+      if (!target) say(`volume ${volume.name}: Secret ${source.secretName} is not in the base`);
+      for (const item of target ? (source.items ?? []) : [])
+        if (!(item.key in keys)) say(`volume ${volume.name}: Secret has no key ${item.key}`);
+    }
   }
   return problems;
 }

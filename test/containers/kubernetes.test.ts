@@ -124,7 +124,7 @@ check(
 );
 
 check(
-  "the Deployment's pod template passes its startup, liveness and readiness probes under Docker",
+  "the Deployment's pod template, its Secret mounted as files, passes its probes under Docker",
   async () => {
     const { stdout } = await sh(process.execPath, [
       path.join(import.meta.dirname, 'k8s-pod.ts'),
@@ -134,9 +134,10 @@ check(
       String(port()),
       '--name',
       `${run}-pod`,
-      '--env',
+      // The Secret's keys: the pod reads them from its mounted `secrets` volume.
+      '--secret',
       `DATABASE_URL=${pgUrl}`,
-      '--env',
+      '--secret',
       `AUTH_SECRET=${secret}`,
       '--env',
       'AUTH_URL=http://127.0.0.1',

@@ -4,6 +4,24 @@ export const help = `Usage: gatehouse users list [--json]
 
 Lists every user: email, name, state and id. --json prints one JSON array.`;
 
+/**
+ * What a terminal would act on instead of showing: C0 and C1 controls (escape sequences can
+ * retitle the window, rewrite earlier lines or hide text), line and paragraph separators, lone
+ * surrogates, and format characters such as bidirectional overrides, which reorder what is
+ * shown. Zero-width joiner and non-joiner stay: emoji sequences and several scripts need them.
+ */
+const unprintable = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\\]|(?![\u200c\u200d])\p{Cf}/gu;
+
+/** A name or e-mail as text a terminal shows as it is: `\u001b` for ESC, `\\` for a backslash. */
+export function printable(text: string): string {
+  return text.replace(unprintable, (char) => {
+    if (char === '\\') return '\\\\';
+    const code = char.codePointAt(0) as number;
+    const hex = code.toString(16).padStart(4, '0');
+    return code > 0xffff ? `\\u{${hex}}` : `\\u${hex}`;
+  });
+}
+
 export async function run(context: CliContext, values: { json?: boolean }) {
   const users = await context.services.users.list();
   if (values.json === true) {
@@ -23,7 +41,7 @@ export async function run(context: CliContext, values: { json?: boolean }) {
   }
   for (const user of users) {
     context.out(
-      `${user.email}\t${user.name}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}`,
+      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}`,
     );
   }
 }
