@@ -34,6 +34,9 @@ export const http = z.pipe(
       default: 'an eighth of `MAX_CONNECTIONS`',
       example: '1250',
     }),
+    // Tokens per second per client group; a request costs 1 answered in front, 4 by Fastify.
+    REQUEST_BUDGET_PER_SECOND: integer(0, 1_000_000, 200),
+    REQUEST_BUDGET_BURST: integer(1, 10_000_000, 400),
   }),
   z.transform((e) => ({
     host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
@@ -49,6 +52,11 @@ export const http = z.pipe(
       connectionLimits: {
         ...(e.MAX_CONNECTIONS > 0 && { max: e.MAX_CONNECTIONS }),
         ...(e.MAX_CONNECTIONS_PER_ADDRESS > 0 && { perAddress: e.MAX_CONNECTIONS_PER_ADDRESS }),
+      },
+      /** Per client group (src/traffic/request-budget.ts); none when 0 or omitted. */
+      requestBudget: {
+        perSecond: e.REQUEST_BUDGET_PER_SECOND,
+        burst: e.REQUEST_BUDGET_BURST,
       },
     }),
   })),

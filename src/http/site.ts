@@ -12,6 +12,8 @@ import { defaultConnectionLimits, openFileLimit } from './connection-limits.js';
 import { installErrorHandlers } from './error-handler.js';
 import { serverWithFrontDoor, type Front } from './front-door.js';
 import { refuseOtherMethods, routeEveryMethod } from './method-refusal.js';
+import { createBudgetDoor, fastifyRequestCost, installBudgetHook } from './request-budget-door.js';
+import { RequestBudget } from '../traffic/request-budget.js';
 import { installSecurityHeaders } from './security-headers.js';
 
 export type SiteConfig = Pick<
@@ -23,6 +25,7 @@ export type SiteConfig = Pick<
   | 'bodyLimitBytes'
   | 'requestTimeoutMs'
   | 'fastPaths'
+  | 'requestBudget'
 >;
 
 export interface SiteDeps {
@@ -69,15 +72,39 @@ export function createSite(deps: SiteDeps): Site {
   let requestCount = 0;
   const nextRequestId = () => `req-${(requestCount++).toString(36)}`;
   const parserLog: { current?: FastifyBaseLogger } = {};
-  const frontDoor = serverWithFrontDoor(fronts, {
-    requestTimeoutMs: config.requestTimeoutMs,
-    connectionTimeoutMs: config.requestTimeoutMs * 2,
-    keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? 72_000,
-    connections: {
-      limits: { ...defaultConnectionLimits(openFileLimit()), ...config.connectionLimits },
-      warn: (details, message) => parserLog.current?.warn(details, message),
+  const limits = config.requestBudget;
+  // A burst below one Fastify request's cost would refuse every such request.
+  const budget =
+    limits !== undefined && limits.perSecond > 0
+      ? new RequestBudget(
+          { perSecond: limits.perSecond, burst: Math.max(limits.burst, fastifyRequestCost) },
+          now,
+        )
+      : undefined;
+  // Behind trusted proxies only Fastify knows the client's address: the budget is a hook there.
+  const budgetInFront = budget !== undefined && config.trustProxy.length === 0;
+  const admission = budgetInFront
+    ? createBudgetDoor({
+        budget,
+        publicIsHttps,
+        isDraining,
+        now,
+        warn: (details, message) => parserLog.current?.warn(details, message),
+      })
+    : undefined;
+  const frontDoor = serverWithFrontDoor(
+    fronts,
+    {
+      requestTimeoutMs: config.requestTimeoutMs,
+      connectionTimeoutMs: config.requestTimeoutMs * 2,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? 72_000,
+      connections: {
+        limits: { ...defaultConnectionLimits(openFileLimit()), ...config.connectionLimits },
+        warn: (details, message) => parserLog.current?.warn(details, message),
+      },
     },
-  });
+    admission,
+  );
   const app = Fastify({
     logger: deps.logger,
     genReqId: nextRequestId,
@@ -119,6 +146,8 @@ export function createSite(deps: SiteDeps): Site {
     done(null, payload);
   });
   const routes = new Set<string>();
+  // Before the 404 hook, so requests for no route are charged too.
+  if (budget !== undefined && !budgetInFront) installBudgetHook(app, budget);
   installErrorHandlers(app);
   installAccessLog(app);
 
