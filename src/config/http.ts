@@ -37,6 +37,7 @@ export const http = z.pipe(
     // Tokens per second per client group; a request costs 1 answered in front, 4 by Fastify.
     REQUEST_BUDGET_PER_SECOND: integer(0, 1_000_000, 200),
     REQUEST_BUDGET_BURST: integer(1, 10_000_000, 400),
+    LOG_SUCCESS_SAMPLE: z._default(z.coerce.number().check(z.minimum(0), z.maximum(1)), 1),
   }),
   z.transform((e) => ({
     host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
@@ -58,6 +59,8 @@ export const http = z.pipe(
         perSecond: e.REQUEST_BUDGET_PER_SECOND,
         burst: e.REQUEST_BUDGET_BURST,
       },
+      /** The fraction of successful GET access lines written; omitted: all. */
+      logSuccessSample: e.LOG_SUCCESS_SAMPLE,
     }),
   })),
 );
