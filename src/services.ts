@@ -23,9 +23,10 @@ export interface ServiceSettings extends RawHandles {
 export function createServices(
   db: Kysely<Database>,
   settings: ServiceSettings,
-  now = () => Date.now(),
+  injectedNow?: () => number,
   observer: Observer = noObserver,
 ) {
+  const now = injectedNow ?? (() => Date.now());
   const hasher = createArgon2Hasher({
     concurrency: settings.hashConcurrency,
     queueMax: settings.hashQueueMax,
@@ -36,7 +37,16 @@ export function createServices(
     users: createKyselyUserStore(db, now),
     sessions: createKyselySessionStore(db, settings, observer),
     throttle: createThrottle(
-      createKyselyThrottleStore(db),
+      // The service times shared counters by the database's clock; a test's injected clock
+      // (which stands still or jumps) must time them itself.
+      createKyselyThrottleStore(
+        db,
+        injectedNow === undefined
+          ? settings.pgPool === undefined
+            ? 'sqlite'
+            : 'postgres'
+          : undefined,
+      ),
       settings.throttle,
       observer.throttleLock,
     ),

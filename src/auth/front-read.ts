@@ -21,6 +21,8 @@ export interface FrontReadOptions {
   log: () => FastifyBaseLogger;
   /** Fastify's request-id generator, so access lines from here and from Fastify share one series. */
   nextRequestId: () => string;
+  /** Whether to write an answer's access line (LOG_SUCCESS_SAMPLE; src/http/site.ts); all if omitted. */
+  logsAnswer?: (method: string | undefined, status: number) => boolean;
 }
 
 export interface FrontRead {
@@ -134,6 +136,7 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     status: number,
   ) {
     if (reqId === undefined) return;
+    if (options.logsAnswer?.(request.method, status) === false) return;
     logger().log.info(
       {
         reqId,

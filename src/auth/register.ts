@@ -99,6 +99,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
           isDraining: site.isDraining,
           log: () => site.app.log,
           nextRequestId: site.nextRequestId,
+          logsAnswer: site.logsAnswer,
         })
       : undefined;
   if (frontRead !== undefined) site.addFront(frontRead.front);

@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 
 export interface ThrottleLimit {
@@ -26,30 +27,68 @@ export interface ThrottleStore {
   prune(now: number, windowMs: number): Promise<void>;
 }
 
-export function createKyselyThrottleStore(db: Kysely<Database>): ThrottleStore {
+/**
+ * The database's time in milliseconds, the same everywhere in one statement: SQLite's `now` is
+ * fixed for a statement's step, PostgreSQL's `statement_timestamp()` for the statement (its
+ * `clock_timestamp()` would move between the comparisons of one upsert).
+ */
+const databaseNow: Record<Dialect, RawBuilder<number>> = {
+  sqlite: sql<number>`cast(unixepoch('subsec') * 1000 as integer)`,
+  postgres: sql<number>`(extract(epoch from statement_timestamp()) * 1000)::bigint`,
+};
+
+/**
+ * With `databaseClock` (the service's), windows and locks are timed by the database's clock,
+ * not each instance's: instances whose clocks disagree by seconds would otherwise restart or
+ * end a shared counter's window early or late. The `now` callers pass then only translates
+ * `lockedUntil` onto their clock (so a Retry-After they compute is right), which keeps that
+ * interface unchanged. Without it (tests, whose clocks stand still or jump), `now` is used as
+ * given.
+ */
+export function createKyselyThrottleStore(
+  db: Kysely<Database>,
+  databaseClock?: Dialect,
+): ThrottleStore {
+  /** Now plus `offsetMs`, on the clock in use (a caller's is added here: PostgreSQL cannot type `$1 + $2`). */
+  const clockOf = (now: number, offsetMs = 0) => {
+    if (databaseClock === undefined) return sql<number>`${now + offsetMs}`;
+    const at = databaseNow[databaseClock];
+    return offsetMs === 0 ? at : sql<number>`(${at} + ${offsetMs})`;
+  };
   return {
     async charge(key, limit, now) {
-      const lockEnd = now + limit.lockMs;
-      const firstLock = limit.maxFailures <= 1 ? lockEnd : 0;
+      const at = clockOf(now);
+      const lockEnd = clockOf(now, limit.lockMs);
+      const firstLock = limit.maxFailures <= 1 ? lockEnd : sql<number>`${0}`;
       const t = sql.ref('signin_throttle');
       // A window restarts when it has run out or a lock has ended; during a lock every attempt
       // still counts, so the answer (failures > maxFailures) says "locked" without a second query.
-      const restart = sql`(${t}.locked_until <= ${now} and (${t}.window_started_at <= ${now - limit.windowMs} or ${t}.locked_until > 0))`;
-      const result = await sql<Charge>`
+      const restart = sql`(${t}.locked_until <= ${at} and (${t}.window_started_at <= ${clockOf(now, -limit.windowMs)} or ${t}.locked_until > 0))`;
+      // The database's now, to translate the lock's end; a caller's clock needs none.
+      const returnAt = databaseClock === undefined ? sql`` : sql`, ${at} as "at"`;
+      const result = await sql<Charge & { at?: number }>`
         insert into signin_throttle (key, failures, window_started_at, locked_until)
-        values (${key}, 1, ${now}, ${firstLock})
+        values (${key}, 1, ${at}, ${firstLock})
         on conflict (key) do update set
           failures = case when ${restart} then 1 else ${t}.failures + 1 end,
-          window_started_at = case when ${restart} then ${now} else ${t}.window_started_at end,
+          window_started_at = case when ${restart} then ${at} else ${t}.window_started_at end,
           locked_until = case
-            when ${t}.locked_until > ${now} then ${t}.locked_until
+            when ${t}.locked_until > ${at} then ${t}.locked_until
             when ${restart} then ${firstLock}
             when ${t}.failures + 1 >= ${limit.maxFailures} then ${lockEnd}
             else 0 end
-        returning failures, locked_until as "lockedUntil"`.execute(db);
+        returning failures, locked_until as "lockedUntil"${returnAt}`.execute(db);
       const row = result.rows[0];
       if (row === undefined) throw new Error('throttle upsert returned no row');
-      return { failures: Number(row.failures), lockedUntil: Number(row.lockedUntil) };
+      const lockedUntil = Number(row.lockedUntil);
+      return {
+        failures: Number(row.failures),
+        // On the caller's clock: as far after its `now` as the lock ends after the database's.
+        lockedUntil:
+          lockedUntil === 0 || row.at === undefined
+            ? lockedUntil
+            : lockedUntil - Number(row.at) + now,
+      };
     },
 
     async refund(key, limit) {
@@ -75,8 +114,8 @@ export function createKyselyThrottleStore(db: Kysely<Database>): ThrottleStore {
     async prune(now, windowMs) {
       await db
         .deleteFrom('signin_throttle')
-        .where('window_started_at', '<=', now - windowMs)
-        .where('locked_until', '<=', now)
+        .where('window_started_at', '<=', clockOf(now, -windowMs))
+        .where('locked_until', '<=', clockOf(now))
         .execute();
     },
   };

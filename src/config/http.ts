@@ -34,6 +34,10 @@ export const http = z.pipe(
       default: 'an eighth of `MAX_CONNECTIONS`',
       example: '1250',
     }),
+    // Tokens per second per client group; a request costs 1 answered in front, 4 by Fastify.
+    REQUEST_BUDGET_PER_SECOND: integer(0, 1_000_000, 200),
+    REQUEST_BUDGET_BURST: integer(1, 10_000_000, 400),
+    LOG_SUCCESS_SAMPLE: z._default(z.coerce.number().check(z.minimum(0), z.maximum(1)), 1),
   }),
   z.transform((e) => ({
     host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
@@ -50,6 +54,13 @@ export const http = z.pipe(
         ...(e.MAX_CONNECTIONS > 0 && { max: e.MAX_CONNECTIONS }),
         ...(e.MAX_CONNECTIONS_PER_ADDRESS > 0 && { perAddress: e.MAX_CONNECTIONS_PER_ADDRESS }),
       },
+      /** Per client group (src/traffic/request-budget.ts); none when 0 or omitted. */
+      requestBudget: {
+        perSecond: e.REQUEST_BUDGET_PER_SECOND,
+        burst: e.REQUEST_BUDGET_BURST,
+      },
+      /** The fraction of successful GET access lines written; omitted: all. */
+      logSuccessSample: e.LOG_SUCCESS_SAMPLE,
     }),
   })),
 );

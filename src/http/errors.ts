@@ -13,6 +13,10 @@ export const errorCatalogue = {
     status: 415,
     message: 'Send application/x-www-form-urlencoded or application/json.',
   },
+  rate_limited: {
+    status: 429,
+    message: 'Too many requests from your address; retry after the time given.',
+  },
   headers_too_large: { status: 431, message: 'The request headers are too large.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   overloaded: { status: 503, message: 'The service is busy; retry shortly.' },

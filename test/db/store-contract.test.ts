@@ -626,6 +626,55 @@ for (const backend of backends) {
           locked_until: start + limit.lockMs,
         });
       });
+
+      describe("on the database's clock", () => {
+        let dbStore: ReturnType<typeof createKyselyThrottleStore>;
+        beforeAll(() => {
+          dbStore = createKyselyThrottleStore(db, backend.dialect);
+        });
+
+        it("times windows and locks by the database's clock, whatever the instance's says", async () => {
+          const before = Date.now();
+          // An instance whose clock is a day behind: its `now` only translates the lock's end.
+          const skewed = before - 86_400_000;
+          for (let i = 0; i < 2; i += 1) await dbStore.charge('db-clock', limit, skewed);
+          const locked = await dbStore.charge('db-clock', limit, skewed);
+          const after = Date.now();
+          expect(locked.failures).toBe(3);
+          // Retry-After as the instance computes it (lockedUntil - now) is the lock's length.
+          expect(locked.lockedUntil - skewed).toBeGreaterThan(limit.lockMs - 2000);
+          expect(locked.lockedUntil - skewed).toBeLessThanOrEqual(limit.lockMs + 2000);
+          const stored = await row('db-clock');
+          expect(Number(stored?.window_started_at)).toBeGreaterThanOrEqual(before - 2000);
+          expect(Number(stored?.window_started_at)).toBeLessThanOrEqual(after + 2000);
+          expect(Number(stored?.locked_until)).toBeGreaterThanOrEqual(before + limit.lockMs - 2000);
+        });
+
+        it('a window the database says is over restarts, though the instance says it is not', async () => {
+          const dayAgo = Date.now() - 86_400_000;
+          await db
+            .insertInto('signin_throttle')
+            .values({ key: 'db-old', failures: 2, window_started_at: dayAgo, locked_until: 0 })
+            .execute();
+          // The caller's clock is two days behind: by it, the window started in its future.
+          expect(await dbStore.charge('db-old', limit, dayAgo - 86_400_000)).toEqual({
+            failures: 1,
+            lockedUntil: 0,
+          });
+        });
+
+        it("prune removes what the database's clock says is over", async () => {
+          const dayAgo = Date.now() - 86_400_000;
+          await db
+            .insertInto('signin_throttle')
+            .values({ key: 'db-prune', failures: 2, window_started_at: dayAgo, locked_until: 0 })
+            .execute();
+          await dbStore.charge('db-fresh', limit, 0);
+          await dbStore.prune(0, limit.windowMs);
+          expect(await row('db-prune')).toBeUndefined();
+          expect(await row('db-fresh')).toBeDefined();
+        });
+      });
     });
 
     describe('throttle (10 per email, 100 per address)', () => {

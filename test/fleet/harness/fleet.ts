@@ -125,6 +125,8 @@ export async function startFleet({
       // Sessions made early in a run are read again at its end ("nothing written is lost");
       // the per-user cap would otherwise end the oldest of the load's many sign-ins.
       SESSIONS_PER_USER_MAX: '100000',
+      // Every load client is 127.0.0.1 too: the request budget would refuse the throughput runs.
+      REQUEST_BUDGET_PER_SECOND: '0',
       ...env,
     };
     const names = instanceNames.slice(0, instances);
