@@ -35,7 +35,14 @@ export const http = z.pipe(
       example: '1250',
     }),
     // Tokens per second per client group; a request costs 1 answered in front, 4 by Fastify.
-    REQUEST_BUDGET_PER_SECOND: integer(0, 1_000_000, 200),
+    // Unset: 200, except in production without TRUST_PROXY (below).
+    REQUEST_BUDGET_PER_SECOND: noted(
+      z.optional(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(1_000_000))),
+      {
+        default: '`200` (`0`, off, in production without `TRUST_PROXY`)',
+        example: '200',
+      },
+    ),
     REQUEST_BUDGET_BURST: integer(1, 10_000_000, 400),
     LOG_SUCCESS_SAMPLE: z._default(z.coerce.number().check(z.minimum(0), z.maximum(1)), 1),
   }),
@@ -56,7 +63,12 @@ export const http = z.pipe(
       },
       /** Per client group (src/traffic/request-budget.ts); none when 0 or omitted. */
       requestBudget: {
-        perSecond: e.REQUEST_BUDGET_PER_SECOND,
+        // Gatehouse serves no TLS: in production its clients arrive through a terminator, and
+        // without TRUST_PROXY every client is that terminator's address. A budget per address
+        // would then be one budget for the whole site, so it is off unless asked for.
+        perSecond:
+          e.REQUEST_BUDGET_PER_SECOND ??
+          (e.NODE_ENV === 'production' && e.TRUST_PROXY.length === 0 ? 0 : 200),
         burst: e.REQUEST_BUDGET_BURST,
       },
       /** The fraction of successful GET access lines written; omitted: all. */

@@ -132,6 +132,21 @@ describe('configuration', () => {
     expect(parseConfig({ NODE_ENV: 'production', AUTH_TRUST_HOST: 'maybe' }).ok).toBe(false);
   });
 
+  it.each([
+    ['development, unset', {}, 200],
+    ['production behind a listed proxy, unset', { TRUST_PROXY: '10.0.0.5' }, 200],
+    ['production with no proxy listed, unset: every client would be the proxy', {}, 0],
+    ['production with no proxy listed, set explicitly', { REQUEST_BUDGET_PER_SECOND: '50' }, 50],
+    ['development, turned off', { REQUEST_BUDGET_PER_SECOND: '0' }, 0],
+  ])('the request budget per address: %s', (name, env, perSecond) => {
+    const production = name.startsWith('production')
+      ? { NODE_ENV: 'production', AUTH_SECRET: strongSecret, AUTH_URL: 'https://auth.example.com' }
+      : {};
+    const result = parseConfig({ ...production, ...env });
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.requestBudget?.perSecond).toBe(perSecond);
+  });
+
   it('the whole config is frozen, down to its lists and nested settings', () => {
     const result = parseConfig({
       AUTH_SECRET: secret,
