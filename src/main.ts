@@ -112,10 +112,10 @@ async function primary(config: Config): Promise<void> {
   // The workers get the secrets resolved here (a file already read, or the development one).
   const workerEnv = { AUTH_SECRET: secrets.join(','), AUTH_SECRET_FILE: undefined };
   if (config.metrics !== undefined) {
-    await serveClusterMetrics(config.metrics, {
-      error: (fields, message) =>
-        process.stderr.write(`gatehouse: ${message}: ${JSON.stringify(fields)}\n`),
-    });
+    // The primary has no pino logger; its few lines go to stderr in the same shape.
+    const line = (fields: object, message: string) =>
+      process.stderr.write(`gatehouse: ${message}: ${JSON.stringify(fields)}\n`);
+    await serveClusterMetrics(config.metrics, { error: line, warn: line });
   }
   superviseWorkers(config.workers, workerEnv);
 }

@@ -8,7 +8,10 @@ export interface MetricsAddress {
   requestTimeoutMs?: number;
 }
 
-type Log = { error(fields: object, message: string): void };
+type Log = {
+  error(fields: object, message: string): void;
+  warn?(fields: object, message: string): void;
+};
 
 export interface ProcessMetrics {
   observer: Observer;
