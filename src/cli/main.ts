@@ -5,6 +5,7 @@ import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import { openCliContext, type CliContext } from './context.js';
 import { CliError } from './prompt.js';
+import { closest } from './suggest.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -57,6 +58,12 @@ function shown(arg: string, known: Iterable<string>): string {
   return [...known].includes(arg) ? `'${arg}'` : '(an argument not shown: it might be a password)';
 }
 
+/** "; did you mean X?" naming only the known name, or nothing when none is close. */
+function didYouMean(typed: string, known: readonly string[], quote: (name: string) => string) {
+  const match = closest(typed, known);
+  return match === null ? '' : `; did you mean ${quote(match)}?`;
+}
+
 /** Node's parseArgs messages quote the offending argument: say what went wrong without it. */
 function describeParseError(error: unknown, options: Iterable<string>): string {
   const code = (error as { code?: string }).code;
@@ -69,7 +76,7 @@ function describeParseError(error: unknown, options: Iterable<string>): string {
       return `unknown option ${shown(
         option,
         [...options].map((name) => `--${name}`),
-      )}`;
+      )}${didYouMean(option.replace(/^-+/, ''), [...options], (name) => `--${name}`)}`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return `an option is missing its value, or takes none (${shown(
         option,
@@ -92,13 +99,20 @@ async function main(argv: string[]): Promise<number> {
     return group === undefined || (group === 'users' && name === undefined) ? 2 : 0;
   }
   if (group !== 'users') {
-    throw new CliError(`unknown command group ${shown(group, ['users'])}\n\n${usage}`, 2);
+    throw new CliError(
+      `unknown command group ${shown(group, ['users'])}${didYouMean(group, ['users'], (known) => `'${known}'`)}\n\n${usage}`,
+      2,
+    );
   }
   const command =
     name === undefined ? undefined : Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (command === undefined) {
     throw new CliError(
-      `unknown command ${shown(name ?? '', Object.keys(commands))}\n\n${usage}`,
+      `unknown command ${shown(name ?? '', Object.keys(commands))}${didYouMean(
+        name ?? '',
+        Object.keys(commands),
+        (known) => `'${known}'`,
+      )}\n\n${usage}`,
       2,
     );
   }

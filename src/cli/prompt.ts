@@ -43,8 +43,13 @@ function askHidden(question: string): Promise<string> {
 /**
  * A new password from stdin (`--password-stdin`, one trailing newline dropped) or from a
  * hidden prompt asked twice. Never from argv, where `ps` and shell history would keep it.
+ * `check` sees the first entry before the second is asked, so a refused password is not
+ * typed twice.
  */
-export async function readNewPassword(fromStdin: boolean): Promise<string> {
+export async function readNewPassword(
+  fromStdin: boolean,
+  check: (first: string) => void = () => {},
+): Promise<string> {
   if (fromStdin) {
     const text = (await readAll(process.stdin)).replace(/\r?\n$/, '');
     if (text.length === 0) throw new CliError('no password on standard input', 2);
@@ -54,6 +59,7 @@ export async function readNewPassword(fromStdin: boolean): Promise<string> {
     throw new CliError('no terminal to ask for a password: use --password-stdin', 2);
   }
   const first = await askHidden('Password: ');
+  check(first);
   const second = await askHidden('Repeat password: ');
   if (first !== second) throw new CliError('the two passwords differ; nothing was changed');
   return first;
