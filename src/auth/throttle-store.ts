@@ -23,6 +23,11 @@ export interface ThrottleStore {
   clear(key: string): Promise<void>;
   /** Deletes every counter whose key starts with `prefix`. */
   clearPrefix(prefix: string): Promise<void>;
+  /**
+   * The latest lock still in force at `now` among the counters named in `keys` or starting
+   * with `prefix`, on the caller's clock; null when none is locked. For admins (users unlock).
+   */
+  lockedUntil(keys: readonly string[], prefix: string, now: number): Promise<number | null>;
   /** Deletes counters whose window and lock are both over. */
   prune(now: number, windowMs: number): Promise<void>;
 }
@@ -109,6 +114,20 @@ export function createKyselyThrottleStore(
         .deleteFrom('signin_throttle')
         .where(sql<string>`substr(key, 1, ${prefix.length})`, '=', prefix)
         .execute();
+    },
+
+    async lockedUntil(keys, prefix, now) {
+      const at = clockOf(now);
+      const { rows } = await sql<{ until: number | string | null; at: number | string }>`
+        select max(locked_until) as "until", ${at} as "at" from signin_throttle
+        where (key in (${sql.join(keys.length === 0 ? [''] : keys)})
+          or substr(key, 1, ${prefix.length}) = ${prefix})
+          and locked_until > ${at}`.execute(db);
+      const row = rows[0];
+      if (row === undefined || row.until === null) return null;
+      return databaseClock === undefined
+        ? Number(row.until)
+        : Number(row.until) - Number(row.at) + now;
     },
 
     async prune(now, windowMs) {

@@ -175,6 +175,14 @@ export function createThrottle(
       await store.refund(keys.ipAttempts, ipAttemptLimit);
     },
 
+    /** When the sign-in lock on an email ends (any of its counters), or null when none holds. */
+    emailLockedUntil: (email: string, now: number): Promise<number | null> =>
+      store.lockedUntil(
+        [keyFor('email', email), keyFor('email-attempts', email)],
+        emailIpPrefix(email),
+        now,
+      ),
+
     /** An admin lifted the lock (users unlock, set-password, enable): the count starts over. */
     async unlockEmail(email: string): Promise<void> {
       await store.clear(keyFor('email', email));

@@ -69,4 +69,11 @@ describe('an admin lifts a sign-in lock', () => {
     const result = await users(server, ['unlock', '--email', 'nobody@example.com']);
     expect(result.code).toBe(0);
   });
+
+  it('says so when there was no lock to lift, and exits 0 all the same', async () => {
+    const result = await users(server, ['unlock', '--email', 'Bob@Example.com']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('no lock on bob@example.com');
+    expect(result.stdout).not.toContain('unlocked');
+  });
 });

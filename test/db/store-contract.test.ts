@@ -603,6 +603,16 @@ for (const backend of backends) {
         expect(await store.charge('k', limit, start + 1)).toEqual({ failures: 1, lockedUntil: 0 });
       });
 
+      it('lockedUntil finds the latest lock in force among the keys and the prefix', async () => {
+        expect(await store.lockedUntil(['a'], 'p:', start)).toBeNull();
+        for (let i = 0; i < 3; i += 1) await store.charge('a', limit, start);
+        await store.charge('p:1', limit, start);
+        expect(await store.lockedUntil(['a', 'b'], 'p:', start + 1)).toBe(start + limit.lockMs);
+        for (let i = 0; i < 3; i += 1) await store.charge('p:2', limit, start + 10);
+        expect(await store.lockedUntil(['b'], 'p:', start + 11)).toBe(start + 10 + limit.lockMs);
+        expect(await store.lockedUntil(['a'], 'q:', start + limit.lockMs)).toBeNull();
+      });
+
       it('prune deletes only counters whose window and lock are both over', async () => {
         await store.charge('finished', limit, start);
         await store.charge('current', limit, start + limit.windowMs);

@@ -11,7 +11,8 @@ Allows a disabled user to sign in again, and lifts a sign-in lock on the email.`
 export const unlockHelp = `Usage: gatehouse users unlock --email <email>
 
 Lifts the sign-in lock that failed attempts put on the email (it would also end by itself
-after THROTTLE_LOCK_SECONDS). Works whether or not a user has that email.`;
+after THROTTLE_LOCK_SECONDS). Works whether or not a user has that email. When no lock is in
+force it says "no lock on <email>" and exits 0 all the same: the email may sign in.`;
 
 export const removeHelp = `Usage: gatehouse users remove --email <email>
 
@@ -36,8 +37,14 @@ export async function enable(context: CliContext, values: { email?: string }) {
 
 export async function unlock(context: CliContext, values: { email?: string }) {
   const email = requireEmail(values.email);
+  const lockedUntil = await context.services.throttle.emailLockedUntil(email, Date.now());
+  // The counters go either way: failures that did not yet lock start over too.
   await context.services.throttle.unlockEmail(email);
-  context.out(`unlocked ${email}: it may sign in again at once`);
+  context.out(
+    lockedUntil === null
+      ? `no lock on ${email}: it may sign in already`
+      : `unlocked ${email}: it may sign in again at once`,
+  );
 }
 
 export async function remove(context: CliContext, values: { email?: string }) {
