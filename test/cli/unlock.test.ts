@@ -47,6 +47,21 @@ describe('an admin lifts a sign-in lock', () => {
     expect(await signInCode(server, 'ada@example.com', password)).toBe('ok');
   });
 
+  it('users list shows the lock and when it ends, as text and as JSON', async () => {
+    await lock(server, 'ada@example.com');
+    const text = await users(server, ['list']);
+    expect(text.stdout).toMatch(/^ada@example\.com\t.*\tlocked until \d{4}-\d\d-\d\dT[\d:.]+Z$/m);
+    expect(text.stdout).toMatch(/^bob@example\.com\t[^\n]*[0-9a-f]$/m);
+    const json = JSON.parse((await users(server, ['list', '--json'])).stdout) as {
+      email: string;
+      lockedUntil: string | null;
+    }[];
+    const ada = json.find((row) => row.email === 'ada@example.com');
+    expect(Date.parse(ada?.lockedUntil ?? '')).toBeGreaterThan(Date.now());
+    expect(json.find((row) => row.email === 'bob@example.com')?.lockedUntil).toBeNull();
+    expect((await users(server, ['unlock', '--email', 'ada@example.com'])).code).toBe(0);
+  });
+
   it('users set-password lifts the lock too', async () => {
     await lock(server, 'bob@example.com');
     const set = await users(

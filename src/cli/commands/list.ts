@@ -2,7 +2,9 @@ import type { CliContext } from '../context.js';
 
 export const help = `Usage: gatehouse users list [--json]
 
-Lists every user: email, name, state and id. --json prints one JSON array.`;
+Lists every user: email, name, state and id, then "locked until <time>" when failed sign-ins
+put a lock on the email (lift it with \`users unlock\`). --json prints one JSON array, with
+lockedUntil (an ISO time, or null).`;
 
 /**
  * What a terminal would act on instead of showing: C0 and C1 controls (escape sequences can
@@ -24,13 +26,21 @@ export function printable(text: string): string {
 
 export async function run(context: CliContext, values: { json?: boolean }) {
   const users = await context.services.users.list();
+  const now = Date.now();
+  const locks = await Promise.all(
+    users.map(async ({ email }) => {
+      const until = await context.services.throttle.emailLockedUntil(email, now);
+      return until === null ? null : new Date(until).toISOString();
+    }),
+  );
   if (values.json === true) {
-    const rows = users.map(({ id, email, name, disabled, createdAt }) => ({
+    const rows = users.map(({ id, email, name, disabled, createdAt }, index) => ({
       id,
       email,
       name,
       disabled,
       createdAt: new Date(createdAt).toISOString(),
+      lockedUntil: locks[index] ?? null,
     }));
     context.out(JSON.stringify(rows, null, 2));
     return;
@@ -39,9 +49,11 @@ export async function run(context: CliContext, values: { json?: boolean }) {
     context.out('no users yet: add one with `npm run users -- add --email <email>`');
     return;
   }
-  for (const user of users) {
+  users.forEach((user, index) => {
+    // The lock column comes last and only when a lock holds: scripts reading four columns go on working.
+    const lock = locks[index] ? `\tlocked until ${locks[index]}` : '';
     context.out(
-      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}`,
+      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}${lock}`,
     );
-  }
+  });
 }
