@@ -34,11 +34,11 @@ export async function openCliContext(): Promise<CliContext> {
   return { config, db, services, out: (line) => process.stdout.write(`${line}\n`) };
 }
 
-export function requireEmail(raw: string | undefined): string {
-  if (raw === undefined) throw new CliError('--email is required', 2);
+export function requireEmail(raw: string | undefined, option = '--email'): string {
+  if (raw === undefined) throw new CliError(`${option} is required`, 2);
   const email = normaliseEmail(raw);
   // The value is not repeated: a password typed after --email must not reach a log.
-  if (!isPlausibleEmail(email)) throw new CliError('--email is not an email address', 2);
+  if (!isPlausibleEmail(email)) throw new CliError(`${option} is not an email address`, 2);
   return email;
 }
 

@@ -33,6 +33,16 @@ const commands: Record<string, Command> = {
   remove: { help: state.removeHelp, options: email, run: state.remove },
   'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
   unlock: { help: state.unlockHelp, options: email, run: state.unlock },
+  rename: {
+    help: state.renameHelp,
+    options: { ...email, name: { type: 'string' } },
+    run: state.rename,
+  },
+  'set-email': {
+    help: state.setEmailHelp,
+    options: { ...email, 'new-email': { type: 'string' } },
+    run: state.setEmail,
+  },
 };
 
 const usage = `Usage: gatehouse users <command> [options]
@@ -46,6 +56,8 @@ Commands:
   remove            delete a user and their sessions
   revoke-sessions   end every session of a user
   unlock            lift a sign-in lock from an email
+  rename            change a user's name
+  set-email         change a user's email and end their sessions
 
 Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).`;
 

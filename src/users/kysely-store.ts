@@ -126,5 +126,38 @@ export function createKyselyUserStore(
         return result.numDeletedRows > 0n;
       });
     },
+
+    async rename(id, name) {
+      const result = await db
+        .updateTable('users')
+        .set({ name, updated_at: now() })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async setEmail(id, normalisedEmail) {
+      return db.transaction().execute(async (trx) => {
+        const holder = await trx
+          .selectFrom('users')
+          .select('id')
+          .where('email', '=', normalisedEmail)
+          .executeTakeFirst();
+        if (holder !== undefined && holder.id !== id) return 'taken';
+        const at = now();
+        const result = await trx
+          .updateTable('users')
+          .set((eb) => ({
+            email: normalisedEmail,
+            credential_version: eb('credential_version', '+', 1),
+            updated_at: at,
+          }))
+          .where('id', '=', id)
+          .executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return 'missing';
+        await revokeUserSessions(trx, id, at);
+        return 'changed';
+      });
+    },
   };
 }

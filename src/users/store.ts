@@ -40,4 +40,12 @@ export interface UserStore {
   upgradePasswordHash(id: string, oldHash: string, newHash: string): Promise<void>;
   setDisabled(id: string, disabled: boolean): Promise<boolean>;
   remove(id: string): Promise<boolean>;
+  /** Changes the display name only; false when no such user exists. */
+  rename(id: string, name: string): Promise<boolean>;
+  /**
+   * Moves the user to another normalised email, ends their sessions and moves the credential
+   * version on; 'taken' when another user has that email (nothing changes), 'missing' when no
+   * such user exists.
+   */
+  setEmail(id: string, normalisedEmail: string): Promise<'changed' | 'taken' | 'missing'>;
 }

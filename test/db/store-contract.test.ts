@@ -263,6 +263,37 @@ for (const backend of backends) {
       });
     });
 
+    describe('users: rename and set-email', () => {
+      it('rename changes the name only, and reports an unknown id', async () => {
+        const ada = await createUser('ada@example.com');
+        const sid = await newSession(ada.id, start);
+        expect(await services.users.rename(ada.id, 'Countess')).toBe(true);
+        expect(await services.users.findById(ada.id)).toMatchObject({
+          name: 'Countess',
+          email: 'ada@example.com',
+          credentialVersion: ada.credentialVersion,
+        });
+        expect(await services.sessions.findActive(sid)).not.toBeNull();
+        expect(await services.users.rename('no-such-user', 'X')).toBe(false);
+      });
+
+      it('setEmail moves the user, ends their sessions, and refuses a taken email', async () => {
+        const ada = await createUser('ada@example.com');
+        await createUser('bob@example.com');
+        const sid = await newSession(ada.id, start);
+        expect(await services.users.setEmail(ada.id, 'bob@example.com')).toBe('taken');
+        expect(await services.sessions.findActive(sid)).not.toBeNull();
+        expect(await services.users.setEmail(ada.id, 'ada@new.example')).toBe('changed');
+        expect(await services.users.findByEmail('ada@example.com')).toBeNull();
+        expect(await services.users.findByEmail('ada@new.example')).toMatchObject({
+          id: ada.id,
+          credentialVersion: ada.credentialVersion + 1,
+        });
+        expect(await services.sessions.findActive(sid)).toBeNull();
+        expect(await services.users.setEmail('no-such-user', 'x@example.com')).toBe('missing');
+      });
+    });
+
     describe('sessions', () => {
       const sessionRows = async (userId: string) =>
         db.selectFrom('sessions').selectAll().where('user_id', '=', userId).execute();

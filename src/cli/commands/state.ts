@@ -1,4 +1,5 @@
 import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
+import { CliError } from '../prompt.js';
 
 export const disableHelp = `Usage: gatehouse users disable --email <email>
 
@@ -57,4 +58,34 @@ export async function revokeSessions(context: CliContext, values: { email?: stri
   const user = await findUserOrThrow(context, requireEmail(values.email));
   const count = await context.services.sessions.revokeAllForUser(user.id, Date.now());
   context.out(`ended ${count} session${count === 1 ? '' : 's'} of ${user.email}`);
+}
+
+export const renameHelp = `Usage: gatehouse users rename --email <email> --name <name>
+
+Changes the user's display name. Sessions stay.`;
+
+export const setEmailHelp = `Usage: gatehouse users set-email --email <email> --new-email <email>
+
+Moves the user to another email (normalised as \`users add\` does; it must not belong to another
+user) and ends every session of that user.`;
+
+export async function rename(context: CliContext, values: { email?: string; name?: string }) {
+  const user = await findUserOrThrow(context, requireEmail(values.email));
+  const name = (values.name ?? '').trim();
+  if (name.length === 0) throw new CliError('--name is required', 2);
+  if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
+  await context.services.users.rename(user.id, name);
+  context.out(`renamed ${user.email}`);
+}
+
+export async function setEmail(
+  context: CliContext,
+  values: { email?: string; 'new-email'?: string },
+) {
+  const user = await findUserOrThrow(context, requireEmail(values.email));
+  const newEmail = requireEmail(values['new-email'], '--new-email');
+  const result = await context.services.users.setEmail(user.id, newEmail);
+  if (result === 'taken') throw new CliError(`a user with email ${newEmail} already exists`);
+  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  context.out(`moved ${user.email} to ${newEmail}; its sessions have ended`);
 }
