@@ -9,8 +9,9 @@ FROM ${NODE_IMAGE} AS build
 # their binaries inside their npm packages.
 WORKDIR /src
 COPY package.json package-lock.json ./
-# Dependencies first, so a source change does not reinstall them; --ignore-scripts skips
-# `prepare` (the build needs the sources, copied below).
+# Dependencies first, so a source change does not reinstall them; --ignore-scripts: no install
+# script runs here (the build, below, needs the sources). Next.js, React and the test tooling are
+# not Gatehouse's dependencies (examples/nextjs/, test/package.json), so this layer is lean.
 RUN npm ci --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 COPY tsconfig.json tsconfig.build.json ./

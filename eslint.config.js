@@ -25,7 +25,9 @@ export default tseslint.config(
   {
     ignores: [
       'dist/',
-      'node_modules/',
+      // Every install: the root's, the test tooling's (test/) and the examples' (they also hold
+      // the Next.js fixtures' builds, test/helpers/next-app.ts).
+      '**/node_modules/',
       'data/',
       'coverage/',
       'eslint.config.js',

@@ -42,6 +42,9 @@ fi
 # before the machine's own Node, for the checks and for the node stand-in, which copies it.
 export PATH="/usr/bin:/usr/sbin:$PATH"
 . scripts/build/use-node-24.sh
+# The checks' own tooling (kubernetes-models, in test/node_modules), before the engine starts:
+# installed when its lock changed, as `npm test` does. Not in the image's build context.
+node scripts/test-setup.ts test
 
 cache="${GATEHOUSE_DOCKER_CACHE:-/var/cache/gatehouse-ci/docker}"
 mkdir -p "$cache"

@@ -17,78 +17,29 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { build } from 'esbuild';
+import { bundleOptions, copyWorker } from './bundle-options.ts';
+import { currentStamp, stampName, writeStamp } from './inputs.ts';
 import { startArgs } from './start-command.ts';
 
 const root = path.dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
 const dist = path.join(root, 'dist');
-const common: BuildOptions = {
-  bundle: true,
-  platform: 'node',
-  target: 'node24',
-  logLevel: 'warning',
-};
-// CommonJS so the server can be compiled with a code cache taken after start-up (vm.Script,
-// src/boot/run-bundle.ts says why). `import.meta.url` becomes the bundle's own URL.
-const commonJs: BuildOptions = {
-  ...common,
-  format: 'cjs',
-  define: { 'import.meta.url': '__gatehouseModuleUrl' },
-  banner: {
-    js: "const __gatehouseModuleUrl = require('node:url').pathToFileURL(__filename).href;",
-  },
-  // Fastify's schema compilers are never loaded (src/app.ts supplies its own factories), so
-  // they stay out of the file V8 must parse at every start.
-  external: [
-    '@node-rs/argon2',
-    // Loads its own worker script from its folder, and that loads @napi-rs/nice.
-    'piscina',
-    'pg',
-    'pg-native',
-    '@fastify/ajv-compiler',
-    '@fastify/fast-json-stringify-compiler',
-  ],
-  minifyWhitespace: true,
-  minifySyntax: true,
-};
+// The inputs as this build reads them; the stamp goes only after a complete build, so a failed
+// or interrupted one leaves dist/ stale for scripts/build/ensure-built.ts.
+const stamp = currentStamp(root);
+fs.rmSync(path.join(dist, stampName), { force: true });
 
-await build({
-  ...commonJs,
-  entryPoints: ['src/main.ts'],
-  outfile: path.join(dist, 'gatehouse.cjs'),
-  sourcemap: true,
-});
-
-await build({
-  ...commonJs,
-  entryPoints: ['src/cli/entry.ts'],
-  outfile: path.join(dist, 'gatehouse-cli.cjs'),
-});
+const builds = bundleOptions(root);
+await build(builds.server);
+await build(builds.cli);
 fs.chmodSync(path.join(dist, 'gatehouse-cli.cjs'), 0o755);
-
-await build({
-  ...common,
-  entryPoints: ['src/health/healthcheck.ts'],
-  outfile: path.join(dist, 'healthcheck.cjs'),
-  format: 'cjs',
-});
-
-await build({
-  ...common,
-  entryPoints: ['src/boot/run-bundle.ts'],
-  outfile: path.join(dist, 'gatehouse.mjs'),
-  format: 'esm',
-  packages: 'external',
-});
-
-// The hashing threads' script (src/users/hasher.ts finds it beside the bundle).
-fs.copyFileSync(
-  path.join(root, 'src/users/argon2-worker.cjs'),
-  path.join(dist, 'argon2-worker.cjs'),
-);
+await build(builds.healthcheck);
+await build(builds.runner);
+copyWorker(root);
 
 writeEntrypoint();
 await warmCodeCache();
+writeStamp(dist, stamp);
 
 /**
  * The container's entry point, `gatehouse`: made here so the server runs with exactly the

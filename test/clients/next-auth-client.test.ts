@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nginxPath, startNginx, type Nginx } from '../helpers/nginx.js';
 import {
   buildNextApp,
-  nextInstalled,
+  nextMissing,
+  nextModules,
   startNextApp,
   type BuiltNextApp,
 } from '../helpers/next-app.js';
@@ -20,7 +21,8 @@ import { selfSignedCertificate, type Certificate } from '../helpers/tls.js';
 // The real clients, unchanged: a page bundling next-auth/react (5.0 beta) served by nginx on the
 // same origin as Gatehouse, driven in Chromium, over http and https; and a Next.js server whose
 // stock `auth()` reads the cookie Gatehouse set in that browser. About 40 s per run on two busy
-// cores, plus about 30 s for the first `next build` (cached in node_modules/.cache afterwards).
+// cores, plus about 30 s for the first `next build` (cached in examples/nextjs/node_modules/.cache
+// afterwards). next, next-auth and React come from the example app's install (examples/nextjs/).
 
 const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
@@ -34,7 +36,7 @@ const missing = [
   fs.existsSync(nginxPath) ? '' : `nginx (${nginxPath})`,
 ].filter(Boolean);
 const noOpenssl = canRun('openssl', ['version']) ? '' : 'openssl not installed';
-const noNext = nextInstalled() ? '' : 'next not installed';
+const noNext = nextMissing();
 /** A describe title that carries its skip reason, so the report says why. */
 const titled = (title: string, reason: string) =>
   reason ? `${title} (skipped: ${reason})` : title;
@@ -168,6 +170,8 @@ describe.skipIf(missing.length > 0)(
           jsx: 'automatic',
           minify: true,
           logLevel: 'silent',
+          // next-auth/react and React from the example app's install, as the reader's build.
+          nodePaths: [nextModules],
           // What Next.js would inline for a client bundle: no NEXTAUTH_URL, so next-auth/react
           // calls the relative /api/auth on the page's own origin.
           define: {

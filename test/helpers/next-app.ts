@@ -5,18 +5,27 @@ import path from 'node:path';
 import { startServerProcess, type ServerProcess } from './processes.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
-const nextBin = path.join(repoRoot, 'node_modules/next/dist/bin/next');
-// node_modules/.cache: outside git, Prettier and ESLint (which does not read .gitignore and would
-// lint `.tmp/`), and still under the repository's node_modules, where the build resolves `next`.
-const cacheRoot = path.join(repoRoot, 'node_modules/.cache/gatehouse-next-apps');
+/**
+ * The example app's install (examples/nextjs/, put there by `npm test`'s set-up,
+ * scripts/test-setup.ts): the one Next.js, next-auth and React the fixtures build against.
+ * Gatehouse's own package does not depend on them.
+ */
+export const nextModules = path.join(repoRoot, 'examples/nextjs/node_modules');
+const nextBin = path.join(nextModules, 'next/dist/bin/next');
+// Under that node_modules/.cache: outside git, Prettier and ESLint (which does not read
+// .gitignore and would lint `.tmp/`), and below examples/nextjs/node_modules, where a build in
+// it resolves `next`, `next-auth` and `react` by walking up.
+const cacheRoot = path.join(nextModules, '.cache/gatehouse-next-apps');
 
-/** Whether `next` is installed (a devDependency; absent only after `npm ci --omit=dev`). */
-export function nextInstalled(): boolean {
-  return fs.existsSync(nextBin);
+/** Why the Next.js fixtures cannot run, or '' when examples/nextjs/ is installed. */
+export function nextMissing(): string {
+  return fs.existsSync(nextBin)
+    ? ''
+    : 'next not installed in examples/nextjs/ (run `npm run test:setup`)';
 }
 
 function versionOf(pkg: string): string {
-  const manifest = path.join(repoRoot, 'node_modules', pkg, 'package.json');
+  const manifest = path.join(nextModules, pkg, 'package.json');
   return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
@@ -54,7 +63,7 @@ export interface BuiltNextApp {
 }
 
 /**
- * `next build` of the Next.js app in `fixtureDir`, in a copy under node_modules/.cache keyed by
+ * `next build` of the Next.js app in `fixtureDir`, in a copy under examples/nextjs/node_modules/.cache keyed by
  * its sources and the versions of next, next-auth and React, so the second run of the suite
  * (fast paths off) reuses the first one's build. Next writes only inside that copy (telemetry is
  * off); older builds of the same fixture are removed.
