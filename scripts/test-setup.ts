@@ -11,7 +11,8 @@
 // fails stops `npm test` (exit 1) with npm's output and the folder to fix: the browser, client
 // and container suites cannot run without these, and a test run that quietly skipped them would
 // look green without proving the integration. (Run one by one without it, a suite importing
-// playwright-core fails to load, naming the package; the Next.js parts skip, saying why.)
+// playwright-core fails to load, naming the package; the next-auth client suite skips, saying
+// why.)
 //
 // Usage: node scripts/test-setup.ts [test | examples/nextjs]…   (default: both)
 import { spawnSync } from 'node:child_process';
