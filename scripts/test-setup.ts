@@ -37,7 +37,9 @@ if (unknown.length > 0) {
 function lockHash(dir: string): string {
   const hash = createHash('sha256');
   for (const file of ['package.json', 'package-lock.json']) {
-    hash.update(`${file}\n`).update(fs.readFileSync(path.join(dir, file)));
+    const where = path.join(dir, file);
+    // A missing file hashes as such: `npm ci` then says what is wrong.
+    hash.update(`${file}\n`).update(fs.existsSync(where) ? fs.readFileSync(where) : 'missing');
   }
   return hash.digest('hex').slice(0, 16);
 }
@@ -66,6 +68,7 @@ for (const folder of wanted.length > 0 ? wanted : folders) {
     ? spawnSync(process.execPath, [npm, ...args], { cwd: dir, encoding: 'utf8' })
     : spawnSync('npm', args, { cwd: dir, encoding: 'utf8' });
   if (result.status === 0) {
+    fs.mkdirSync(path.dirname(stamp), { recursive: true });
     fs.writeFileSync(stamp, `${hash}\n`);
     console.log(
       `test-setup: ${folder}/node_modules installed (${why}; npm ci in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
