@@ -140,6 +140,16 @@ async function stopGroup(server: Server): Promise<void> {
   }
 }
 
+/**
+ * What npm needs from this environment to reach its registry (a proxy, its certificate
+ * authority), and nothing else: Gatehouse's and the suite's own variables stay out.
+ */
+function network(): NodeJS.ProcessEnv {
+  const wanted =
+    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(https?|no|all)_proxy|npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache))$/i;
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
+}
+
 const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
 
 describe.skipIf(!fs.existsSync(chromiumPath))(
@@ -154,8 +164,22 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let gatehousePort = 0;
     let appPort = 0;
     let appUrl = '';
+    let gatehouseDir = '';
+    let gatehouseEnv: NodeJS.ProcessEnv = {};
     const timings: Record<string, number> = {};
 
+    /** A guide's server command, left running once it listens on `port`. */
+    async function serve(command: string, cwd: string, env: NodeJS.ProcessEnv, port: number) {
+      const server = shell(command, cwd, env);
+      servers.push(server);
+      const deadline = Date.now() + 60_000;
+      while (!(await accepts(port))) {
+        if (server.child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`${command.trim()} did not listen on ${port}:\n${server.output()}`);
+        await sleep(100);
+      }
+      return server;
+    }
     beforeAll(async () => {
       fs.mkdirSync(artifacts, { recursive: true });
       // Gatehouse's port is written into the app's build (the rewrite), so a fixed one lets the
@@ -177,7 +201,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
           fs.rmSync(path.join(family, old), { recursive: true, force: true });
 
       // gatehouse/: this checkout (built by the suite), with a data folder of its own.
-      const gatehouseDir = path.join(work, 'gatehouse');
+      gatehouseDir = path.join(work, 'gatehouse');
       fs.rmSync(gatehouseDir, { recursive: true, force: true });
       fs.mkdirSync(gatehouseDir, { recursive: true });
       for (const entry of fs.readdirSync(root))
@@ -205,14 +229,15 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         NEXT_TELEMETRY_DISABLED: '1',
         npm_config_update_notifier: 'false',
       };
+      gatehouseEnv = {
+        ...base,
+        PORT: String(gatehousePort),
+        FAST_PATHS: mode === 'fast-paths-off' ? 'off' : 'on',
+        npm_config_ignore_scripts: 'true',
+      };
       const envs: Record<string, NodeJS.ProcessEnv> = {
-        gatehouse: {
-          ...base,
-          PORT: String(gatehousePort),
-          FAST_PATHS: mode === 'fast-paths-off' ? 'off' : 'on',
-          npm_config_ignore_scripts: 'true',
-        },
-        'my-app': { ...base, GATEHOUSE_URL: `http://127.0.0.1:${gatehousePort}` },
+        gatehouse: gatehouseEnv,
+        'my-app': { ...base, ...network(), GATEHOUSE_URL: `http://127.0.0.1:${gatehousePort}` },
       };
       const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
 
@@ -237,15 +262,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         }
         if (block.role === 'build' && fs.existsSync(built)) continue;
         if (block.role === 'server') {
-          const port = block.folder === 'gatehouse' ? gatehousePort : appPort;
-          const server = shell(command, cwd, env);
-          servers.push(server);
-          const deadline = Date.now() + 60_000;
-          while (!(await accepts(port))) {
-            if (server.child.exitCode !== null || Date.now() > deadline)
-              throw new Error(`${label} did not listen on ${port}:\n${server.output()}`);
-            await sleep(100);
-          }
+          await serve(command, cwd, env, block.folder === 'gatehouse' ? gatehousePort : appPort);
           timings[label] = Date.now() - started;
           continue;
         }
@@ -364,6 +381,22 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       });
       expect(dashboard.status).toBe(307);
       expect(new URL(dashboard.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+    });
+
+    it('without AUTH_URL on Gatehouse, sign-in is refused as cross-site and the form says what to set', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await stopGroup(servers[0]!);
+      const gatehouse = await serve('npm start', gatehouseDir, gatehouseEnv, gatehousePort);
+      const fresh = await browser!.newPage();
+      await fresh.goto(appUrl);
+      await fresh.getByLabel('Email').fill('ada@example.com');
+      await fresh.getByLabel('Password').fill(password);
+      await fresh.getByRole('button', { name: 'Sign in' }).click();
+      await fresh.getByRole('alert').filter({ hasText: 'is AUTH_URL on Gatehouse' }).waitFor();
+      await shot(fresh, '6-no-auth-url');
+      expect(await text(fresh, 'server-gatehouse')).toBe('Not signed in');
+      expect(gatehouse.output()).toMatch(/403/);
+      await fresh.close();
     });
   },
 );
