@@ -1,0 +1,19 @@
+import Link from 'next/link';
+import { redirect } from 'next/navigation';
+import { sessionFromGatehouse } from '../../lib/gatehouse';
+
+// proxy.ts already sent visitors without a session cookie away. This page must not show a
+// signed-out or revoked session either, so it asks Gatehouse instead of decoding the cookie.
+export default async function Dashboard() {
+  const session = await sessionFromGatehouse();
+  if (!session) redirect('/');
+  return (
+    <main>
+      <h1>Dashboard</h1>
+      <p id="dashboard">
+        Only for signed-in people: {session.user.name ?? session.user.email}, this page is yours.
+      </p>
+      <Link href="/">Home</Link>
+    </main>
+  );
+}

@@ -1,0 +1,404 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { guideBlocks, type RunBlock } from '../helpers/guide.js';
+import { freePort } from '../helpers/processes.js';
+
+// docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
+// for byte; then the test lays out gatehouse/ (this checkout, built) and my-app/ (the example)
+// side by side, runs every `<!-- run: … -->` command of the guide in order, and signs in as Ada
+// in Chromium. The guide's last section says what the test changes (ports, and skipping work an
+// earlier run or the suite has done). About 5 s with a cached build (under 1 s of steps, 4 s in
+// the browser); `next build` adds 7 s on an idle machine, more on two busy cores, once per change
+// of the example (the fast-paths-off run reuses it), and npm install about 10 s when
+// examples/nextjs/node_modules is missing.
+
+const root = path.resolve(import.meta.dirname, '../..');
+const exampleDir = path.join(root, 'examples/nextjs');
+const guide = fs.readFileSync(path.join(root, 'docs/integrate.md'), 'utf8');
+const chromiumPath = '/usr/bin/chromium';
+const artifacts = path.join(root, 'test-artifacts/integrate-guide');
+const mode = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'fast-paths-off' : 'fast-paths-on';
+const password = 'correct horse battery staple';
+const ada = 'Signed in as Ada Lovelace';
+/** Made by the example's own commands, never part of it. */
+const generated = /^(node_modules|\.next)\/|^next-env\.d\.ts$|^\.env.*\.local$|\.tsbuildinfo$/;
+
+/** The example's files, relative to its folder, sorted. */
+function exampleFiles(): string[] {
+  return fs
+    .readdirSync(exampleDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(exampleDir, path.join(entry.parentPath, entry.name)))
+    .filter((file) => !generated.test(file))
+    .sort();
+}
+
+describe('docs/integrate.md shows examples/nextjs', () => {
+  const blocks = guideBlocks(guide);
+
+  it('every file block is its file, byte for byte (node scripts/build/sync-guide.ts rewrites them)', () => {
+    const files = blocks.filter((b) => b.kind === 'file');
+    expect(files.length).toBeGreaterThan(0);
+    for (const block of files) {
+      const file = path.join(root, block.path);
+      expect(fs.existsSync(file), `${block.path} is shown but does not exist`).toBe(true);
+      expect(block.body, `${block.path} differs from its block in docs/integrate.md`).toBe(
+        fs.readFileSync(file, 'utf8'),
+      );
+    }
+  });
+
+  it('shows every file of the example whole, but its README and lockfile', () => {
+    const shown = blocks.flatMap((b) => (b.kind === 'file' ? [b.path] : []));
+    const expected = exampleFiles()
+      .filter((file) => file !== 'README.md' && file !== 'package-lock.json')
+      .map((file) => `examples/nextjs/${file}`);
+    expect([...shown].sort()).toEqual(expected);
+  });
+
+  it('marks the commands this test follows: Gatehouse, a user, install, secret, build, start', () => {
+    const runs = blocks.filter((b): b is RunBlock => b.kind === 'run');
+    expect(runs.map((b) => `${b.folder} ${b.role}`)).toEqual([
+      'gatehouse server',
+      'gatehouse command',
+      'my-app install',
+      'my-app command',
+      'my-app build',
+      'my-app server',
+    ]);
+  });
+});
+
+/** `preferred` when it is free on 127.0.0.1, else any free port. */
+function portOr(preferred: number): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(freePort()));
+    server.listen(preferred, '127.0.0.1', () => server.close(() => resolve(preferred)));
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+interface Server {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+}
+
+/** A guide command in bash, in its own process group (npm starts children of its own). */
+function shell(command: string, cwd: string, env: NodeJS.ProcessEnv): Server {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', command], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('error', (error) => {
+      output += String(error);
+      resolve();
+    });
+    child.once('exit', () => resolve());
+  });
+  return { child, output: () => output, exited };
+}
+
+async function stopGroup(server: Server): Promise<void> {
+  const { child } = server;
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return; // the group is gone already
+  }
+  const killed = await Promise.race([server.exited.then(() => true), sleep(5_000, false)]);
+  if (!killed) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // it exited between the two signals
+    }
+    await server.exited;
+  }
+}
+
+/**
+ * What npm needs from this environment to reach its registry (a proxy, its certificate
+ * authority), and nothing else: Gatehouse's and the suite's own variables stay out.
+ */
+function network(): NodeJS.ProcessEnv {
+  const wanted =
+    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(https?|no|all)_proxy|npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache))$/i;
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
+}
+
+const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
+
+describe.skipIf(!fs.existsSync(chromiumPath))(
+  fs.existsSync(chromiumPath)
+    ? 'following docs/integrate.md to a signed-in Next.js app'
+    : `following docs/integrate.md (skipped: chromium (${chromiumPath}) not installed)`,
+  () => {
+    const servers: Server[] = [];
+    let browser: Browser | undefined;
+    /** Why the guide could not be followed here for a reason outside it (offline install). */
+    let unavailable = '';
+    let gatehousePort = 0;
+    let appPort = 0;
+    let appUrl = '';
+    let gatehouseDir = '';
+    let gatehouseEnv: NodeJS.ProcessEnv = {};
+    const timings: Record<string, number> = {};
+
+    /** A guide's server command, left running once it listens on `port`. */
+    async function serve(command: string, cwd: string, env: NodeJS.ProcessEnv, port: number) {
+      const server = shell(command, cwd, env);
+      servers.push(server);
+      const deadline = Date.now() + 60_000;
+      while (!(await accepts(port))) {
+        if (server.child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`${command.trim()} did not listen on ${port}:\n${server.output()}`);
+        await sleep(100);
+      }
+      return server;
+    }
+    beforeAll(async () => {
+      fs.mkdirSync(artifacts, { recursive: true });
+      // Gatehouse's port is written into the app's build (the rewrite), so a fixed one lets the
+      // second run reuse the first one's build; any free one when it is taken.
+      gatehousePort = await portOr(Number(process.env.GUIDE_GATEHOUSE_PORT ?? 39_300));
+      appPort = process.env.GUIDE_APP_PORT ? Number(process.env.GUIDE_APP_PORT) : await freePort();
+      appUrl = `http://localhost:${appPort}`;
+
+      const files = exampleFiles();
+      const key = createHash('sha256');
+      key.update(`gatehouse port ${gatehousePort}\n`);
+      for (const file of files)
+        key.update(`${file}\n`).update(fs.readFileSync(path.join(exampleDir, file)));
+      const family = path.join(os.tmpdir(), 'gatehouse-integrate-guide');
+      const work = path.join(family, key.digest('hex').slice(0, 16));
+      fs.mkdirSync(family, { recursive: true });
+      for (const old of fs.readdirSync(family))
+        if (path.join(family, old) !== work)
+          fs.rmSync(path.join(family, old), { recursive: true, force: true });
+
+      // gatehouse/: this checkout (built by the suite), with a data folder of its own.
+      gatehouseDir = path.join(work, 'gatehouse');
+      fs.rmSync(gatehouseDir, { recursive: true, force: true });
+      fs.mkdirSync(gatehouseDir, { recursive: true });
+      for (const entry of fs.readdirSync(root))
+        if (entry !== 'data' && entry !== '.git')
+          fs.symlinkSync(path.join(root, entry), path.join(gatehouseDir, entry));
+
+      // my-app/: the example's files, as the guide's file blocks make them (checked above).
+      const appDir = path.join(work, 'my-app');
+      const built = path.join(appDir, '.guide-build-complete');
+      if (!fs.existsSync(built)) {
+        fs.rmSync(appDir, { recursive: true, force: true });
+        for (const file of files)
+          fs.cpSync(path.join(exampleDir, file), path.join(appDir, file), { recursive: true });
+      }
+      const withPorts = (text: string) =>
+        text.replace(/\b3000\b/g, String(gatehousePort)).replace(/\b3001\b/g, String(appPort));
+      fs.writeFileSync(
+        path.join(appDir, 'package.json'),
+        withPorts(fs.readFileSync(path.join(exampleDir, 'package.json'), 'utf8')),
+      );
+
+      const base = {
+        PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+        HOME: process.env.HOME ?? os.homedir(),
+        NEXT_TELEMETRY_DISABLED: '1',
+        npm_config_update_notifier: 'false',
+      };
+      gatehouseEnv = {
+        ...base,
+        PORT: String(gatehousePort),
+        FAST_PATHS: mode === 'fast-paths-off' ? 'off' : 'on',
+        npm_config_ignore_scripts: 'true',
+      };
+      const envs: Record<string, NodeJS.ProcessEnv> = {
+        gatehouse: gatehouseEnv,
+        'my-app': { ...base, ...network(), GATEHOUSE_URL: `http://127.0.0.1:${gatehousePort}` },
+      };
+      const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
+
+      for (const block of guideBlocks(guide)) {
+        if (block.kind !== 'run') continue;
+        const started = Date.now();
+        const label = `${block.folder}: ${block.body.trim()}`;
+        const cwd = dirs[block.folder];
+        const env = envs[block.folder];
+        if (!cwd || !env) throw new Error(`the guide runs in an unknown folder: ${label}`);
+        const command = withPorts(block.body);
+        if (block.role === 'install' && fs.existsSync(path.join(appDir, 'node_modules'))) continue;
+        if (block.role === 'install' && fs.existsSync(path.join(exampleDir, 'node_modules'))) {
+          // The same lockfile's tree: hard links are instant; a copy where they cannot be made.
+          // (A symbolic link will not do: Turbopack refuses node_modules outside the project.)
+          const from = path.join(exampleDir, 'node_modules');
+          const linked = spawnSync('cp', ['-al', from, path.join(appDir, 'node_modules')]);
+          if (linked.status !== 0)
+            fs.cpSync(from, path.join(appDir, 'node_modules'), { recursive: true });
+          timings['install (linked)'] = Date.now() - started;
+          continue;
+        }
+        if (block.role === 'build' && fs.existsSync(built)) continue;
+        if (block.role === 'server') {
+          await serve(command, cwd, env, block.folder === 'gatehouse' ? gatehousePort : appPort);
+          timings[label] = Date.now() - started;
+          continue;
+        }
+        const run = shell(command, cwd, env);
+        await run.exited;
+        if (run.child.exitCode !== 0) {
+          if (block.role === 'install' && offline.test(run.output())) {
+            unavailable = `the example's packages could not be installed (offline?): ${label}`;
+            return;
+          }
+          throw new Error(`${label} exited ${run.child.exitCode}:\n${run.output()}`);
+        }
+        if (block.role === 'build') fs.writeFileSync(built, new Date().toISOString());
+        timings[label] = Date.now() - started;
+      }
+
+      browser = await chromium.launch({
+        executablePath: chromiumPath,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+      });
+      console.log(`integrate guide (${mode}) steps, ms: ${JSON.stringify(timings)}`);
+    }, 300_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      for (const server of servers.reverse()) await stopGroup(server);
+    });
+
+    const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();
+    const waitFor = (page: Page, id: string, hasText: string) =>
+      page.locator(`#${id}`, { hasText }).waitFor({ timeout: 15_000 });
+    const shot = (page: Page, name: string) =>
+      page.screenshot({ path: path.join(artifacts, `${mode}-${name}.png`), fullPage: true });
+
+    let page: Page;
+    let copiedCookie = '';
+
+    it('sends a signed-out visitor from the protected page to the home page', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      page = await browser!.newPage();
+      await page.goto(`${appUrl}/dashboard`);
+      expect(new URL(page.url()).pathname).toBe('/');
+      await waitFor(page, 'client-session', 'Not signed in');
+      expect(await text(page, 'server-decoded')).toBe('Not signed in');
+      expect(await text(page, 'server-gatehouse')).toBe('Not signed in');
+      await shot(page, '1-signed-out');
+    });
+
+    it('refuses a wrong password on the page, saying so', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
+    });
+
+    it('signs in as Ada: both server readers and useSession say so, with the same id', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // router.refresh() renders the server components again, now with the cookie.
+      await waitFor(page, 'server-gatehouse', ada);
+      await waitFor(page, 'server-decoded', ada);
+      await waitFor(page, 'client-session', ada);
+      const said = await Promise.all(
+        ['server-decoded', 'server-gatehouse', 'client-session'].map((id) => text(page, id)),
+      );
+      expect(said[0]).toMatch(/^Signed in as Ada Lovelace \(id [0-9a-f-]{8,}\)$/);
+      expect(said[1]).toBe(said[0]);
+      expect(said[2]).toBe(said[0]);
+      await shot(page, '2-signed-in');
+      const cookie = (await page.context().cookies()).find(
+        (c) => c.name === 'authjs.session-token',
+      );
+      expect(cookie?.httpOnly).toBe(true);
+      copiedCookie = `${cookie?.name}=${cookie?.value}`;
+    });
+
+    it('opens the protected page for Ada', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await page.getByRole('link', { name: 'Dashboard' }).click();
+      await waitFor(page, 'dashboard', 'Ada Lovelace, this page is yours');
+      await shot(page, '3-dashboard');
+      await page.getByRole('link', { name: 'Home' }).click();
+      await waitFor(page, 'server-gatehouse', ada);
+    });
+
+    it('signs out; a cookie copied before reads as no session when asking Gatehouse, and as Ada when decoded locally', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await waitFor(page, 'server-gatehouse', 'Not signed in');
+      await waitFor(page, 'server-decoded', 'Not signed in');
+      await waitFor(page, 'client-session', 'Not signed in');
+      await shot(page, '4-signed-out-again');
+
+      const asked = await fetch(`${appUrl}/api/auth/session`, {
+        headers: { cookie: copiedCookie },
+      });
+      expect(await asked.json()).toBeNull();
+
+      // The server components read the copied cookie both ways in one render.
+      const other = await browser!.newContext();
+      const [name, ...value] = copiedCookie.split('=');
+      await other.addCookies([{ name: name!, value: value.join('='), url: appUrl }]);
+      const revoked = await other.newPage();
+      await revoked.goto(appUrl);
+      expect(await text(revoked, 'server-gatehouse')).toBe('Not signed in');
+      expect(await text(revoked, 'server-decoded')).toMatch(/^Signed in as Ada Lovelace/);
+      await shot(revoked, '5-copied-cookie-after-sign-out');
+      await other.close();
+
+      // proxy.ts decodes it too, and lets it through; the page asks Gatehouse and redirects.
+      const dashboard = await fetch(`${appUrl}/dashboard`, {
+        headers: { cookie: copiedCookie },
+        redirect: 'manual',
+      });
+      expect(dashboard.status).toBe(307);
+      expect(new URL(dashboard.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+    });
+
+    it('without AUTH_URL on Gatehouse, sign-in is refused as cross-site and the form says what to set', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await stopGroup(servers[0]!);
+      const gatehouse = await serve('npm start', gatehouseDir, gatehouseEnv, gatehousePort);
+      const fresh = await browser!.newPage();
+      await fresh.goto(appUrl);
+      await fresh.getByLabel('Email').fill('ada@example.com');
+      await fresh.getByLabel('Password').fill(password);
+      await fresh.getByRole('button', { name: 'Sign in' }).click();
+      await fresh.getByRole('alert').filter({ hasText: 'is AUTH_URL on Gatehouse' }).waitFor();
+      await shot(fresh, '6-no-auth-url');
+      expect(await text(fresh, 'server-gatehouse')).toBe('Not signed in');
+      expect(gatehouse.output()).toMatch(/403/);
+      await fresh.close();
+    });
+  },
+);
