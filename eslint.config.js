@@ -28,6 +28,9 @@ export default tseslint.config(
       // Every install: the root's, the test tooling's (test/) and the examples' (they also hold
       // the Next.js fixtures' builds, test/helpers/next-app.ts).
       '**/node_modules/',
+      // A developer's own build and generated types of the example (examples/nextjs/.gitignore).
+      '**/.next/',
+      '**/next-env.d.ts',
       'data/',
       'coverage/',
       'eslint.config.js',
