@@ -8,63 +8,17 @@ import { formatWait } from '../../src/pages/notices.js';
 import { WorkGate } from '../../src/traffic/work-gate.js';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import {
+  browser,
+  browserAccept,
+  follow,
+  hidden,
+  noticeOf,
+  submitSignInForm,
+} from './page-helpers.js';
 
 const password = 'correct horse battery staple';
 const wrong = 'not the password at all';
-// What a browser sends with a top-level navigation or a form submission.
-const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
-
-/** What a browser sends from a page of this origin: Accept for HTML, its Origin, same-origin. */
-function browser(server: TestServer): Client {
-  return new Client(server.url, {
-    accept: browserAccept,
-    origin: server.url,
-    'sec-fetch-site': 'same-origin',
-  });
-}
-
-const entities: Record<string, string> = {
-  '&amp;': '&',
-  '&lt;': '<',
-  '&gt;': '>',
-  '&quot;': '"',
-  '&#39;': "'",
-};
-
-/** A hidden field's value as a browser would submit it. */
-function hidden(html: string, name: string): string {
-  const match = new RegExp(`<input type="hidden" name="${name}" value="([^"]*)">`).exec(html);
-  if (match === null) throw new Error(`no hidden ${name} field`);
-  return (match[1] as string).replace(/&(amp|lt|gt|quot|#39);/g, (entity) => entities[entity]!);
-}
-
-function noticeOf(html: string): { role: string; text: string } | undefined {
-  const match =
-    /<div id="notice" class="notice notice-\w+" role="(\w+)"><p>([^<]*)<\/p><\/div>/.exec(html);
-  return match === null ? undefined : { role: match[1] as string, text: match[2] as string };
-}
-
-/** Fetches the sign-in page as a browser, then submits its form the way a browser would. */
-async function submitSignInForm(
-  client: Client,
-  fields: { email: string; password: string },
-  pagePath = '/api/auth/signin',
-): Promise<Response> {
-  const page = await (await client.get(pagePath)).text();
-  return client.postForm('/api/auth/callback/credentials', {
-    csrfToken: hidden(page, 'csrfToken'),
-    callbackUrl: hidden(page, 'callbackUrl'),
-    ...fields,
-  });
-}
-
-async function follow(client: Client, response: Response): Promise<string> {
-  const location = response.headers.get('location');
-  if (location === null) throw new Error(`no redirect: ${response.status}`);
-  const page = await client.get(new URL(location).pathname + new URL(location).search);
-  expect(page.status).toBe(200);
-  return page.text();
-}
 
 describe('the sign-in page', () => {
   let server: TestServer;
@@ -349,7 +303,9 @@ describe('a sign-in the service cannot take now', () => {
       role: 'alert',
       text: 'The service is busy right now and could not check your details. Please try again in a few seconds.',
     });
-    // The form is ready to send again, to the same place, with a token that still pairs.
+    // The form is ready to send again, to the same place, with a token that still pairs, and
+    // the email typed.
+    expect(html).toContain('value="ada@example.com"');
     expect(hidden(html, 'csrfToken')).toBe(fields.csrfToken);
     expect(hidden(html, 'callbackUrl')).toBe(callbackUrl);
 
