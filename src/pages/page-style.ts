@@ -37,11 +37,11 @@ function properties(c: SchemeColours, focus: string): string {
 export function pageStyle(palette: Palette): PageStyle {
   const css = `
 :root{--accent:${palette.accent};--on-accent:${palette.onAccent};${properties(lightColours, palette.focus)};color-scheme:light dark}
-@media (prefers-color-scheme:dark){:root{${properties(darkColours, palette.darkFocus)}}main{box-shadow:none}}
 *,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;min-height:100vh;display:flex;flex-direction:column;align-items:center;justify-content:center;padding:1.5rem 1rem;background:var(--page);color:var(--text);font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 main{width:100%;max-width:24rem;background:var(--card);border:1px solid var(--card-border);border-radius:12px;padding:2rem 1.75rem;box-shadow:0 1px 3px rgb(31 35 40/.08),0 8px 24px rgb(31 35 40/.06)}
+@media (prefers-color-scheme:dark){:root{${properties(darkColours, palette.darkFocus)}}main{box-shadow:none}}
 .logo{display:block;max-width:100%;max-height:3rem;margin:0 auto 1rem}
 h1{margin:0 0 1.25rem;font-size:1.5rem;line-height:1.25;text-align:center;overflow-wrap:anywhere}
 p{margin:0 0 1rem;overflow-wrap:anywhere}
