@@ -396,10 +396,11 @@ describe('a cross-site sign-in or sign-out explains itself', () => {
   });
 
   it('JSON callers keep the JSON error, whose message names the origins and the setting', async () => {
-    for (const headers of [
+    const callers: Record<string, string>[] = [
       { origin: foreign },
       { origin: foreign, accept: browserAccept, 'x-auth-return-redirect': '1' },
-    ]) {
+    ];
+    for (const headers of callers) {
       const client = new Client(server.url);
       const csrfToken = await client.csrfToken();
       const response = await client.postForm(
