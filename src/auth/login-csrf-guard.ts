@@ -46,7 +46,12 @@ export function explainCrossSite(refusal: CrossSiteRefusal): string {
     requestOrigin !== undefined && requestOrigin.toLowerCase() !== publicOrigin
       ? `Origin ${requestOrigin} is not this service's public origin ${publicOrigin}`
       : `Sec-Fetch-Site is ${fetchSite ?? 'absent'}, not same-origin, for this service's public origin ${publicOrigin}`;
-  return `Cross-site requests cannot sign in or out: ${from}. If this is your own app, set AUTH_URL to the origin the browser uses, e.g. AUTH_URL=${refusal.suggestedAuthUrl}.`;
+  // `Origin: null` is not another origin to configure but a page that withheld its own.
+  const fix =
+    requestOrigin === 'null'
+      ? "If this is your own app's page, serve it with Referrer-Policy: same-origin (or strict-origin-when-cross-origin) so the browser sends its origin, and set AUTH_URL to that origin."
+      : `If this is your own app, set AUTH_URL to the origin the browser uses, e.g. AUTH_URL=${refusal.suggestedAuthUrl}.`;
+  return `Cross-site requests cannot sign in or out: ${from}. ${fix}`;
 }
 
 /** A `cross_site` refusal that carries what it compared, for the log line and the page. */

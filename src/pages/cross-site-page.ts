@@ -29,8 +29,13 @@ export function renderCrossSitePage(shell: PageShell, view: CrossSiteView): stri
     tone: 'error',
     text: `This ${what} form was sent from ${from}, but this service is at ${view.publicOrigin}. To keep accounts safe, forms from another site are refused, so nothing happened.`,
   };
+  // `Origin: null`: the form's page withheld its origin (Referrer-Policy: no-referrer, a file).
+  const hint =
+    view.requestOrigin === 'null'
+      ? markup`<p class="hint">If you run this service and this is your own app: the browser sent no origin because the form's page has <code>Referrer-Policy: no-referrer</code>. Serve it with <code>same-origin</code> or <code>strict-origin-when-cross-origin</code>, and set <code>AUTH_URL</code> to its origin.</p>`
+      : markup`<p class="hint">If you run this service and this is your own app: set <code>AUTH_URL</code> to the origin the browser uses, e.g. <code>AUTH_URL=${view.suggestedAuthUrl}</code>, and restart it.</p>`;
   const content = markup`${renderNotice(notice)}
-<p class="hint">If you run this service and this is your own app: set <code>AUTH_URL</code> to the origin the browser uses, e.g. <code>AUTH_URL=${view.suggestedAuthUrl}</code>, and restart it.</p>
+${hint}
 <a class="button" href="${shell.basePath}/signin">Go to the sign-in page</a>`;
   const heading = view.action === 'signin' ? 'Sign-in refused' : 'Sign-out refused';
   return renderDocument(shell, heading, content, notice);

@@ -432,6 +432,24 @@ describe('a cross-site sign-in or sign-out explains itself', () => {
     );
   });
 
+  it('Origin: null is explained as a page that withheld its origin', async () => {
+    const client = new Client(server.url, { accept: browserAccept, origin: 'null' });
+    const csrfToken = await client.csrfToken();
+    const form = { csrfToken, email: 'ada@example.com', password };
+    const page = await client.postForm('/api/auth/callback/credentials', form);
+    expect(page.status).toBe(403);
+    const html = await page.text();
+    expect(noticeOf(html)?.text).toMatch(/^This sign-in form was sent from another site,/);
+    expect(html).toContain("the form's page has <code>Referrer-Policy: no-referrer</code>");
+    const json = await new Client(server.url).postForm('/api/auth/callback/credentials', form, {
+      origin: 'null',
+    });
+    const body = (await json.json()) as { error: { message: string } };
+    expect(body.error.message).toBe(
+      `Cross-site requests cannot sign in or out: Origin null is not this service's public origin ${server.url}. If this is your own app's page, serve it with Referrer-Policy: same-origin (or strict-origin-when-cross-origin) so the browser sends its origin, and set AUTH_URL to that origin.`,
+    );
+  });
+
   it('an origin full of markup is printed as text', async () => {
     const client = new Client(server.url, {
       accept: browserAccept,
