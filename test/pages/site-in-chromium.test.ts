@@ -179,6 +179,26 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       ],
     ];
 
+    it('signing out from / lands on the sign-in page, which says so; Continue goes back to /', async () => {
+      const { page, violations, close } = await openPage(browser, variants[0]!);
+      try {
+        await signIn(page, server.url);
+        await page.waitForURL(`${server.url}/`);
+        await page.goto(`${server.url}/api/auth/signin`);
+        await page.getByRole('link', { name: 'Continue' }).click();
+        await page.waitForURL(`${server.url}/`);
+        await page.getByRole('button', { name: 'Sign out' }).click();
+        await page.waitForURL(`${server.url}/api/auth/signin?signedOut=1`);
+        await expect(page.getByRole('status').innerText()).resolves.toBe('You have signed out.');
+        // `/` now sends the visitor to the sign-in page.
+        await page.goto(`${server.url}/`);
+        expect(page.url()).toBe(`${server.url}/api/auth/signin`);
+        expect(violations).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+
     describe.each(variants)('$name', (variant) => {
       it.each(states)('%s', async (name, reach) => {
         const { page, violations, close } = await openPage(browser, variant);
