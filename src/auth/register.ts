@@ -10,6 +10,7 @@ import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './auth-config.js';
 import { createAuthorize } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';
+import { heldSessionToken, parseCookies } from './cookies.js';
 import { createDeviceCookies } from './device-cookie.js';
 import { createFrontRead } from './front-read.js';
 import type { JweCodec } from './jwe-codec.js';
@@ -36,13 +37,19 @@ export interface AuthRegistration {
   observer: Observer;
 }
 
-/** Every `/api/auth` path with the methods it answers (GET routes answer HEAD too). */
-const authPaths: Record<string, readonly string[]> = Object.fromEntries(
-  Object.entries(authRoutes).map(([action, methods]) => [
-    `${authBasePath}/${action}`,
-    methods.includes('GET') ? [...methods, 'HEAD'] : methods,
-  ]),
-);
+/**
+ * Every `/api/auth` path with the methods it answers (GET routes answer HEAD too), and `/`:
+ * the pages' landing (the sign-in page, or who is signed in).
+ */
+const authPaths: Record<string, readonly string[]> = {
+  ...Object.fromEntries(
+    Object.entries(authRoutes).map(([action, methods]) => [
+      `${authBasePath}/${action}`,
+      methods.includes('GET') ? [...methods, 'HEAD'] : methods,
+    ]),
+  ),
+  '/': ['GET', 'HEAD'],
+};
 
 /**
  * `/api/auth/*`: Auth.js with the Credentials provider, server-side sessions, the sign-in door,
@@ -81,6 +88,23 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
       // An unreadable token names no session.
       return null;
     }
+  };
+  /**
+   * Who a request's session cookie signs in, for the pages: the token read as Auth.js reads it,
+   * then `read.live` (expiry, cap, revocation, the user), as every session read. `null`: nobody.
+   * Throws StoreUnavailableError when the store cannot say.
+   */
+  const signedInUser = async (cookieHeader: string | undefined, secure: boolean) => {
+    const name = authCookieNames(secure, config.sessionCookiePrefix).session;
+    const held = await heldSessionToken(
+      parseCookies(cookieHeader),
+      name,
+      async (whole) => (await decodeSessionToken(whole, secure)) !== null,
+    );
+    if (held.token === undefined) return null;
+    const payload = await decodeSessionToken(held.token, secure);
+    const claims = payload === null ? null : await read.live(payload);
+    return claims === null ? null : { name: claims.name, email: claims.email };
   };
   const claimsFor = (secure: boolean) =>
     createSessionClaims({
@@ -143,6 +167,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
       bodyLimitBytes: config.bodyLimitBytes,
       signIns,
       pages: createAuthPages(authBasePath, config.page),
+      signedInUser,
       observer: deps.observer,
     });
     done();

@@ -3,14 +3,14 @@ import { sendError } from '../http/error-handler.js';
 import { HttpError } from '../http/errors.js';
 import { sendWebResponse } from '../http/web-bridge.js';
 import type { Observer } from '../observe/observer.js';
-import type { AuthPages, PageView } from '../pages/auth-pages.js';
+import type { AuthPages, PageView, SignedInUser } from '../pages/auth-pages.js';
 import type { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import { authjsBridge } from './authjs-bridge.js';
 import { guardAuthBody } from './body-guard.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
-import { loginCsrfGuard } from './login-csrf-guard.js';
+import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
 import { createPageCsrf } from './page-csrf.js';
 import { StoreUnavailableError } from './request-context.js';
 import { isSecure, originOf, routeOf } from './request-site.js';
@@ -53,8 +53,16 @@ export interface AuthRouteDeps {
   bodyLimitBytes: number;
   /** Sign-ins inside Auth.js at once, and how many may wait at the door (src/auth/register.ts). */
   signIns: WorkGate;
-  /** Gatehouse's sign-in and sign-out pages (src/pages/); without them, Auth.js's own. */
+  /** Gatehouse's sign-in and sign-out pages and `/` (src/pages/); without them, Auth.js's own. */
   pages?: AuthPages;
+  /**
+   * Who a session cookie signs in (src/auth/register.ts), revocation included; `null`: nobody.
+   * Rejects with StoreUnavailableError when the store cannot say. Needed with `pages`.
+   */
+  signedInUser?: (
+    cookieHeader: string | undefined,
+    secure: boolean,
+  ) => Promise<SignedInUser | null>;
   /** Told how each sign-in ended. */
   observer: Pick<Observer, 'signIn'>;
 }
@@ -91,7 +99,19 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       secure: isSecure(request, publicOrigin),
     };
     const csrf = await pageCsrf(request, site, query);
-    return csrf.ok ? { origin: site.origin, csrf } : csrf.response;
+    return csrf.ok ? { ...site, csrf } : csrf.response;
+  };
+  /** Who is signed in, for a page that greets: `undefined` when the store cannot say now. */
+  const signedInFor = async (request: FastifyRequest) => {
+    if (deps.signedInUser === undefined) return undefined;
+    try {
+      return await deps.signedInUser(request.headers.cookie, isSecure(request, publicOrigin));
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      // The page still works without the greeting; the session read itself answers 503.
+      request.log.warn({ err: error.cause }, 'database unavailable: page shown without session');
+      return undefined;
+    }
   };
   /** A sign-in or sign-out we cannot take now: a browser's form post sees the page, others JSON. */
   const refuse = (request: FastifyRequest, reply: FastifyReply, error: HttpError) =>
@@ -114,7 +134,15 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     const route = routeOf(request);
     let body: Buffer | undefined;
     if (request.method === 'POST') {
-      assertSameOrigin(request, route.path);
+      try {
+        assertSameOrigin(request, route.path);
+      } catch (error) {
+        // A browser's form post sees why, in words; every other caller the JSON error.
+        if (!(error instanceof CrossSiteError) || pages === undefined) throw error;
+        const page = pages.crossSite(request, reply, error, error.refusal);
+        if (page === undefined) throw error;
+        return page;
+      }
       body = guardAuthBody(request);
     }
     // The contract's sign-in path signs in; in Auth.js only the callback path does.
@@ -162,8 +190,40 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       const at = request.url.indexOf('?');
       const view = await pageView(request, at === -1 ? '' : request.url.slice(at));
       if (view instanceof Response) return sendWebResponse(reply, view);
-      return pages.show(action, request, reply, view);
+      return pages.show(action, request, reply, { ...view, signedIn: await signedInFor(request) });
     };
+
+  /**
+   * `/`: the sign-in page for a visitor who is not signed in; who is signed in (or
+   * SIGNED_IN_URL) for one who is. Read through the same session check as every session read,
+   * so a revoked session is nobody. It does not slide the session: only session reads do.
+   */
+  async function home(request: FastifyRequest, reply: FastifyReply) {
+    if (pages === undefined || deps.signedInUser === undefined) {
+      return sendError(reply, new HttpError('not_found'));
+    }
+    const secure = isSecure(request, publicOrigin);
+    const origin = originOf(request, publicOrigin);
+    let user: SignedInUser | null;
+    try {
+      user = await deps.signedInUser(request.headers.cookie, secure);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      request.log.error({ err: error.cause }, 'database unavailable during session read');
+      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+    }
+    const target = pages.homeRedirect(origin, user);
+    if (target !== undefined || user === null) {
+      return reply
+        .code(303)
+        .headers({ location: target ?? `${origin}${authBasePath}/signin` })
+        .send();
+    }
+    const view = await pageView(request, '');
+    if (view instanceof Response) return sendWebResponse(reply, view);
+    return pages.home(reply, { ...view, signedIn: user });
+  }
+  app.route({ method: ['GET', 'HEAD'], url: '/', handler: home });
 
   const handlers: Record<AuthAction, typeof toAuthjs> = {
     session: read('session'),
@@ -175,8 +235,25 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
     signout: page('signout'),
     error: toAuthjs,
   };
+  // A browser's sign-in form post: a failure's answer keeps the email for the page, a success
+  // forgets it (src/pages/kept-email.ts). Other callers' answers are left as they are.
+  const keepEmail = (request: FastifyRequest, reply: FastifyReply) =>
+    pages?.afterSignInPost(request, reply, isSecure(request, publicOrigin));
   for (const [action, handler] of Object.entries(handlers)) {
     const methods = authRoutes[action as AuthAction];
-    app.route({ method: [...methods], url: `${authBasePath}/${action}`, handler });
+    const url = `${authBasePath}/${action}`;
+    if (!signInPaths.has(url)) {
+      app.route({ method: [...methods], url, handler });
+      continue;
+    }
+    app.route({
+      method: [...methods],
+      url,
+      handler,
+      onSend: (request, reply, payload, done) => {
+        keepEmail(request, reply);
+        done(null, payload);
+      },
+    });
   }
 }

@@ -1,10 +1,19 @@
-/** The sign-in and sign-out pages' branding: `PAGE_PRODUCT_NAME`, `PAGE_ACCENT_COLOR`, `PAGE_LOGO_URL`. */
+/**
+ * The pages' branding (`PAGE_PRODUCT_NAME`, `PAGE_ACCENT_COLOR`, `PAGE_LOGO_URL`) and where a
+ * signed-in visitor goes (`SIGNED_IN_URL`).
+ */
 export interface PageSettings {
   readonly productName: string;
   /** `#rgb` or `#rrggbb`. */
   readonly accentColor: string;
   /** An https:// URL or an absolute path on this origin; undefined: no logo. */
   readonly logoUrl: string | undefined;
+  /**
+   * Where `/` sends a signed-in visitor, and where a sign-in from the sign-in page lands when
+   * it was given no callbackUrl: a path on the public origin or an absolute http(s) URL.
+   * Undefined: `/` shows who is signed in, and sign-in lands there.
+   */
+  readonly signedInUrl: string | undefined;
 }
 
 /** What the pages show when nothing is configured (also for apps built without the setting). */
@@ -13,6 +22,7 @@ export const pageDefaults: PageSettings = {
   // Blue with 5.2:1 contrast against white text (WCAG AA for normal text needs 4.5:1).
   accentColor: '#2563eb',
   logoUrl: undefined,
+  signedInUrl: undefined,
 };
 
 export const productNameMaxLength = 60;
@@ -45,4 +55,25 @@ export function isLogoUrl(value: string): boolean {
     return false;
   }
   return url.protocol === 'https:' && url.username === '' && url.password === '';
+}
+
+/**
+ * A path on this origin (`/app`, not `//host`) or an absolute http(s) URL without a user name
+ * or password: where a signed-in visitor is sent. Nothing a browser would read differently
+ * from what was checked (backslashes, blanks, control characters).
+ */
+export function isSignedInUrl(value: string): boolean {
+  if (/[\s\\\p{Cc}]/u.test(value)) return false;
+  if (value.startsWith('/')) return !value.startsWith('//');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (
+    (url.protocol === 'https:' || url.protocol === 'http:') &&
+    url.username === '' &&
+    url.password === ''
+  );
 }

@@ -3,13 +3,14 @@ import {
   hexColourPattern,
   isLogoUrl,
   isProductName,
+  isSignedInUrl,
   pageDefaults,
   productNameMaxLength,
   type PageSettings,
 } from './page-settings.js';
 import { noted } from './notes.js';
 
-/** The sign-in and sign-out pages' product name, accent colour and logo. */
+/** The pages' product name, accent colour and logo, and where a signed-in visitor goes. */
 export const pages = z.pipe(
   z.object({
     PAGE_PRODUCT_NAME: z._default(
@@ -41,12 +42,27 @@ export const pages = z.pipe(
       ),
       { example: '/logo.svg' },
     ),
+    // Empty means unset, as for the logo.
+    SIGNED_IN_URL: noted(
+      z.optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              (value) => value === '' || isSignedInUrl(value),
+              'must be a path like /app or an absolute http(s):// URL on the public origin',
+            ),
+          ),
+      ),
+      { example: '/app' },
+    ),
   }),
   z.transform((e): { page: PageSettings } => ({
     page: {
       productName: e.PAGE_PRODUCT_NAME,
       accentColor: e.PAGE_ACCENT_COLOR,
       logoUrl: e.PAGE_LOGO_URL === '' ? undefined : e.PAGE_LOGO_URL,
+      signedInUrl: e.SIGNED_IN_URL === '' ? undefined : e.SIGNED_IN_URL,
     },
   })),
 );

@@ -2,13 +2,26 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import type { HttpError } from '../http/errors.js';
 import { paletteFor } from './colour.js';
-import type { PageShell } from './layout.js';
-import { signInBusy, signInNotice, signOutBusy, signedOutParam } from './notices.js';
+import { renderCrossSitePage, type CrossSiteView } from './cross-site-page.js';
+import {
+  sameOrigin,
+  signedInTarget,
+  signInDestination,
+  signOutDestination,
+} from './destinations.js';
+import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
+import { renderHomePage } from './home-page.js';
+import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
+import type { PageShell, SignedInUser } from './layout.js';
+import { signInBusy, signInNotice, signOutBusy } from './notices.js';
 import { pagePolicy } from './page-csp.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
 import { renderSignInPage } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';
+
+export type { SignedInUser } from './layout.js';
+export type { CrossSiteView } from './cross-site-page.js';
 
 /**
  * Auth.js's CSRF token for this browser, exactly as its CSRF action gives it (the auth wing
@@ -22,13 +35,19 @@ export interface PageCsrf {
   callbackUrl: string;
 }
 
-/** What a page is printed with: the public origin (AUTH_URL's, else the request's) and CSRF. */
+/**
+ * What a page is printed with: the public origin (AUTH_URL's, else the request's), whether the
+ * answer is for https (cookie names), CSRF, and who is signed in (the auth wing reads the
+ * session, revocation included): `null` nobody, `undefined` when it could not tell.
+ */
 export interface PageView {
   origin: string;
+  secure: boolean;
   csrf: PageCsrf;
+  signedIn?: SignedInUser | null | undefined;
 }
 
-/** The HTML pages Gatehouse answers in place of Auth.js's built-in ones. */
+/** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
 export interface AuthPages {
   /** Answers GET (and HEAD) on `/api/auth/signin` or `/api/auth/signout`. */
   show(
@@ -37,6 +56,13 @@ export interface AuthPages {
     reply: FastifyReply,
     view: PageView,
   ): Promise<FastifyReply>;
+  /**
+   * Where `/` sends this visitor instead of showing its page: the sign-in page when nobody is
+   * signed in, SIGNED_IN_URL when it is set. Undefined: show the page (`home`).
+   */
+  homeRedirect(origin: string, signedIn: SignedInUser | null): string | undefined;
+  /** `/` for a signed-in visitor: who they are, and a sign-out button. */
+  home(reply: FastifyReply, view: PageView & { signedIn: SignedInUser }): FastifyReply;
   /**
    * A browser's form post to sign in or out that the service cannot take now: the page in its
    * busy state, with the error's status (503) and headers (`Retry-After`). `undefined` for
@@ -49,78 +75,27 @@ export interface AuthPages {
     error: HttpError,
     view: () => Promise<PageView | undefined>,
   ): Promise<FastifyReply> | undefined;
-}
-
-function queryOf(url: string): string {
-  const at = url.indexOf('?');
-  return at === -1 ? '' : url.slice(at);
-}
-
-/** Auth.js reads fields and query parameters through `Object.fromEntries`: the last one counts. */
-function lastValue(params: URLSearchParams, name: string): string | undefined {
-  const value = params.getAll(name).at(-1);
-  return value === '' ? undefined : value;
-}
-
-/**
- * A browser submitting one of the pages' forms: a form post that asks for HTML. Auth.js clients
- * send `X-Auth-Return-Redirect` and read JSON, so they keep today's JSON answer.
- */
-function isBrowserFormPost(request: FastifyRequest): boolean {
-  if (request.headers['x-auth-return-redirect'] !== undefined) return false;
-  const mediaType = (request.headers['content-type'] ?? '').split(';', 1)[0]?.trim().toLowerCase();
-  const accept = (request.headers.accept ?? '').toLowerCase();
-  return mediaType === 'application/x-www-form-urlencoded' && accept.includes('text/html');
-}
-
-function postedField(request: FastifyRequest, name: string): string | undefined {
-  if (!(request.body instanceof Buffer)) return undefined;
-  return lastValue(new URLSearchParams(request.body.toString('utf8')), name);
+  /**
+   * A browser's form post to sign in or out refused as cross-site: a page that says why, with
+   * the error's status (403). `undefined` for every other caller, who gets the JSON error.
+   */
+  crossSite(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: HttpError,
+    view: Omit<CrossSiteView, 'action'>,
+  ): FastifyReply | undefined;
+  /**
+   * Called as a browser's sign-in form post is answered: a failure's redirect to the sign-in
+   * page keeps the email typed (src/pages/kept-email.ts), a success forgets it. Other callers'
+   * answers are left exactly as they are.
+   */
+  afterSignInPost(request: FastifyRequest, reply: FastifyReply, secure: boolean): void;
 }
 
 /**
- * A URL on this origin, in the form a browser would send it (quotes and angle brackets
- * percent-encoded: what the page prints is the URL, not the text that asked for it); the bare
- * origin stays as Auth.js writes it. Undefined for anything else.
- */
-function sameOrigin(candidate: string | undefined, origin: string): string | undefined {
-  if (candidate === undefined) return undefined;
-  if (candidate === origin) return origin;
-  try {
-    const url = new URL(candidate, origin);
-    return url.origin === origin ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Where the sign-in form sends people: Auth.js's choice, but never back to a page of the
- * service itself. After the sign-out page, Auth.js's callback-url cookie names the sign-in
- * page's "signed out" notice; signing in from there must not land on it again.
- */
-function signInDestination(
-  candidate: string | undefined,
-  origin: string,
-  basePath: string,
-): string {
-  const url = sameOrigin(candidate, origin);
-  if (url === undefined) return origin;
-  const path = new URL(url).pathname;
-  return path === basePath || path.startsWith(`${basePath}/`) ? origin : url;
-}
-
-/**
- * Where the sign-out form sends people: where the page was asked to send them (as Auth.js
- * settled it), else the sign-in page with its "signed out" notice.
- */
-function signOutDestination(settled: string | undefined, origin: string, basePath: string): string {
-  return sameOrigin(settled, origin) ?? `${origin}${basePath}/signin?${signedOutParam}=1`;
-}
-
-/**
- * Gatehouse's sign-in and sign-out pages under `basePath` (where Auth.js answers), branded by
- * `settings` (fixed at start-up).
+ * Gatehouse's sign-in and sign-out pages under `basePath` (where Auth.js answers), and `/`,
+ * branded and directed by `settings` (fixed at start-up).
  */
 export function createAuthPages(
   basePath: string,
@@ -134,11 +109,12 @@ export function createAuthPages(
     basePath,
   };
   const policy = pagePolicy(style, settings.logoUrl);
-  const signInPaths = new Set([
-    `${basePath}/callback/credentials`,
-    `${basePath}/signin/credentials`,
-  ]);
+  const signInPath = `${basePath}/signin`;
+  const signInPaths = new Set([`${basePath}/callback/credentials`, `${signInPath}/credentials`]);
   const signOutPath = `${basePath}/signout`;
+  const { signedInUrl } = settings;
+  const toSignIn = (candidate: string | undefined, origin: string) =>
+    signInDestination(candidate, origin, basePath, signedInUrl);
 
   function send(
     reply: FastifyReply,
@@ -155,19 +131,37 @@ export function createAuthPages(
       // origin, and a sign-in post from a foreign or opaque origin is refused (login CSRF).
       // `same-origin` keeps the real Origin on the pages' own posts and sends nothing elsewhere.
       'referrer-policy': 'same-origin',
+      // Every page names who is signed in, or holds a CSRF token: never kept by a cache.
+      'cache-control': 'no-store',
     });
     if (cookies.length > 0) reply.header('set-cookie', cookies);
     return reply.send(page);
   }
 
+  /** Which page a post to `path` came from, if a browser's form post to one of the pages. */
+  function formPostOf(request: FastifyRequest): 'signin' | 'signout' | undefined {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const action = path === signOutPath ? 'signout' : signInPaths.has(path) ? 'signin' : undefined;
+    return action !== undefined && isBrowserFormPost(request) ? action : undefined;
+  }
+
+  /** The greeting's links for a signed-in visitor of the sign-in page. */
+  function greeting(user: SignedInUser, callbackUrl: string, origin: string) {
+    return {
+      user,
+      continueUrl: callbackUrl,
+      signOutUrl: signOutDestination(undefined, origin, basePath),
+    };
+  }
+
   /** The page again, ready to resend: a fresh form with the busy notice and the error's status. */
-  async function showBusy(
+  function showBusy(
     action: 'signin' | 'signout',
     request: FastifyRequest,
     reply: FastifyReply,
     error: HttpError,
     view: PageView | undefined,
-  ): Promise<FastifyReply> {
+  ): FastifyReply {
     if (view === undefined) return sendError(reply, error);
     const { origin, csrf } = view;
     // The post's own callbackUrl (Auth.js checks it again when the form is sent again).
@@ -181,41 +175,93 @@ export function createAuthPages(
           })
         : renderSignInPage(shell, {
             csrfToken: csrf.csrfToken,
-            callbackUrl: signInDestination(posted ?? csrf.callbackUrl, origin, basePath),
+            callbackUrl: toSignIn(posted ?? csrf.callbackUrl, origin),
             notice: signInBusy,
+            email: postedField(request, 'email'),
           });
     return send(reply, error.status, error.headers, csrf.cookies, page);
   }
 
   return {
-    async show(action, request, reply, { origin, csrf }) {
+    async show(action, request, reply, { origin, secure, csrf, signedIn }) {
       const params = new URLSearchParams(queryOf(request.url));
-      const page =
-        action === 'signin'
-          ? renderSignInPage(shell, {
-              csrfToken: csrf.csrfToken,
-              callbackUrl: signInDestination(csrf.callbackUrl, origin, basePath),
-              notice: signInNotice(params),
-            })
-          : renderSignOutPage(shell, {
-              csrfToken: csrf.csrfToken,
-              callbackUrl: signOutDestination(
-                lastValue(params, 'callbackUrl') === undefined ? undefined : csrf.callbackUrl,
-                origin,
-                basePath,
-              ),
-              notice: undefined,
-            });
+      let page: string;
+      if (action === 'signin') {
+        const callbackUrl = toSignIn(csrf.callbackUrl, origin);
+        // Only on the page a failure sends people to: elsewhere the email is not the point.
+        const email = params.has('error')
+          ? readKeptEmail(request.headers.cookie, secure)
+          : undefined;
+        page = renderSignInPage(shell, {
+          csrfToken: csrf.csrfToken,
+          callbackUrl,
+          notice: signInNotice(params),
+          email,
+          signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
+        });
+      } else {
+        page = renderSignOutPage(shell, {
+          csrfToken: csrf.csrfToken,
+          callbackUrl: signOutDestination(
+            lastValue(params, 'callbackUrl') === undefined ? undefined : csrf.callbackUrl,
+            origin,
+            basePath,
+          ),
+          notice: undefined,
+          signedIn,
+        });
+      }
+      return send(reply, 200, {}, csrf.cookies, page);
+    },
+
+    homeRedirect(origin, signedIn) {
+      if (signedIn === null) return `${origin}${signInPath}`;
+      return signedInUrl === undefined ? undefined : signedInTarget(signedInUrl, origin);
+    },
+
+    home(reply, { origin, csrf, signedIn }) {
+      const page = renderHomePage(shell, {
+        user: signedIn,
+        csrfToken: csrf.csrfToken,
+        signOutUrl: signOutDestination(undefined, origin, basePath),
+      });
       return send(reply, 200, {}, csrf.cookies, page);
     },
 
     busy(request, reply, error, view) {
-      const path = request.url.split('?', 1)[0] ?? '';
-      const isSignOut = path === signOutPath;
-      if ((!isSignOut && !signInPaths.has(path)) || !isBrowserFormPost(request)) return undefined;
-      return view().then((ready) =>
-        showBusy(isSignOut ? 'signout' : 'signin', request, reply, error, ready),
+      const action = formPostOf(request);
+      if (action === undefined) return undefined;
+      return view().then((ready) => showBusy(action, request, reply, error, ready));
+    },
+
+    crossSite(request, reply, error, view) {
+      const action = formPostOf(request);
+      if (action === undefined) return undefined;
+      return send(
+        reply,
+        error.status,
+        error.headers,
+        [],
+        renderCrossSitePage(shell, { action, ...view }),
       );
+    },
+
+    afterSignInPost(request, reply, secure) {
+      if (formPostOf(request) !== 'signin' || reply.statusCode !== 302) return;
+      const location = reply.getHeader('location');
+      if (typeof location !== 'string') return;
+      let failed: boolean;
+      try {
+        const url = new URL(location);
+        failed = url.pathname === signInPath && url.searchParams.has('error');
+      } catch {
+        // Auth.js writes absolute URLs; anything else is left alone.
+        return;
+      }
+      const cookie = failed
+        ? keepEmail(postedField(request, 'email'), signInPath, secure)
+        : forgetEmail(signInPath, secure);
+      if (cookie !== undefined) reply.header('set-cookie', cookie);
     },
   };
 }

@@ -1,19 +1,19 @@
+import { darkColours, lightColours, nonTextMinContrast } from './theme.js';
+
 /** The colours the pages derive from the configured accent, each with enough contrast to read. */
 export interface Palette {
-  /** The accent as `#rrggbb`: the button's background. */
+  /** The accent as `#rrggbb`: the primary button's background, in both schemes. */
   accent: string;
   /** The button's text: white or black, whichever reads better on the accent. */
   onAccent: string;
-  /** The focus ring: the accent where it stands out from white, else near-black. */
+  /** The focus ring on the light scheme: the accent where it stands out from white, else ink. */
   focus: string;
+  /** The focus ring on the dark scheme: the accent where it stands out from the card, else light. */
+  darkFocus: string;
 }
 
 const white = '#ffffff';
 const black = '#000000';
-const ink = '#1f2328';
-
-// WCAG 2.2: 4.5:1 for text (1.4.3), 3:1 for a focus indicator against its background (1.4.11).
-const nonTextMinContrast = 3;
 
 function expand(hex: string): string {
   const digits = hex.slice(1).toLowerCase();
@@ -40,11 +40,18 @@ export function contrastRatio(a: string, b: string): number {
 /**
  * Any accent an operator picks stays readable: every colour has at least 4.58:1 against white
  * or against black (pure black: a softer ink drops the worst case below 4.5:1), so the button's
- * text takes whichever is higher.
+ * text takes whichever is higher. The button is the accent in both schemes (it is the brand);
+ * the focus ring, drawn on the card, takes the accent only where it shows against that card.
  */
 export function paletteFor(accentColor: string): Palette {
   const accent = expand(accentColor);
   const onAccent = contrastRatio(accent, white) >= contrastRatio(accent, black) ? white : black;
-  const focus = contrastRatio(accent, white) >= nonTextMinContrast ? accent : ink;
-  return { accent, onAccent, focus };
+  const ringOn = (card: string, fallback: string) =>
+    contrastRatio(accent, card) >= nonTextMinContrast ? accent : fallback;
+  return {
+    accent,
+    onAccent,
+    focus: ringOn(lightColours.card, lightColours.text),
+    darkFocus: ringOn(darkColours.card, darkColours.text),
+  };
 }

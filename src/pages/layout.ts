@@ -21,6 +21,45 @@ export function renderNotice(notice: Notice | undefined): SafeHtml | undefined {
   return markup`<div id="${noticeId}" class="notice notice-${notice.tone}" role="${role}"><p>${notice.text}</p></div>`;
 }
 
+/** Who is signed in, as the pages say it: "Ada Lovelace (ada@example.com)", or the email alone. */
+export interface SignedInUser {
+  name: string;
+  email: string;
+}
+
+/** "Signed in as <strong>Ada Lovelace</strong> (ada@example.com)". */
+export function renderWho(user: SignedInUser): SafeHtml {
+  const name = user.name.trim();
+  return name === '' || name === user.email
+    ? markup`Signed in as <strong>${user.email}</strong>`
+    : markup`Signed in as <strong>${name}</strong> (${user.email})`;
+}
+
+/**
+ * The sign-out button: Auth.js's own sign-out form (`csrfToken`, `callbackUrl`), posted as the
+ * sign-out page posts it. `secondary` beside a primary action.
+ */
+export function renderSignOutForm(
+  shell: PageShell,
+  form: { csrfToken: string; callbackUrl: string; secondary?: boolean; describedBy?: string },
+): SafeHtml {
+  const kind = form.secondary === true && markup` class="secondary"`;
+  const describedBy =
+    form.describedBy !== undefined && markup` aria-describedby="${form.describedBy}"`;
+  return markup`<form method="post" action="${shell.basePath}/signout">
+<input type="hidden" name="csrfToken" value="${form.csrfToken}">
+<input type="hidden" name="callbackUrl" value="${form.callbackUrl}">
+<button type="submit"${kind}${describedBy}>Sign out</button>
+</form>`;
+}
+
+/** The title: the heading, then the product's name unless the heading already says it. */
+function titleOf(shell: PageShell, heading: string, notice: Notice | undefined): string {
+  const error = notice?.tone === 'error' ? 'Error: ' : '';
+  const named = heading.includes(shell.productName) ? heading : `${heading} – ${shell.productName}`;
+  return `${error}${named}`;
+}
+
 /**
  * A whole page around its `<main>` content. No script anywhere: the pages work as plain forms
  * and their CSP allows none. An error puts "Error:" first in the title, which is what a screen
@@ -33,7 +72,7 @@ export function renderDocument(
   content: SafeHtml,
   notice: Notice | undefined,
 ): string {
-  const title = `${notice?.tone === 'error' ? 'Error: ' : ''}${heading} – ${shell.productName}`;
+  const title = titleOf(shell, heading, notice);
   // The heading names the product, so the logo is decorative (alt="") and not read twice.
   const logo =
     shell.logoUrl === undefined

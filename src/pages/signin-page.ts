@@ -1,5 +1,13 @@
-import { markup } from './html.js';
-import { noticeId, renderDocument, renderNotice, type PageShell } from './layout.js';
+import { markup, type SafeHtml } from './html.js';
+import {
+  noticeId,
+  renderDocument,
+  renderNotice,
+  renderSignOutForm,
+  renderWho,
+  type PageShell,
+  type SignedInUser,
+} from './layout.js';
 import type { Notice } from './notices.js';
 
 export interface SignInView {
@@ -7,26 +15,59 @@ export interface SignInView {
   csrfToken: string;
   callbackUrl: string;
   notice: Notice | undefined;
+  /** The email of the attempt that just failed, typed again for the person. */
+  email?: string | undefined;
+  /** Someone is signed in already: greet them, with where to continue and how to sign out. */
+  signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
+
+const whoId = 'who';
 
 /**
  * The sign-in page: a plain form posting Auth.js's own field names (`csrfToken`, `email`,
  * `password`, `callbackUrl`) to Auth.js's credentials callback, so it works without script and
- * password managers recognise it. Focus starts in the email field, which the notice describes.
+ * password managers recognise it. Focus starts in the email field, which the notice describes,
+ * or in the password field when the email is kept from a failed attempt.
+ *
+ * A signed-in visitor is greeted first (continue, or sign out), and the form stays one click
+ * away in a `<details>` to switch accounts: signing in again replaces the session held (and the
+ * service ends the old one), so there is nothing to protect by hiding it, and nothing to gain by
+ * showing an empty form to someone who came back by accident. `<details>` needs no script.
  */
 export function renderSignInPage(shell: PageShell, view: SignInView): string {
-  const { notice } = view;
+  const { notice, email, signedIn } = view;
   const describedBy = notice !== undefined && markup` aria-describedby="${noticeId}"`;
   const invalid = notice?.fieldsInvalid === true && markup` aria-invalid="true"`;
-  const content = markup`${renderNotice(notice)}
-<form method="post" action="${shell.basePath}/callback/credentials">
+  // Signed in, focus is not pulled into a form the person may not want.
+  const focusEmail = signedIn === undefined && email === undefined && markup` autofocus`;
+  const focusPassword = signedIn === undefined && email !== undefined && markup` autofocus`;
+  const kept = email !== undefined && markup` value="${email}"`;
+  const form = markup`<form method="post" action="${shell.basePath}/callback/credentials">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus${describedBy}${invalid}>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${focusEmail}${describedBy}${invalid}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${describedBy}${invalid}>
+<input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword}${describedBy}${invalid}>
 <button type="submit">Sign in</button>
 </form>`;
+  let content: SafeHtml;
+  if (signedIn === undefined) {
+    content = markup`${renderNotice(notice)}
+${form}`;
+  } else {
+    // A notice here is about the form (a failed switch, a throttled one): show it open.
+    const open = (notice !== undefined || email !== undefined) && markup` open`;
+    content = markup`<div class="who">
+<p id="${whoId}">${renderWho(signedIn.user)}</p>
+<a class="button" href="${signedIn.continueUrl}">Continue</a>
+${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: signedIn.signOutUrl, secondary: true, describedBy: whoId })}
+</div>
+<details${open}>
+<summary>Sign in as someone else</summary>
+${renderNotice(notice)}
+${form}
+</details>`;
+  }
   return renderDocument(shell, `Sign in to ${shell.productName}`, content, notice);
 }

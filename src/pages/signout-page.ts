@@ -1,5 +1,13 @@
 import { markup } from './html.js';
-import { noticeId, renderDocument, renderNotice, type PageShell } from './layout.js';
+import {
+  noticeId,
+  renderDocument,
+  renderNotice,
+  renderSignOutForm,
+  renderWho,
+  type PageShell,
+  type SignedInUser,
+} from './layout.js';
 import type { Notice } from './notices.js';
 
 export interface SignOutView {
@@ -7,23 +15,31 @@ export interface SignOutView {
   /** Where Auth.js sends the browser once signed out. */
   callbackUrl: string;
   notice: Notice | undefined;
+  /**
+   * Who is signed in: `null` when nobody is (the page says so instead of asking), `undefined`
+   * when the service could not tell (the page asks, as the sign-out itself still works).
+   */
+  signedIn?: SignedInUser | null | undefined;
 }
 
 const leadId = 'lead';
 
 /**
  * The sign-out confirmation: one button posting Auth.js's sign-out form (`csrfToken`,
- * `callbackUrl`). Showing it signs nobody out; the POST is Auth.js's, unchanged.
+ * `callbackUrl`). Showing it signs nobody out; the POST is Auth.js's, unchanged. With no
+ * session, there is nothing to confirm: the page says so and links to the sign-in page.
  */
 export function renderSignOutPage(shell: PageShell, view: SignOutView): string {
-  const { notice } = view;
+  const { notice, signedIn } = view;
+  if (signedIn === null && notice === undefined) {
+    const content = markup`<p class="lead">There is nothing to sign out of.</p>
+<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+    return renderDocument(shell, 'You are not signed in', content, undefined);
+  }
   const describedBy = notice === undefined ? leadId : `${leadId} ${noticeId}`;
-  const content = markup`<p id="${leadId}" class="lead">You will need to sign in again to continue.</p>
+  const who = signedIn ? markup`${renderWho(signedIn)}. ` : undefined;
+  const content = markup`<p id="${leadId}" class="lead">${who}You will need to sign in again to continue.</p>
 ${renderNotice(notice)}
-<form method="post" action="${shell.basePath}/signout">
-<input type="hidden" name="csrfToken" value="${view.csrfToken}">
-<input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
-<button type="submit" aria-describedby="${describedBy}">Sign out</button>
-</form>`;
+${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.callbackUrl, describedBy })}`;
   return renderDocument(shell, `Sign out of ${shell.productName}?`, content, notice);
 }

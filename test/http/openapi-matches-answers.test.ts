@@ -76,6 +76,7 @@ describe('docs/openapi.yaml', () => {
   it('is a valid OpenAPI 3.1 document that lists every route Gatehouse serves', () => {
     expect(Object.keys(spec.paths).sort()).toEqual(
       [
+        '/',
         '/api/auth/callback/credentials',
         '/api/auth/csrf',
         '/api/auth/error',
@@ -112,6 +113,7 @@ describe('docs/openapi.yaml', () => {
     await conforms(await fetch(url('/api/auth/signin')), 'GET', '/api/auth/signin');
     await conforms(await fetch(url('/api/auth/signout')), 'GET', '/api/auth/signout');
     await conforms(await fetch(url('/api/auth/error')), 'GET', '/api/auth/error');
+    await conforms(await fetch(url('/'), { redirect: 'manual' }), 'GET', '/');
     await conforms(await fetch(url('/api/nothing-here')), 'GET', undefined, 'NotFound');
   });
 

@@ -8,63 +8,17 @@ import { formatWait } from '../../src/pages/notices.js';
 import { WorkGate } from '../../src/traffic/work-gate.js';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import {
+  browser,
+  browserAccept,
+  follow,
+  hidden,
+  noticeOf,
+  submitSignInForm,
+} from './page-helpers.js';
 
 const password = 'correct horse battery staple';
 const wrong = 'not the password at all';
-// What a browser sends with a top-level navigation or a form submission.
-const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
-
-/** What a browser sends from a page of this origin: Accept for HTML, its Origin, same-origin. */
-function browser(server: TestServer): Client {
-  return new Client(server.url, {
-    accept: browserAccept,
-    origin: server.url,
-    'sec-fetch-site': 'same-origin',
-  });
-}
-
-const entities: Record<string, string> = {
-  '&amp;': '&',
-  '&lt;': '<',
-  '&gt;': '>',
-  '&quot;': '"',
-  '&#39;': "'",
-};
-
-/** A hidden field's value as a browser would submit it. */
-function hidden(html: string, name: string): string {
-  const match = new RegExp(`<input type="hidden" name="${name}" value="([^"]*)">`).exec(html);
-  if (match === null) throw new Error(`no hidden ${name} field`);
-  return (match[1] as string).replace(/&(amp|lt|gt|quot|#39);/g, (entity) => entities[entity]!);
-}
-
-function noticeOf(html: string): { role: string; text: string } | undefined {
-  const match =
-    /<div id="notice" class="notice notice-\w+" role="(\w+)"><p>([^<]*)<\/p><\/div>/.exec(html);
-  return match === null ? undefined : { role: match[1] as string, text: match[2] as string };
-}
-
-/** Fetches the sign-in page as a browser, then submits its form the way a browser would. */
-async function submitSignInForm(
-  client: Client,
-  fields: { email: string; password: string },
-  pagePath = '/api/auth/signin',
-): Promise<Response> {
-  const page = await (await client.get(pagePath)).text();
-  return client.postForm('/api/auth/callback/credentials', {
-    csrfToken: hidden(page, 'csrfToken'),
-    callbackUrl: hidden(page, 'callbackUrl'),
-    ...fields,
-  });
-}
-
-async function follow(client: Client, response: Response): Promise<string> {
-  const location = response.headers.get('location');
-  if (location === null) throw new Error(`no redirect: ${response.status}`);
-  const page = await client.get(new URL(location).pathname + new URL(location).search);
-  expect(page.status).toBe(200);
-  return page.text();
-}
 
 describe('the sign-in page', () => {
   let server: TestServer;
@@ -89,7 +43,8 @@ describe('the sign-in page', () => {
     expect(html).toMatch(/<input id="email" name="email" type="email" autocomplete="username"/);
     expect(html).toMatch(/name="password" type="password" autocomplete="current-password"/);
     expect(html).toContain('<button type="submit">Sign in</button>');
-    expect(html).toContain('<title>Sign in to Gatehouse – Gatehouse</title>');
+    // The product's name once: the heading already says it.
+    expect(html).toContain('<title>Sign in to Gatehouse</title>');
     expect(noticeOf(html)).toBeUndefined();
     // The page's token pairs with the cookie it set: Auth.js keeps that cookie and hands out
     // the same token on its own CSRF route.
@@ -129,13 +84,16 @@ describe('the sign-in page', () => {
       role: 'alert',
       text: 'Wrong email or password. Check both and try again.',
     });
-    expect(second.replace(/value="[0-9a-f]{64}"/, '')).toBe(
-      first.replace(/value="[0-9a-f]{64}"/, ''),
-    );
+    // Each page keeps the email typed, and nothing else differs (but the CSRF token).
+    expect(first).toContain('value="ada@example.com"');
+    expect(second).toContain('value="nobody@example.com"');
+    const masked = (html: string) =>
+      html.replace(/value="[0-9a-f]{64}"/, '').replace(/value="[a-z]+@example\.com"/, '');
+    expect(masked(second)).toBe(masked(first));
     // The message describes both fields, which are marked invalid; the title says "Error".
     expect(first).toMatch(/id="email"[^>]* aria-describedby="notice" aria-invalid="true">/);
     expect(first).toMatch(/id="password"[^>]* aria-describedby="notice" aria-invalid="true">/);
-    expect(first).toContain('<title>Error: Sign in to Gatehouse – Gatehouse</title>');
+    expect(first).toContain('<title>Error: Sign in to Gatehouse</title>');
   });
 
   it('a form that outlived its CSRF token says the form expired', async () => {
@@ -345,7 +303,9 @@ describe('a sign-in the service cannot take now', () => {
       role: 'alert',
       text: 'The service is busy right now and could not check your details. Please try again in a few seconds.',
     });
-    // The form is ready to send again, to the same place, with a token that still pairs.
+    // The form is ready to send again, to the same place, with a token that still pairs, and
+    // the email typed.
+    expect(html).toContain('value="ada@example.com"');
     expect(hidden(html, 'csrfToken')).toBe(fields.csrfToken);
     expect(hidden(html, 'callbackUrl')).toBe(callbackUrl);
 
@@ -470,12 +430,13 @@ describe('branding from configuration', () => {
           productName: 'Acme <Portal> & "Co"',
           accentColor: '#FC0',
           logoUrl: 'https://cdn.example.com/brand/logo.svg?v=2&x=1',
+          signedInUrl: undefined,
         },
       },
     });
     const response = await browser(server).get('/api/auth/signin');
     const html = await response.text();
-    expect(html).toContain('<title>Sign in to Acme &lt;Portal&gt; &amp; &quot;Co&quot; – ');
+    expect(html).toContain('<title>Sign in to Acme &lt;Portal&gt; &amp; &quot;Co&quot;</title>');
     expect(html).toContain(
       '<h1 id="page-title">Sign in to Acme &lt;Portal&gt; &amp; &quot;Co&quot;</h1>',
     );
@@ -491,7 +452,14 @@ describe('branding from configuration', () => {
 
   it('a logo on this origin is allowed as self', async () => {
     server = await startServer({
-      config: { page: { productName: 'Gatehouse', accentColor: '#0b5', logoUrl: '/brand.png' } },
+      config: {
+        page: {
+          productName: 'Gatehouse',
+          accentColor: '#0b5',
+          logoUrl: '/brand.png',
+          signedInUrl: undefined,
+        },
+      },
     });
     const response = await browser(server).get('/api/auth/signout');
     expect(await response.text()).toContain('<img class="logo" src="/brand.png" alt="">');
