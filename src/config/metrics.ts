@@ -13,7 +13,7 @@ export const metrics = z.pipe(
         z.pipe(
           z.optional(
             z.string().check(
-              z.regex(/^(|[1-9][0-9]{0,4})$/, 'must be a whole number from 1 to 65535, or empty'),
+              z.regex(/^(|[1-9][0-9]{0,4})$/, 'must be a port number from 1 to 65535, or empty'),
               z.refine((value) => value === '' || Number(value) <= 65535, 'must be at most 65535'),
             ),
           ),
