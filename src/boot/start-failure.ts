@@ -96,8 +96,18 @@ function describeSqlite(config: Config, error: unknown): string | undefined {
     return `${variable}: cannot write ${failure.path ?? file} (read-only file system); set ${variable} to a writable place`;
   if (failure?.code === 'ENOSPC')
     return `${variable}: cannot write ${failure.path ?? file} (no space left on the device)`;
-  if (failure?.code === 'ERR_SQLITE_ERROR')
-    return `${variable}: SQLite cannot use ${file} (${failure.message}); check that the file and its folder are writable by ${uid()}`;
+  if (failure?.code === 'ERR_SQLITE_ERROR') {
+    // SQLite's primary result codes (the low byte of an extended one): 8 read-only, 14
+    // cannot open, 26 not a database.
+    const primary = (failure.errcode ?? 0) & 0xff;
+    if (primary === 26)
+      return `${variable}: ${file} is not a SQLite database (${failure.message}); point ${variable} at the right file, or move this one away to start afresh`;
+    const hint =
+      primary === 8 || primary === 14
+        ? `; check that the file and its folder are writable by ${uid()}`
+        : '';
+    return `${variable}: SQLite cannot use ${file} (${failure.message})${hint}`;
+  }
   return undefined;
 }
 

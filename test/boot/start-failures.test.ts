@@ -101,6 +101,22 @@ describe('a start that cannot succeed says which variable to change', () => {
     expect(fs.existsSync(path.join(dir, 'no-such-folder'))).toBe(false);
   });
 
+  it('a file that is not a SQLite database: named, not overwritten', async () => {
+    const folder = path.join(dir, 'not-a-database');
+    fs.mkdirSync(folder, { mode: 0o700 });
+    const file = path.join(folder, 'gatehouse.db');
+    const text = 'a text file where the database should be\n'.repeat(20);
+    fs.writeFileSync(file, text, { mode: 0o600 });
+    const result = await service({ AUTH_SECRET: secret, DATABASE_URL: `file:${file}` });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      failed(
+        `DATABASE_URL: ${file} is not a SQLite database (file is not a database); point DATABASE_URL at the right file, or move this one away to start afresh`,
+      ),
+    );
+    expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  });
+
   it('PORT in use: the port, the address and the fix', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
@@ -209,6 +225,28 @@ describe('a start that cannot succeed says which variable to change', () => {
       expect(result.stderr).toBe(
         failed(
           `DATABASE_URL: cannot open ${locked}/gatehouse.db (permission denied); make it writable by ${otherUser}, or set DATABASE_URL to a writable place`,
+        ),
+      );
+    });
+
+    it('a writable database file in a folder SQLite cannot write (its -wal): the user to fix', async () => {
+      const folder = path.join(dir, 'read-only-folder');
+      fs.mkdirSync(folder, { mode: 0o755 });
+      const file = path.join(folder, 'gatehouse.db');
+      fs.writeFileSync(file, '', { mode: 0o600 });
+      if (isRoot) fs.chownSync(file, otherUid, otherUid);
+      // Not root: the folder is ours, so take its write bit away instead.
+      fs.chmodSync(folder, 0o555);
+      const result = await runAsOtherUser('gatehouse.mjs', [], {
+        AUTH_SECRET: secret,
+        DATABASE_URL: `file:${file}`,
+        PORT: String(await freePort()),
+      });
+      fs.chmodSync(folder, 0o755);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        failed(
+          `DATABASE_URL: SQLite cannot use ${file} (attempt to write a readonly database); check that the file and its folder are writable by ${otherUser}`,
         ),
       );
     });
