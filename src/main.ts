@@ -152,11 +152,14 @@ async function primary(config: Config): Promise<void> {
       serveClusterMetrics(metricsConfig, { error: line, warn: line }),
     );
   }
-  // Once the first worker listens: the service is reachable from then on.
-  cluster.once('listening', () => {
-    const summary = startupSummary(config);
-    writeInfoLine(summary.fields, summary.message);
-  });
+  // Once the first worker listens: the service is reachable from then on. An info line, so
+  // only where LOG_LEVEL lets a worker's info lines through.
+  if (['info', 'debug', 'trace'].includes(config.logLevel)) {
+    cluster.once('listening', () => {
+      const summary = startupSummary(config);
+      writeInfoLine(summary.fields, summary.message);
+    });
+  }
   superviseWorkers(config.workers, workerEnv);
 }
 

@@ -34,9 +34,12 @@ export interface OpenOptions {
 
 /** Where a PostgreSQL URL points, without its user, password or query (for messages). */
 export function postgresTarget(url: string): { host: string; port: string; database: string } {
+  // `user@/db?host=/run/postgresql` (a socket) has no host, which URL refuses with a user.
+  const noHost = 'no-host.invalid';
   try {
-    const parsed = new URL(url);
-    const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
+    const parsed = new URL(url.replace(/@\//, `@${noHost}/`));
+    const named = parsed.hostname === noHost ? '' : parsed.hostname;
+    const host = named || parsed.searchParams.get('host') || 'localhost';
     const database =
       decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username);
     return { host, port: parsed.port || '5432', database };
