@@ -35,6 +35,19 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The messages of the error and its causes, for the failures pg words but does not code. */
+function messages(error: unknown): string {
+  const seen = new Set<unknown>();
+  const found: string[] = [];
+  let current: unknown = error;
+  while (current instanceof Error && !seen.has(current)) {
+    seen.add(current);
+    found.push(current.message);
+    current = current.cause;
+  }
+  return found.length > 0 ? found.join(': ') : String(error);
+}
+
 const uid = () => {
   const id = process.getuid?.();
   return id === undefined ? 'this user' : `this user (uid ${id})`;
@@ -66,8 +79,12 @@ function describePostgres(config: Config, error: unknown): string | undefined {
     return `DATABASE_URL: cannot reach ${at} (${why}); ${fix}`;
   }
   const text = failure?.message ?? message(error);
-  if (/timeout exceeded when trying to connect/.test(message(error)))
+  const said = messages(error);
+  // pg-pool's and pg's own words for a connection that got no answer in time (3 s).
+  if (/timeout exceeded when trying to connect|connection timeout/i.test(said))
     return `DATABASE_URL: cannot reach ${at} (no answer within 3 s); check the host/port and any firewall between`;
+  if (/Connection terminated unexpectedly/.test(said))
+    return `DATABASE_URL: ${at} closed the connection before answering; check that the port is PostgreSQL's, and sslmode if the server requires TLS (?sslmode=require)`;
   // SQLSTATE class 28: invalid authorisation. PostgreSQL's own text names the user, never
   // the password.
   if (code === '28P01' || code === '28000')

@@ -86,6 +86,26 @@ describe('a start that cannot succeed says which variable to change', () => {
     expectNoInternals(result);
   });
 
+  it('a PostgreSQL port that accepts but never answers: no answer within 3 s', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const result = await service({
+        AUTH_SECRET: secret,
+        DATABASE_URL: `postgres://gatehouse@127.0.0.1:${port}/gatehouse`,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        failed(
+          `DATABASE_URL: cannot reach PostgreSQL at 127.0.0.1:${port} (no answer within 3 s); check the host/port and any firewall between`,
+        ),
+      );
+    } finally {
+      silent.close();
+    }
+  }, 20_000);
+
   it('a missing folder for an explicit file: DATABASE_URL is refused, not made', async () => {
     const missing = path.join(dir, 'no-such-folder', 'deeper');
     const result = await service({
