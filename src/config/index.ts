@@ -51,6 +51,35 @@ export function variablesOf(capability: Capability): Readonly<Record<string, z.c
 }
 
 /**
+ * zod's own wording ("Invalid input: expected number, received NaN") in an operator's words,
+ * for a schema that does not word its problem itself (the kinds in kinds.ts all do).
+ */
+export function plainWording(issue: z.core.$ZodIssue): string {
+  // zod's English messages all start so; Gatehouse's own ones ("must …", "is …") never do.
+  if (!/^(Invalid|Too (big|small))/.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case 'invalid_value':
+      return `must be one of ${issue.values.map(String).join(', ')}`;
+    case 'too_small':
+      return issue.origin === 'string'
+        ? `must be at least ${String(issue.minimum)} characters long`
+        : `must be at least ${String(issue.minimum)}`;
+    case 'too_big':
+      return issue.origin === 'string'
+        ? `must be at most ${String(issue.maximum)} characters long`
+        : `must be at most ${String(issue.maximum)}`;
+    case 'invalid_type':
+      return issue.expected === 'number' ? 'must be a number' : issue.message;
+    case 'invalid_format':
+      if (issue.format === 'url') return 'must be a full URL';
+      if (issue.format === 'email') return 'must be an email address';
+      return issue.message;
+    default:
+      return issue.message;
+  }
+}
+
+/**
  * A problem as the operator reads it: the variable, what is wrong, and a valid example unless
  * the message already gives one (AUTH_SECRET has none: its messages say how to make one).
  */
@@ -59,9 +88,10 @@ function describeIssue(capability: Capability, issue: z.core.$ZodIssue): string 
   const variables = variablesOf(capability);
   const variable = Object.hasOwn(variables, name) ? variables[name] : undefined;
   const example = variable === undefined ? undefined : exampleOf(variable);
+  const message = plainWording(issue);
   const shown =
-    example === undefined || issue.message.includes('e.g.') ? '' : ` (e.g. ${name}=${example})`;
-  return `${issue.path.join('.')}: ${issue.message}${shown}`;
+    example === undefined || message.includes('e.g.') ? '' : ` (e.g. ${name}=${example})`;
+  return `${issue.path.join('.')}: ${message}${shown}`;
 }
 
 /**

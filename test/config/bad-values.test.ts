@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { knownVariables, parseConfig } from '../../src/config/index.js';
+import * as z from 'zod/mini';
+import { knownVariables, parseConfig, plainWording } from '../../src/config/index.js';
 import { fileVariables } from '../../src/config/secret-files.js';
 
 /**
@@ -145,5 +146,22 @@ describe('a plain-http AUTH_URL in production', () => {
 
   it('is accepted in development', () => {
     expect(parseConfig({ AUTH_URL: 'http://auth.example.com' }).ok).toBe(true);
+  });
+});
+
+describe("a schema that keeps zod's own wording (a variable added with plain zod)", () => {
+  it.each([
+    [z.enum(['smtp', 'log']), 'mail', 'must be one of smtp, log'],
+    [z.coerce.number(), 'ten', 'must be a number'],
+    [z.coerce.number().check(z.minimum(1)), '0', 'must be at least 1'],
+    [z.coerce.number().check(z.maximum(10)), '11', 'must be at most 10'],
+    [z.string().check(z.minLength(3)), 'ab', 'must be at least 3 characters long'],
+    [z.url(), 'mail.example.com', 'must be a full URL'],
+    [z.email(), 'not-an-address', 'must be an email address'],
+    [z.string().check(z.minLength(1, 'says it its own way')), '', 'says it its own way'],
+  ])('is reworded for the operator (%#)', (schema, value, message) => {
+    const parsed = z.safeParse(schema as z.ZodMiniType, value);
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map(plainWording)).toEqual([message]);
   });
 });
