@@ -89,7 +89,7 @@ function describePostgres(config: Config, error: unknown): string | undefined {
   // the password.
   if (code === '28P01' || code === '28000')
     return `DATABASE_URL: ${at} refused the login (${text}); check the user name and password in DATABASE_URL`;
-  if (/client password must be a string/.test(text))
+  if (/client password must be a string/.test(said))
     return `DATABASE_URL: ${at} asks for a password and DATABASE_URL has none; add it (postgresql://user:password@host/database)`;
   if (code === '3D000')
     return `DATABASE_URL: ${at} has no database "${target.database}"; create it (createdb ${target.database}) or correct the name in DATABASE_URL`;
