@@ -2,11 +2,14 @@ import cluster from 'node:cluster';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
-import { parseConfig, type Config } from './config/index.js';
+import { knownVariables, parseConfig, type Config } from './config/index.js';
+import { unknownVariableWarnings } from './config/unknown-variables.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { readPackageVersion } from './health/version.js';
 import { loggerOptions } from './log.js';
+import { during, StartFailure } from './boot/start-failure.js';
+import { startupSummary, writeInfoLine } from './boot/startup-line.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
 import { noObserver } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
@@ -15,6 +18,12 @@ import { createServices } from './services.js';
 const pruneIntervalMs = 10 * 60 * 1000;
 
 function loadConfig(): Config {
+  // Before the problems: a misspelt name often explains one (AUTH_SECRT, then "AUTH_SECRET is
+  // required"). Workers get the primary's environment: it has spoken for them.
+  if (cluster.isPrimary) {
+    for (const warning of unknownVariableWarnings(process.env, knownVariables()))
+      process.stderr.write(`gatehouse: warning: ${warning}\n`);
+  }
   const result = parseConfig(process.env);
   if (!result.ok) {
     process.stderr.write(
@@ -33,11 +42,13 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       : await createProcessMetrics(cluster.isWorker ? 'worker' : 'process');
   const observer = metrics?.observer ?? noObserver;
   // Kysely times every query once it has a log function: only when there are metrics to keep.
-  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl, {
-    production: config.env === 'production',
-    ...(metrics !== undefined && { onQueryError: observer.databaseError }),
-  });
-  if (migrate) await migrateToLatest(db);
+  const { db, dialect, sqlite, pgPool } = await during('database', config, () =>
+    openDatabase(config.databaseUrl, {
+      ...databaseOptions(config),
+      ...(metrics !== undefined && { onQueryError: observer.databaseError }),
+    }),
+  );
+  if (migrate) await during('database', config, () => migrateToLatest(db));
   const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
   let draining = false;
   const app = buildApp({
@@ -53,13 +64,21 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   });
 
   // Metrics first: a port that cannot be bound stops the start before any traffic is taken.
+  const metricsConfig = config.metrics;
   const metricsServer =
-    config.metrics === undefined ? undefined : await metrics?.listen(config.metrics, app.log);
-  await app.listen({ host: config.host, port: config.port });
+    metricsConfig === undefined || metrics === undefined
+      ? undefined
+      : await during('metrics', config, () => metrics.listen(metricsConfig, app.log));
+  await during('listen', config, () => app.listen({ host: config.host, port: config.port }));
   // Ready once listening (migrations done); readiness probes and the drain update it.
   observer.readiness(true);
   if (metricsServer !== undefined) {
     app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
+  }
+  // One line per service: in a cluster the primary writes it (primary(), below).
+  if (cluster.isPrimary) {
+    const summary = startupSummary(config);
+    app.log.info(summary.fields, summary.message);
   }
   if ((await services.users.count()) === 0) {
     app.log.warn('no users yet: add one with `npm run users -- add --email you@example.com`');
@@ -95,6 +114,14 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+/** The database as this service opens it: only the default file's folder is made. */
+function databaseOptions(config: Config) {
+  return {
+    production: config.env === 'production',
+    createFolder: config.databaseVariable === 'DATA_DIR',
+  };
+}
+
 async function primary(config: Config): Promise<void> {
   let secrets = config.authSecrets;
   if (secrets.length === 0) {
@@ -106,16 +133,32 @@ async function primary(config: Config): Promise<void> {
   }
   if (config.workers <= 1) return serve(config, secrets, true);
 
-  const { db } = openDatabase(config.databaseUrl, { production: config.env === 'production' });
-  await migrateToLatest(db);
-  await db.destroy();
+  await during('database', config, async () => {
+    const { db } = openDatabase(config.databaseUrl, databaseOptions(config));
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy();
+    }
+  });
   // The workers get the secrets resolved here (a file already read, or the development one).
   const workerEnv = { AUTH_SECRET: secrets.join(','), AUTH_SECRET_FILE: undefined };
   if (config.metrics !== undefined) {
     // The primary has no pino logger; its few lines go to stderr in the same shape.
     const line = (fields: object, message: string) =>
       process.stderr.write(`gatehouse: ${message}: ${JSON.stringify(fields)}\n`);
-    await serveClusterMetrics(config.metrics, { error: line, warn: line });
+    const metricsConfig = config.metrics;
+    await during('metrics', config, () =>
+      serveClusterMetrics(metricsConfig, { error: line, warn: line }),
+    );
+  }
+  // Once the first worker listens: the service is reachable from then on. An info line, so
+  // only where LOG_LEVEL lets a worker's info lines through.
+  if (['info', 'debug', 'trace'].includes(config.logLevel)) {
+    cluster.once('listening', () => {
+      const summary = startupSummary(config);
+      writeInfoLine(summary.fields, summary.message);
+    });
   }
   superviseWorkers(config.workers, workerEnv);
 }
@@ -129,6 +172,11 @@ export function main(): Promise<void> {
   const config = loadConfig();
   const start = cluster.isPrimary ? primary(config) : serve(config, config.authSecrets, false);
   return start.catch((error: unknown) => {
+    // Already in the operator's words: the variable and the fix, no error codes or stacks.
+    if (error instanceof StartFailure) {
+      process.stderr.write(`gatehouse: failed to start: ${error.message}\n`);
+      process.exit(1);
+    }
     const cause =
       error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
     const message = error instanceof Error ? error.message : String(error);

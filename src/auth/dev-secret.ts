@@ -32,6 +32,30 @@ function checkExisting(file: string, stat: fs.Stats, warn: (message: string) => 
     );
 }
 
+const asUser = () => {
+  const uid = process.getuid?.();
+  return uid === undefined ? 'this user' : `this user (uid ${uid})`;
+};
+
+/** A file-system refusal, named by the variable to change; anything else as it came. */
+function explained(error: unknown, reading: boolean, file: string, dataDir: string): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why =
+    code === 'EACCES' || code === 'EPERM'
+      ? 'permission denied'
+      : code === 'EROFS'
+        ? 'read-only file system'
+        : code === 'ENOSPC'
+          ? 'no space left on the device'
+          : undefined;
+  if (why === undefined) return error;
+  return new Error(
+    reading
+      ? `DATA_DIR: cannot read the development secret ${file} (${why}); make it readable by ${asUser()}, or set AUTH_SECRET (or AUTH_SECRET_FILE)`
+      : `DATA_DIR: cannot write the development secret in ${dataDir} (${why}); make DATA_DIR writable by ${asUser()}, or set AUTH_SECRET (or AUTH_SECRET_FILE)`,
+  );
+}
+
 /**
  * Development only: a random AUTH_SECRET made once and kept in the data folder (mode 0600),
  * so sessions survive restarts without anyone pasting a secret. An existing file that could
@@ -52,19 +76,28 @@ export function loadOrCreateDevSecret(
       throw new Error(
         `development secret ${file} is a symbolic link; refused: remove it (a new one is made) or set AUTH_SECRET`,
       );
-    if (code !== 'ENOENT') throw error;
+    if (code !== 'ENOENT') throw explained(error, true, file, dataDir);
   }
   if (fd !== undefined) {
     try {
       checkExisting(file, fs.fstatSync(fd), warn);
-      const existing = fs.readFileSync(fd, 'utf8').trim();
+      let existing: string;
+      try {
+        existing = fs.readFileSync(fd, 'utf8').trim();
+      } catch (error) {
+        throw explained(error, true, file, dataDir);
+      }
       if (existing.length >= 32) return { secret: existing, created: false };
     } finally {
       fs.closeSync(fd);
     }
   }
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(33).toString('base64');
-  fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  try {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  } catch (error) {
+    throw explained(error, false, file, dataDir);
+  }
   return { secret, created: true };
 }

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import { parseConfig, type Config } from '../config/index.js';
+import { during, StartFailure } from '../boot/start-failure.js';
+import { knownVariables, parseConfig, type Config } from '../config/index.js';
+import { unknownVariableWarnings } from '../config/unknown-variables.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { openDatabase } from '../db/open.js';
 import type { Database } from '../db/schema.js';
@@ -15,14 +17,30 @@ export interface CliContext {
   out: (line: string) => void;
 }
 
+/** A database failure in the operator's words (the variable and the fix), as the service says it. */
+async function explained<T>(config: Config, work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await during('database', config, work);
+  } catch (error) {
+    if (error instanceof StartFailure) throw new CliError(error.message);
+    throw error;
+  }
+}
+
 /** Opens the same database the service uses (DATABASE_URL / DATA_DIR), migrated. */
 export async function openCliContext(): Promise<CliContext> {
+  // The CLI reads the same variables as the service: a misspelt DATABASE_URL would otherwise
+  // send a command to a fresh SQLite file without a word.
+  for (const warning of unknownVariableWarnings(process.env, knownVariables()))
+    process.stderr.write(`gatehouse: warning: ${warning}\n`);
   const result = parseConfig(process.env, { requireSecret: false });
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
   const config = result.config;
-  const { db, sqlite, pgPool } = openDatabase(config.databaseUrl);
-  await migrateToLatest(db);
+  const { db, sqlite, pgPool } = await explained(config, () =>
+    openDatabase(config.databaseUrl, { createFolder: config.databaseVariable === 'DATA_DIR' }),
+  );
+  await explained(config, () => migrateToLatest(db));
   // One hash at a time is plenty for an admin command.
   const services = createServices(db, {
     ...config,

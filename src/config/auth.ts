@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { list } from './kinds.js';
+import { list, oneOf, trueFalse } from './kinds.js';
 import { noted } from './notes.js';
 import { nodeEnv } from './runtime.js';
 
@@ -25,6 +25,17 @@ export function isWeakSecret(secret: string): boolean {
   return false;
 }
 
+/** `localhost`, `*.localhost`, 127.0.0.0/8 or [::1]: reachable only from the machine itself. */
+export function isLoopbackOrigin(origin: string): boolean {
+  const host = new URL(origin).hostname;
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(host)
+  );
+}
+
 /**
  * What seals the session and where the service says it lives. The users CLI passes
  * `requireSecret: false`: it never signs a token, so production does not ask it for one.
@@ -47,16 +58,21 @@ export const auth = (requireSecret: boolean) =>
         ),
         AUTH_URL: noted(
           z.pipe(
-            z.optional(z.url({ protocol: /^https?$/ })),
+            z.optional(
+              z.url({
+                protocol: /^https?$/,
+                error:
+                  'must be the public origin as a full URL starting with https:// (or http://)',
+              }),
+            ),
             z.transform((url) => (url === undefined ? undefined : new URL(url).origin)),
           ),
           { default: 'from the request (development)', example: 'https://auth.example.com' },
         ),
-        AUTH_TRUST_HOST: z.pipe(
-          z._default(z.enum(['true', 'false', '1', '0']), 'false'),
-          z.transform((value) => value === 'true' || value === '1'),
-        ),
-        SESSION_COOKIE_PREFIX: z._default(z.enum(['__Secure-', '__Host-']), '__Secure-'),
+        AUTH_TRUST_HOST: trueFalse('false'),
+        // Production refuses a plain-http AUTH_URL unless this says it is meant (below).
+        AUTH_URL_ALLOW_HTTP: trueFalse('false'),
+        SESSION_COOKIE_PREFIX: oneOf(['__Secure-', '__Host-'], '__Secure-'),
       })
       .check(
         z.superRefine((e, ctx) => {
@@ -73,6 +89,21 @@ export const auth = (requireSecret: boolean) =>
               code: 'custom',
               path: ['AUTH_SECRET'],
               message: `is too weak for production (few distinct characters or a repeated pattern); ${secretAdvice}`,
+            });
+          }
+          // Over plain http the session cookie cannot be Secure and passwords cross the network
+          // in clear text. A loopback origin never leaves the machine (a production build tried
+          // locally, a test fleet behind a local proxy), so it needs no opt-in.
+          if (
+            e.AUTH_URL !== undefined &&
+            new URL(e.AUTH_URL).protocol === 'http:' &&
+            !isLoopbackOrigin(e.AUTH_URL) &&
+            !e.AUTH_URL_ALLOW_HTTP
+          ) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['AUTH_URL'],
+              message: `is plain http in production (${e.AUTH_URL}): session cookies would be sent without Secure and passwords in clear text; use https:// (TLS at your proxy), e.g. AUTH_URL=https://auth.example.com, or set AUTH_URL_ALLOW_HTTP=true if plain http is intended`,
             });
           }
           // Redirects and cookie scope must not follow whatever Host header a client sends.

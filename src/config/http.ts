@@ -1,13 +1,37 @@
+import net from 'node:net';
 import * as z from 'zod/mini';
-import { integer, list } from './kinds.js';
+import { integer, list, wholeNumber } from './kinds.js';
 import { noted } from './notes.js';
 import { nodeEnv } from './runtime.js';
+
+const fraction = 'must be a number from 0 to 1';
+
+/**
+ * What Fastify's `trustProxy` (proxy-addr) takes: an address, an address with a prefix length
+ * or an IPv4 netmask, or one of its named ranges. Checked here so a typo stops the start
+ * naming TRUST_PROXY instead of proxy-addr's bare "invalid IP address".
+ */
+function isProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', range, ...rest] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (family === 4 && net.isIPv4(range)) return true;
+  return /^\d{1,3}$/.test(range) && Number(range) <= (family === 4 ? 32 : 128);
+}
 
 /** The same value, typed as optional: apps built without these (tests) use the defaults. */
 const omissible = <T extends object>(value: T): Partial<T> => value;
 
-/** Read by metrics too: its listener must be another port. */
-export const port = integer(0, 65535, 3000);
+/**
+ * Read by metrics too: its listener must be another port. 0 (any free port) is accepted but
+ * not offered: only a build step (the code-cache warm-up) and tests want it.
+ */
+export const port = z._default(
+  wholeNumber(0, 65535, 'must be a whole number from 1 to 65535'),
+  3000,
+);
 
 /** Read by metrics too: every listener gives a request the same time. */
 export const requestTimeout = integer(1000, 600_000, 10_000);
@@ -16,12 +40,20 @@ export const requestTimeout = integer(1000, 600_000, 10_000);
 export const http = z.pipe(
   z.object({
     NODE_ENV: nodeEnv,
-    HOST: noted(z.optional(z.string().check(z.minLength(1))), {
+    HOST: noted(z.optional(z.string().check(z.minLength(1, 'must not be empty'))), {
       default: '`127.0.0.1` (`0.0.0.0` in production)',
       example: '0.0.0.0',
     }),
     PORT: port,
-    TRUST_PROXY: noted(list(), { example: '10.0.0.0/8' }),
+    TRUST_PROXY: noted(
+      list().check(
+        z.refine(
+          (entries) => entries.every(isProxyEntry),
+          'each comma-separated entry must be an IP address or a CIDR range like 10.0.0.0/8 (or loopback, linklocal, uniquelocal)',
+        ),
+      ),
+      { example: '10.0.0.0/8' },
+    ),
     BODY_LIMIT_BYTES: integer(1024, 1024 * 1024, 16 * 1024),
     REQUEST_TIMEOUT_MS: requestTimeout,
     KEEP_ALIVE_TIMEOUT_MS: integer(1000, 3_600_000, 72_000),
@@ -36,15 +68,17 @@ export const http = z.pipe(
     }),
     // Tokens per second per client group; a request costs 1 answered in front, 4 by Fastify.
     // Unset: 200, except in production without TRUST_PROXY (below).
-    REQUEST_BUDGET_PER_SECOND: noted(
-      z.optional(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(1_000_000))),
-      {
-        default: '`200` (`0`, off, in production without `TRUST_PROXY`)',
-        example: '200',
-      },
-    ),
+    REQUEST_BUDGET_PER_SECOND: noted(z.optional(wholeNumber(0, 1_000_000)), {
+      default: '`200` (`0`, off, in production without `TRUST_PROXY`)',
+      example: '200',
+    }),
     REQUEST_BUDGET_BURST: integer(1, 10_000_000, 400),
-    LOG_SUCCESS_SAMPLE: z._default(z.coerce.number().check(z.minimum(0), z.maximum(1)), 1),
+    LOG_SUCCESS_SAMPLE: z._default(
+      z.coerce
+        .number({ error: fraction })
+        .check(z.minimum(0, { error: fraction }), z.maximum(1, { error: fraction })),
+      1,
+    ),
   }),
   z.transform((e) => ({
     host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),

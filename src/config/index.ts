@@ -10,7 +10,7 @@ import { pages } from './pages.js';
 import { runtime } from './runtime.js';
 import { session } from './session.js';
 import { signIn } from './sign-in.js';
-import { readFileVariables } from './secret-files.js';
+import { fileVariables, readFileVariables } from './secret-files.js';
 
 export { defaultHashNice } from './hashing.js';
 export { isWeakSecret } from './auth.js';
@@ -50,17 +50,60 @@ export function variablesOf(capability: Capability): Readonly<Record<string, z.c
   return (capability._zod.def.in as z.ZodMiniObject)._zod.def.shape;
 }
 
-/** zod's own wording of a problem, followed by a valid example of the variable. */
-function withExample(capability: Capability) {
+/**
+ * zod's own wording ("Invalid input: expected number, received NaN") in an operator's words,
+ * for a schema that does not word its problem itself (the kinds in kinds.ts all do).
+ */
+export function plainWording(issue: z.core.$ZodIssue): string {
+  // zod's English messages all start so; Gatehouse's own ones ("must …", "is …") never do.
+  if (!/^(Invalid|Too (big|small))/.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case 'invalid_value':
+      return `must be one of ${issue.values.map(String).join(', ')}`;
+    case 'too_small':
+      return issue.origin === 'string'
+        ? `must be at least ${String(issue.minimum)} characters long`
+        : `must be at least ${String(issue.minimum)}`;
+    case 'too_big':
+      return issue.origin === 'string'
+        ? `must be at most ${String(issue.maximum)} characters long`
+        : `must be at most ${String(issue.maximum)}`;
+    case 'invalid_type':
+      return issue.expected === 'number' ? 'must be a number' : issue.message;
+    case 'invalid_format':
+      if (issue.format === 'url') return 'must be a full URL';
+      if (issue.format === 'email') return 'must be an email address';
+      return issue.message;
+    default:
+      return issue.message;
+  }
+}
+
+/**
+ * A problem as the operator reads it: the variable, what is wrong, and a valid example unless
+ * the message already gives one (AUTH_SECRET has none: its messages say how to make one).
+ */
+function describeIssue(capability: Capability, issue: z.core.$ZodIssue): string {
+  const name = String(issue.path[0]);
   const variables = variablesOf(capability);
-  return (issue: z.core.$ZodRawIssue) => {
-    const message = z.config().localeError?.(issue);
-    const text = typeof message === 'string' ? message : message?.message;
-    const name = String(issue.path?.[0]);
-    const variable = Object.hasOwn(variables, name) ? variables[name] : undefined;
-    const example = variable === undefined ? undefined : exampleOf(variable);
-    return text === undefined || example === undefined ? text : `${text} (e.g. ${name}=${example})`;
-  };
+  const variable = Object.hasOwn(variables, name) ? variables[name] : undefined;
+  const example = variable === undefined ? undefined : exampleOf(variable);
+  const message = plainWording(issue);
+  const shown =
+    example === undefined || message.includes('e.g.') ? '' : ` (e.g. ${name}=${example})`;
+  return `${issue.path.join('.')}: ${message}${shown}`;
+}
+
+/**
+ * Every variable Gatehouse reads, from the schemas themselves and the `_FILE` variants, so a
+ * variable added to a schema is known here at once (the start-up warnings use it).
+ */
+export function knownVariables(): ReadonlySet<string> {
+  const names = new Set<string>();
+  for (const capability of capabilities(true))
+    for (const name of Object.keys(variablesOf(capability))) names.add(name);
+  for (const name of fileVariables) names.add(`${name}_FILE`);
+  return names;
 }
 
 /** Frozen all the way down (as Fastify's initial config): no setting changes after start-up. */
@@ -86,15 +129,14 @@ export function parseConfig(
   const problems = new Set(files.problems);
   const parts: object[] = [];
   for (const capability of capabilities(options.requireSecret !== false)) {
-    const parsed = capability.safeParse(files.env, { error: withExample(capability) });
+    const parsed = capability.safeParse(files.env);
     if (parsed.success) {
       parts.push(parsed.data);
       continue;
     }
     for (const issue of parsed.error.issues) {
       // A file that could not be used is reported once, by the file's own problem.
-      if (!files.failed.has(String(issue.path[0])))
-        problems.add(`${issue.path.join('.')}: ${issue.message}`);
+      if (!files.failed.has(String(issue.path[0]))) problems.add(describeIssue(capability, issue));
     }
   }
   if (problems.size > 0) return { ok: false, problems: [...problems] };

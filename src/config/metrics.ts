@@ -35,7 +35,8 @@ export const metrics = z.pipe(
           ctx.addIssue({
             code: 'custom',
             path: ['METRICS_HOST'],
-            message: 'is set but METRICS_PORT is not: set METRICS_PORT to turn metrics on',
+            message:
+              'is set but METRICS_PORT is not: set METRICS_PORT to turn metrics on, e.g. METRICS_PORT=9464',
           });
         }
         if (e.METRICS_PORT !== undefined && e.METRICS_PORT === e.PORT) {

@@ -13,7 +13,10 @@ export interface FileVariablesResult {
 function describeReadError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EACCES' || code === 'EPERM') {
+    const uid = process.getuid?.();
+    return `permission denied; make it readable by ${uid === undefined ? 'this user' : `uid ${uid}`}, the user Gatehouse runs as`;
+  }
   if (code === 'EISDIR') return 'is a directory';
   return code ?? 'unreadable';
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import type { Kysely, LogEvent } from 'kysely';
 import type { Pool as PgPool } from 'pg';
@@ -24,6 +25,42 @@ export interface OpenOptions {
   onQueryError?: () => void;
   /** Production: an existing SQLite file open to group or others stops the start. */
   production?: boolean;
+  /**
+   * Make a SQLite file's missing folder (default true). False for an explicit DATABASE_URL:
+   * then a missing folder is a `MissingFolderError`, not a new empty database somewhere.
+   */
+  createFolder?: boolean;
+}
+
+/** Where a PostgreSQL URL points, without its user, password or query (for messages). */
+export function postgresTarget(url: string): { host: string; port: string; database: string } {
+  // `user@/db?host=/run/postgresql` (a socket) has no host, which URL refuses with a user.
+  const noHost = 'no-host.invalid';
+  try {
+    const parsed = new URL(url.replace(/@\//, `@${noHost}/`));
+    const named = parsed.hostname === noHost ? '' : parsed.hostname;
+    const host = named || parsed.searchParams.get('host') || 'localhost';
+    const database =
+      decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username);
+    return { host, port: parsed.port || '5432', database };
+  } catch {
+    // A URL pg may still read (an unescaped character in the password) but URL cannot.
+    return { host: '(host not shown)', port: '(port not shown)', database: '(database not shown)' };
+  }
+}
+
+/** The store as the start-up line names it: `sqlite /abs/file.db`, `postgresql host:port/db`. */
+export function describeStore(url: string): string {
+  if (isPostgresUrl(url)) {
+    const { host, port, database } = postgresTarget(url);
+    return `postgresql ${host}:${port}/${database}`;
+  }
+  const file = url.replace(/^file:/, '');
+  return `sqlite ${file === ':memory:' ? file : path.resolve(file)}`;
+}
+
+function isPostgresUrl(url: string): boolean {
+  return url.startsWith('postgres://') || url.startsWith('postgresql://');
 }
 
 /** Chooses the backend from the URL: `file:<path>` is SQLite, `postgres://` PostgreSQL. */
@@ -36,10 +73,14 @@ export function openDatabase(url: string, options: OpenOptions = {}): OpenDataba
       : (event: LogEvent) => {
           if (event.level === 'error') onQueryError();
         };
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+  if (isPostgresUrl(url)) {
     const { db, pool } = openPostgres(url, log);
     return { db, dialect: 'postgres', pgPool: pool };
   }
   const looseModes = options.production === true ? 'refuse' : 'warn';
-  return { ...openSqlite(url.replace(/^file:/, ''), log, looseModes), dialect: 'sqlite' };
+  const file = url.replace(/^file:/, '');
+  return {
+    ...openSqlite(file, log, looseModes, options.createFolder !== false),
+    dialect: 'sqlite',
+  };
 }

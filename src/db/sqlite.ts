@@ -54,6 +54,16 @@ function withStatementCache(sqlite: DatabaseSync): SqliteDatabase {
   };
 }
 
+/**
+ * The database file's folder is missing and was not ours to make (an explicit DATABASE_URL):
+ * more likely a typo or an unmounted volume than a wish for a new, empty database.
+ */
+export class MissingFolderError extends Error {
+  constructor(readonly folder: string) {
+    super(`the folder ${folder} does not exist`);
+  }
+}
+
 /** What to do with an existing database file that others may read: production refuses. */
 export type LooseFileModes = 'warn' | 'refuse';
 
@@ -79,7 +89,8 @@ function checkExistingModes(filePath: string, looseModes: LooseFileModes): void 
 }
 
 /**
- * Opens the SQLite file, WAL so readers never wait on the writer. A new folder is made 0700 and
+ * Opens the SQLite file, WAL so readers never wait on the writer. A missing folder is made
+ * (0700) only with `createFolder`; without it, a `MissingFolderError`. A new folder is made 0700 and
  * a new database file 0600 (password hashes and session ids): SQLite gives its -wal and -shm
  * files the database file's mode. An existing file open to group or others is warned about, or
  * refused (`looseModes: 'refuse'`, production).
@@ -88,10 +99,13 @@ export function openSqlite(
   filePath: string,
   log?: Logger,
   looseModes: LooseFileModes = 'warn',
+  createFolder = true,
 ): { db: Kysely<Database>; sqlite: DatabaseSync } {
   if (filePath !== ':memory:') {
     checkExistingModes(filePath, looseModes);
-    fs.mkdirSync(path.dirname(path.resolve(filePath)), { recursive: true, mode: 0o700 });
+    const folder = path.dirname(path.resolve(filePath));
+    if (createFolder) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    else if (!fs.existsSync(folder)) throw new MissingFolderError(folder);
     // 'a' creates the file if missing and never truncates one that exists.
     fs.closeSync(fs.openSync(filePath, 'a', 0o600));
   }

@@ -25,7 +25,9 @@ async function listenNamed(exposition: MetricsExposition, address: MetricsAddres
     return await listenMetrics(exposition, address, log);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`METRICS_PORT/METRICS_HOST ${address.host}:${address.port}: ${reason}`);
+    throw new Error(`METRICS_PORT/METRICS_HOST ${address.host}:${address.port}: ${reason}`, {
+      cause: error,
+    });
   }
 }
 

@@ -268,7 +268,9 @@ describe('the service process', () => {
         PORT: String(port),
       });
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain('EADDRINUSE');
+      expect(result.stderr).toContain(
+        `gatehouse: failed to start: PORT ${port} on 127.0.0.1 is in use; stop the other process or set PORT\n`,
+      );
       expect(result.stderr).toMatch(/restarting in \d+ ms/);
       expect(result.stderr).toContain('times in a row within 10 s of starting');
       // Backed off (0.25 + 0.5 + 1 + 2 s at least), yet gave up well before a minute.

@@ -49,7 +49,10 @@ describe('configuration', () => {
     ],
     [{ PORT: 'eighty' }, 'PORT:'],
     [{ PORT: '70000' }, 'PORT:'],
-    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: must start with file: or postgres://'],
+    [
+      { DATABASE_URL: 'mysql://x' },
+      'DATABASE_URL: must start with postgresql:// or postgres:// (PostgreSQL), or file:',
+    ],
     [{ AUTH_URL: 'not a url' }, 'AUTH_URL:'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV:'],
     [{ FAST_PATHS: 'maybe' }, 'FAST_PATHS:'],
@@ -173,16 +176,29 @@ describe('configuration', () => {
     }).toThrow(TypeError);
   });
 
+  // Issue 18: zod's own wording ("received NaN", "Invalid input") named no valid form; each
+  // kind of value now says what it takes, then gives one example.
   it.each([
-    [{ PORT: 'eighty' }, 'PORT: Invalid input: expected number, received NaN (e.g. PORT=3000)'],
-    [{ HASH_NICE: '20' }, 'HASH_NICE: Too big: expected number to be <=19 (e.g. HASH_NICE=10)'],
-    [{ AUTH_URL: 'not a url' }, 'AUTH_URL: Invalid URL (e.g. AUTH_URL=https://auth.example.com)'],
-    [{ WORKERS: 'many' }, 'WORKERS: Invalid input (e.g. WORKERS=1)'],
+    [{ PORT: 'eighty' }, 'PORT: must be a whole number from 1 to 65535 (e.g. PORT=3000)'],
+    [{ PORT: '1.5' }, 'PORT: must be a whole number from 1 to 65535 (e.g. PORT=3000)'],
+    [{ HASH_NICE: '20' }, 'HASH_NICE: must be a whole number from 0 to 19 (e.g. HASH_NICE=10)'],
+    [
+      { AUTH_URL: 'not a url' },
+      'AUTH_URL: must be the public origin as a full URL starting with https:// (or http://) (e.g. AUTH_URL=https://auth.example.com)',
+    ],
+    [
+      { WORKERS: 'many' },
+      'WORKERS: must be a whole number from 1 to 256, or auto (e.g. WORKERS=1)',
+    ],
     [
       { NODE_ENV: 'staging' },
-      'NODE_ENV: Invalid option: expected one of "development"|"production"|"test" (e.g. NODE_ENV=development)',
+      'NODE_ENV: must be one of development, production, test (e.g. NODE_ENV=development)',
     ],
-  ])("a problem in zod's own words (%j) ends with a valid example, once", (env, problem) => {
+    [
+      { DATABASE_URL: 'mysql://db/gatehouse' },
+      'DATABASE_URL: must start with postgresql:// or postgres:// (PostgreSQL), or file: (a SQLite file such as file:./data/gatehouse.db) (e.g. DATABASE_URL=postgresql://gatehouse:password@db:5432/gatehouse)',
+    ],
+  ])('a bad value (%j) is told what the variable takes, and one valid example', (env, problem) => {
     expect(parseConfig(env)).toEqual({ ok: false, problems: [problem] });
   });
 
@@ -264,7 +280,7 @@ describe('secrets from files (Docker and Kubernetes secrets)', () => {
     const locked = write('locked', secret, 0o000);
     const result = parseConfig({ AUTH_SECRET_FILE: locked });
     expect(!result.ok && result.problems).toEqual([
-      `AUTH_SECRET_FILE: cannot read ${locked} (permission denied)`,
+      `AUTH_SECRET_FILE: cannot read ${locked} (permission denied; make it readable by uid ${process.getuid?.()}, the user Gatehouse runs as)`,
     ]);
   });
 
