@@ -326,7 +326,7 @@ describe('SIGNED_IN_URL', () => {
     expect(result.ok).toBe(ok);
     if (!result.ok) {
       expect(result.problems).toEqual([
-        'SIGNED_IN_URL: must be a path like /app or an absolute http(s):// URL on the public origin',
+        'SIGNED_IN_URL: must be a path like /app or an absolute http(s):// URL on the public origin (e.g. SIGNED_IN_URL=/app)',
       ]);
     } else {
       expect(result.config.page.signedInUrl).toBe(value === '' ? undefined : value);
