@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 
@@ -50,12 +50,29 @@ function databaseNow(db: Kysely<Database>) {
     : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
 }
 
+let lastIdMs = 0;
+let sequence = 0;
+
+/**
+ * An id that sorts in the order this process made them (milliseconds, then a sequence within
+ * one millisecond, then random bits against collisions between instances): events of the same
+ * millisecond still list newest first.
+ */
+function orderedId(): string {
+  const ms = Math.max(Date.now(), lastIdMs);
+  sequence = ms === lastIdMs ? sequence + 1 : 0;
+  lastIdMs = ms;
+  const time = ms.toString(16).padStart(12, '0');
+  const seq = sequence.toString(16).padStart(6, '0');
+  return `${time}-${seq}-${randomBytes(8).toString('hex')}`;
+}
+
 /** Writes one event; `db` may be a transaction, so the event commits with its change. */
 export async function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
   await db
     .insertInto('account_events')
     .values({
-      id: randomUUID(),
+      id: orderedId(),
       user_id: event.userId,
       type: event.type,
       at: databaseNow(db),
