@@ -7,7 +7,7 @@ import type { SignedIn } from './action.js';
 import type { AccountStore } from './store.js';
 
 export interface GuardDeps {
-  sessions: SessionAccess;
+  sessions: Pick<SessionAccess, 'current'>;
   users: Pick<UserStore, 'findById'>;
   store: Pick<AccountStore, 'provedAt'>;
   reauthMaxAgeSeconds: number;

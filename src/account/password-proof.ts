@@ -31,12 +31,15 @@ export function createPasswordProof(deps: PasswordProofDeps) {
     const password = readPassword(typed);
     const now = deps.now();
     if (password === null) {
-      const retryAfter = await deps.throttle.refused(user.email, clientIp, now);
+      const retryAfter = await deps.throttle.refused(user.email, clientIp, now, true);
       onFailure(retryAfter === null ? 'wrong_password' : 'throttled');
       if (retryAfter !== null) throw throttled(retryAfter);
       throw new HttpError('invalid_credentials');
     }
-    const admission = await deps.throttle.admit(user.email, clientIp, now);
+    // A live session of the account proves an earlier sign-in, as a device cookie does: guesses
+    // from elsewhere that lock the account's sign-in do not lock its owner out of this check,
+    // while guesses through this session still meet the (account, address) and address limits.
+    const admission = await deps.throttle.admit(user.email, clientIp, now, true);
     if (!admission.admitted) {
       onFailure('throttled');
       throw throttled(admission.retryAfterSeconds);
