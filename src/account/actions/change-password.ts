@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
+import { GateFullError } from '../../traffic/work-gate.js';
 import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
 import { clientOf, type AccountAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -37,7 +38,11 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
     const message = passwordProblemMessages[problem](deps.passwordMinLength);
     throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
   }
-  const newHash = await deps.hasher.hash(normalised);
+  const newHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
+    // The hasher's queue is full: shed as sign-in does, with nothing changed.
+    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
+    throw error;
+  });
   const changed = await deps.store.changePassword({
     userId: user.id,
     sessionId: session.claims.sid,
