@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
+import { createEventSink } from './account/event-sink.js';
+import { registerAccount, type AccountSettings } from './account/register.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
@@ -9,7 +11,10 @@ import { createSite, type SiteConfig } from './http/site.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
 
-export type AppConfig = SiteConfig & AuthSettings;
+export type AppConfig = SiteConfig &
+  AuthSettings &
+  // Optional: apps built without them (tests) get the defaults.
+  Partial<Pick<AccountSettings, 'reauthMaxAgeSeconds' | 'passwordMinLength'>>;
 
 export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
   config: AppConfig;
@@ -38,6 +43,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     pingDatabase: () => pingDatabase(deps.db, deps.dialect ?? 'sqlite'),
     observer,
   });
-  registerAuth(site, { ...deps, observer });
+  const events = createEventSink({ db: deps.db, users: deps.users, log: site.app.log });
+  const auth = registerAuth(site, { ...deps, observer, events });
+  registerAccount(site, {
+    ...deps,
+    config: {
+      ...deps.config,
+      reauthMaxAgeSeconds: deps.config.reauthMaxAgeSeconds ?? 600,
+      passwordMinLength: deps.config.passwordMinLength ?? 12,
+    },
+    sessions: auth.sessions,
+  });
   return site.app;
 }

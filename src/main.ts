@@ -1,4 +1,6 @@
 import cluster from 'node:cluster';
+import { eventsListDays, pruneEvents } from './account/events.js';
+import { pruneTokens } from './account/tokens.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
@@ -89,6 +91,9 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     Promise.all([
       services.throttle.prune(now),
       services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
+      // Events past what a user's list shows; secrets a day after they expired or were used.
+      pruneEvents(db, now - eventsListDays * 86_400_000),
+      pruneTokens(db, now - 86_400_000),
     ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
   }, pruneIntervalMs);
   prune.unref();

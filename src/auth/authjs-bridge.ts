@@ -10,6 +10,7 @@ import { withUsableCallbackUrls } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { heldSessionToken, parseCookies, sessionTokenFrom, withoutCookies } from './cookies.js';
 import { deviceCookieName, deviceSetCookie } from './device-cookie.js';
+import type { AccountEventSink, PendingAccountEvent } from './account-events.js';
 import type { AuthRequestContext } from './request-context.js';
 import { originOf } from './request-site.js';
 
@@ -25,6 +26,8 @@ export interface AuthjsBridgeOptions {
   readsAsSessionToken: (token: string, secure: boolean) => Promise<boolean>;
   /** Answers a sign-in or sign-out we cannot take now (the busy page, or JSON). */
   refuse: (request: FastifyRequest, reply: FastifyReply, error: HttpError) => Answer;
+  /** The account's record of sign-ins and sign-outs; none in apps built without it. */
+  events?: AccountEventSink;
 }
 
 /** What a page needs to print its form, or Auth.js's own answer when it gave none. */
@@ -107,6 +110,21 @@ function setCookieValue(cookies: string[], name: string): string | undefined {
  * on, or ours when a callback interrupted it (throttle, load, database, bug).
  */
 export function authjsBridge(options: AuthjsBridgeOptions) {
+  /**
+   * The event goes to the record once the answer is out ('close' follows the last byte, or an
+   * aborted answer): its database work never delays, or differs between, answers.
+   */
+  function noteAfterAnswer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    event: PendingAccountEvent,
+  ) {
+    const sink = options.events;
+    if (sink === undefined) return;
+    const client = { ip: request.ip, device: request.headers['user-agent'] ?? '' };
+    reply.raw.once('close', () => sink.note(event, client));
+  }
+
   /** Answers a request Auth.js could not finish because of us. */
   function answerInterruption(
     request: FastifyRequest,
@@ -197,13 +215,17 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         if (signingIn) options.observer.signIn('error');
         throw error;
       }
+      let event = context.accountEvent;
       if (signingIn) {
         const outcome = signInOutcome(context);
         options.observer.signIn(outcome);
         if (outcome === 'success' && context.issuedDeviceCookie !== undefined) {
           response = withDeviceCookie(response, context.issuedDeviceCookie, secure);
         }
+        const userId = context.verifiedCredential?.userId;
+        if (outcome === 'success' && userId !== undefined) event = { type: 'signin', userId };
       }
+      if (event !== undefined) noteAfterAnswer(request, reply, event);
       return answerInterruption(request, reply, context, response);
     },
 

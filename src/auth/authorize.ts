@@ -64,6 +64,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       );
       if (retryAfterSeconds !== null) {
         interrupt(context, { kind: 'throttled', retryAfterSeconds });
+        if (email !== null) context.accountEvent = { type: 'throttled', email };
         deps.log.info({ reason: 'throttled', clientIp }, 'sign-in refused');
         throw new RateLimited();
       }
@@ -77,6 +78,8 @@ export function createAuthorize(deps: AuthorizeDeps) {
     );
     if (!admission.admitted) {
       interrupt(context, { kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
+      // Whether the address has an account is looked up after the answer is out.
+      context.accountEvent = { type: 'throttled', email };
       deps.log.info({ reason: 'throttled', clientIp }, 'sign-in refused');
       throw new RateLimited();
     }
@@ -91,6 +94,11 @@ export function createAuthorize(deps: AuthorizeDeps) {
         const reason = user === null ? 'unknown_email' : matches ? 'disabled' : 'wrong_password';
         deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
         context.signInResult = 'invalid';
+        // Only noted here (a property set on both paths' object costs alike); the record is
+        // written after the answer has gone out, and never for an unknown address.
+        if (user !== null) {
+          context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
+        }
         return null;
       }
       await fromStore(context, () =>

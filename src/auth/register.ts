@@ -14,7 +14,9 @@ import { heldSessionToken, parseCookies } from './cookies.js';
 import { createDeviceCookies } from './device-cookie.js';
 import { createFrontRead } from './front-read.js';
 import type { JweCodec } from './jwe-codec.js';
+import type { AccountEventSink } from './account-events.js';
 import { authRoutes, registerAuthRoutes } from './routes.js';
+import { createSessionAccess, type SessionAccess } from './session-access.js';
 import { createSessionClaims } from './session-claims.js';
 import { createSessionRead } from './session-read.js';
 import type { Throttle } from './throttle.js';
@@ -35,6 +37,14 @@ export interface AuthRegistration {
   /** Gatehouse's synchronous JWE codec; used only while fast paths are on. */
   codec?: JweCodec;
   observer: Observer;
+  /** The account's record of sign-ins and sign-outs (src/account/event-sink.ts). */
+  events?: AccountEventSink;
+}
+
+/** What other route groups use of the auth wing. */
+export interface AuthRegistered {
+  /** The session behind a request, read as every session read is. */
+  sessions: SessionAccess;
 }
 
 /**
@@ -56,7 +66,7 @@ const authPaths: Record<string, readonly string[]> = {
  * Gatehouse's pages, and the session and CSRF reads answered without Auth.js's pipeline (in
  * front of Fastify when the site allows it) while fast paths are on.
  */
-export function registerAuth(site: Site, deps: AuthRegistration): void {
+export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered {
   const { config } = deps;
   const now = site.now;
   const codec = config.fastPaths ? deps.codec : undefined;
@@ -169,7 +179,20 @@ export function registerAuth(site: Site, deps: AuthRegistration): void {
       pages: createAuthPages(authBasePath, config.page),
       signedInUser,
       observer: deps.observer,
+      ...(deps.events !== undefined && { events: deps.events }),
     });
     done();
   });
+  return {
+    sessions: createSessionAccess({
+      sessionCookiePrefix: config.sessionCookiePrefix,
+      publicOrigin: config.authUrl,
+      secrets: config.authSecrets,
+      maxAgeSeconds: config.session.maxAgeSeconds,
+      now,
+      decode: decodeSessionToken,
+      live: read.live,
+      codec,
+    }),
+  };
 }

@@ -1,4 +1,5 @@
 import type { VerifiedCredential } from '../sessions/session-store.js';
+import type { PendingAccountEvent } from './account-events.js';
 
 /** Why a request that went through Auth.js must be answered by us instead. */
 export type Interruption =
@@ -38,6 +39,8 @@ export interface AuthRequestContext {
   verifiedCredential?: VerifiedCredential;
   /** The type of the error Auth.js reported for this request (its logger), if any. */
   authError?: string;
+  /** What to add to the account's record once the answer is out (a failure, a sign-out). */
+  accountEvent?: PendingAccountEvent;
 }
 
 /**

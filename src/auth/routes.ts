@@ -8,6 +8,7 @@ import type { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import { authjsBridge } from './authjs-bridge.js';
 import { guardAuthBody } from './body-guard.js';
+import type { AccountEventSink } from './account-events.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
 import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
@@ -65,6 +66,8 @@ export interface AuthRouteDeps {
   ) => Promise<SignedInUser | null>;
   /** Told how each sign-in ended. */
   observer: Pick<Observer, 'signIn'>;
+  /** The account's record of sign-ins and sign-outs. */
+  events?: AccountEventSink;
 }
 
 const callbackPath = `${authBasePath}/callback/credentials`;

@@ -82,7 +82,10 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
       // The session Auth.js read, and every other one the request holds a token for.
       const sids = new Set<string>();
       const claims = readClaims(message.token ?? null);
-      if (claims !== null) sids.add(claims.sid);
+      if (claims !== null) {
+        sids.add(claims.sid);
+        context.accountEvent = { type: 'signout', userId: claims.sub };
+      }
       for (const token of context.heldSessionTokens ?? []) {
         const held = readClaims(await deps.decodeSessionToken(token));
         if (held !== null) sids.add(held.sid);

@@ -1,5 +1,6 @@
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { accounts } from './accounts.js';
 import { auth } from './auth.js';
 import { database } from './database.js';
 import { hashing } from './hashing.js';
@@ -24,7 +25,18 @@ z.config(en());
  * the config. A variable several of them read (NODE_ENV, PORT) is one schema they share.
  */
 export const capabilities = (requireSecret: boolean) =>
-  [runtime, http, database, auth(requireSecret), session, signIn, hashing, metrics, pages] as const;
+  [
+    runtime,
+    http,
+    database,
+    auth(requireSecret),
+    session,
+    signIn,
+    hashing,
+    metrics,
+    pages,
+    accounts,
+  ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];
 /** The parts as one object: A | B becomes A & B. */

@@ -9,6 +9,8 @@ export interface UsersTable {
   disabled: Generated<number>;
   /** Moved on by every credential change; a session is issued only for the current one. */
   credential_version: Generated<number>;
+  /** When the user proved they read mail at `email`; null until then (migration 004). */
+  email_verified_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -18,6 +20,8 @@ export interface SessionsTable {
   user_id: string;
   created_at: number;
   revoked_at: number | null;
+  /** The last re-authentication; null: the sign-in (`created_at`) is the last proof. */
+  authenticated_at: number | null;
 }
 
 export interface SigninThrottleTable {
@@ -27,8 +31,40 @@ export interface SigninThrottleTable {
   locked_until: number;
 }
 
+export type AccountTokenPurpose = 'reset' | 'verify' | 'email_change' | 'invite' | 'lock';
+
+/** An e-mailed secret, kept only as hashes (src/account/tokens.ts). */
+export interface AccountTokensTable {
+  id: string;
+  user_id: string | null;
+  purpose: AccountTokenPurpose;
+  token_hash: string;
+  code_hash: string | null;
+  code_tries_left: number;
+  credential_version: number | null;
+  email: string;
+  new_email: string | null;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** What happened to an account, when, from where (src/account/events.ts). */
+export interface AccountEventsTable {
+  id: string;
+  user_id: string;
+  type: string;
+  at: number;
+  ip: string;
+  device: string;
+  /** JSON, or null. */
+  detail: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   signin_throttle: SigninThrottleTable;
+  account_events: AccountEventsTable;
+  account_tokens: AccountTokensTable;
 }

@@ -18,6 +18,24 @@ export const errorCatalogue = {
     message: 'Too many requests from your address; retry after the time given.',
   },
   headers_too_large: { status: 431, message: 'The request headers are too large.' },
+  // The account routes (src/account/, accounts spec).
+  invalid_token: {
+    status: 400,
+    message: 'This link or code is not valid: it may have expired or been used already.',
+  },
+  unauthenticated: { status: 401, message: 'Sign in first.' },
+  reauthentication_required: {
+    status: 401,
+    message: 'Confirm your password again to do this.',
+  },
+  csrf: {
+    status: 403,
+    message: 'The request did not come from this site, or its CSRF token was missing or wrong.',
+  },
+  invalid_credentials: { status: 403, message: 'The password is not correct.' },
+  signup_closed: { status: 403, message: 'This service does not take sign-ups.' },
+  invalid_field: { status: 422, message: 'A field is missing or not valid.' },
+  weak_password: { status: 422, message: 'The new password is not acceptable.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },
   overloaded: { status: 503, message: 'The service is busy; retry shortly.' },
   unavailable: { status: 503, message: 'The service cannot reach its database; retry shortly.' },

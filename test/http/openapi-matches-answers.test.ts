@@ -68,6 +68,7 @@ describe('docs/openapi.yaml', () => {
     });
     await addUser(server, 'ada@example.com', password, 'Ada');
     await addUser(server, 'locked@example.com', password);
+    await addUser(server, 'grace@example.com', password);
   });
   afterAll(() => server.close());
 
@@ -77,6 +78,11 @@ describe('docs/openapi.yaml', () => {
     expect(Object.keys(spec.paths).sort()).toEqual(
       [
         '/',
+        '/api/account',
+        '/api/account/events',
+        '/api/account/password/change',
+        '/api/account/profile',
+        '/api/account/reauthenticate',
         '/api/auth/callback/credentials',
         '/api/auth/csrf',
         '/api/auth/error',
@@ -161,6 +167,56 @@ describe('docs/openapi.yaml', () => {
       await conforms(throttled, 'POST', route);
     },
   );
+
+  it('the account routes answer as documented in every outcome they can be made to give', async () => {
+    const anonymous = new Client(server.url);
+    await conforms(await anonymous.get('/api/account'), 'GET', '/api/account');
+    await conforms(await anonymous.get('/api/account/events'), 'GET', '/api/account/events');
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', password);
+    const csrfToken = await client.csrfToken();
+    const post = (route: string, body: Record<string, unknown>, type = 'application/json') =>
+      client.request(route, {
+        method: 'POST',
+        headers: { 'content-type': type, 'x-csrf-token': csrfToken },
+        body: type === 'application/json' ? JSON.stringify(body) : 'x',
+      });
+    await conforms(await client.get('/api/account'), 'GET', '/api/account');
+    await conforms(await client.get('/api/account/events'), 'GET', '/api/account/events');
+    await conforms(
+      await client.request('/api/account', { method: 'DELETE' }),
+      'GET',
+      '/api/account',
+    );
+    const profile = '/api/account/profile';
+    await conforms(await post(profile, { name: 'Ada' }), 'POST', profile);
+    await conforms(await post(profile, { name: '' }), 'POST', profile);
+    await conforms(await post(profile, {}, 'text/plain'), 'POST', profile);
+    await conforms(await client.postForm(profile, { name: 'Ada' }), 'POST', profile);
+    await conforms(await anonymous.postForm(profile, { name: 'Ada' }), 'POST', profile);
+    const reauth = '/api/account/reauthenticate';
+    await conforms(await post(reauth, { password }), 'POST', reauth);
+    await conforms(await post(reauth, { password: 'wrong' }), 'POST', reauth);
+    const change = '/api/account/password/change';
+    await conforms(
+      await post(change, { currentPassword: password, newPassword: 'short' }),
+      'POST',
+      change,
+    );
+    await conforms(
+      await post(change, { currentPassword: password, newPassword: password }),
+      'POST',
+      change,
+    );
+    const locked = new Client(server.url);
+    await locked.signIn('grace@example.com', password);
+    const lockedCsrf = await locked.csrfToken();
+    const wrong = { csrfToken: lockedCsrf, currentPassword: 'wrong', newPassword: password };
+    await conforms(await locked.postForm(change, wrong), 'POST', change);
+    const throttled = await locked.postForm(change, wrong);
+    expect(throttled.status).toBe(429);
+    await conforms(throttled, 'POST', change);
+  });
 
   it('session update and sign-out answer as documented', async () => {
     const client = new Client(server.url);

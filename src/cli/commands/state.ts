@@ -1,3 +1,4 @@
+import { record } from '../../account/events.js';
 import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 
@@ -57,6 +58,14 @@ export async function remove(context: CliContext, values: { email?: string }) {
 export async function revokeSessions(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
   const count = await context.services.sessions.revokeAllForUser(user.id, Date.now());
+  // No client address: the operator's shell is no place the user signed in from.
+  await record(context.db, {
+    userId: user.id,
+    type: 'session_revoked',
+    ip: '',
+    device: 'gatehouse CLI',
+    detail: { by: 'operator', sessions: count },
+  });
   context.out(`ended ${count} session${count === 1 ? '' : 's'} of ${user.email}`);
 }
 

@@ -1,0 +1,48 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { CurrentSession, SessionAccess } from '../auth/session-access.js';
+import type { Database } from '../db/schema.js';
+import type { PasswordHasher } from '../users/hasher.js';
+import type { User, UserStore } from '../users/store.js';
+import type { NewAccountEvent } from './events.js';
+import type { createPasswordProof } from './password-proof.js';
+import type { AccountStore } from './store.js';
+
+/** What every account action may use. */
+export interface AccountDeps {
+  db: Kysely<Database>;
+  users: UserStore;
+  store: AccountStore;
+  sessions: SessionAccess;
+  hasher: PasswordHasher;
+  provePassword: ReturnType<typeof createPasswordProof>;
+  passwordMinLength: number;
+  now: () => number;
+  /** Until when (ms) a session counts as recent for (recent) routes; null when it is over. */
+  recentUntil(sessionId: string): Promise<number | null>;
+  /** Writes an event, logging (never answering) a failure to. */
+  record(event: NewAccountEvent): Promise<void>;
+}
+
+/** The request's live session and its user, as the (session) guard found them. */
+export interface SignedIn {
+  session: CurrentSession;
+  user: User;
+}
+
+export interface ActionInput {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  signedIn: SignedIn;
+  /** The parsed body of a POST (CSRF already checked); empty for a GET. */
+  body: Record<string, unknown>;
+}
+
+/** One route's work; what it returns is sent as JSON with status 200. */
+export type AccountAction = (deps: AccountDeps, input: ActionInput) => Promise<unknown>;
+
+/** The client as the account's record keeps it. */
+export const clientOf = (request: FastifyRequest) => ({
+  ip: request.ip,
+  device: request.headers['user-agent'] ?? '',
+});

@@ -1,0 +1,58 @@
+import * as z from 'zod/mini';
+import { HttpError } from '../../http/errors.js';
+import { GateFullError } from '../../traffic/work-gate.js';
+import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { clientOf, type AccountAction } from '../action.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+
+const fields = z.object({
+  currentPassword: boundedString(passwordRawMaxLength),
+  newPassword: boundedString(passwordRawMaxLength),
+});
+
+// The common-password list is large: loaded on the first change, not at start-up.
+const passwordPolicy = () => import('../../users/password-policy.js');
+
+/**
+ * `POST /api/account/password/change` {currentPassword, newPassword}: the current password
+ * checked and throttled as a sign-in (403, 429), the new one against the password policy
+ * (422 `weak_password`), hashed with argon2id; every other session ends and this one goes on
+ * under a new id (a copy of its old cookie ends with the others).
+ */
+export const changePassword: AccountAction = async (deps, { request, reply, signedIn, body }) => {
+  const { currentPassword, newPassword } = fieldsOf(fields, body);
+  const { user, session } = signedIn;
+  const client = clientOf(request);
+  await deps.provePassword(user, currentPassword, request.ip, (failure) => {
+    void deps.record({
+      ...client,
+      userId: user.id,
+      type: failure === 'throttled' ? 'throttled' : 'signin_failed',
+      detail: { reason: failure, action: 'password_change' },
+    });
+  });
+  const normalised = normalisePassword(newPassword);
+  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
+  const problem = checkNewPassword(normalised, deps.passwordMinLength);
+  if (problem !== null) {
+    const message = passwordProblemMessages[problem](deps.passwordMinLength);
+    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
+  }
+  const newHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
+    // The hasher's queue is full: shed as sign-in does, with nothing changed.
+    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
+    throw error;
+  });
+  const changed = await deps.store.changePassword({
+    userId: user.id,
+    sessionId: session.claims.sid,
+    oldHash: user.passwordHash,
+    newHash,
+    at: deps.now(),
+    event: client,
+  });
+  // The password or the session changed while this request ran: the other change stands.
+  if (changed === null) throw new HttpError('invalid_credentials');
+  reply.header('set-cookie', await deps.sessions.cookieFor(session, changed.sessionId));
+  return { status: 'password_changed', endedSessions: changed.endedOthers };
+};

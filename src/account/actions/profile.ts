@@ -1,0 +1,33 @@
+import * as z from 'zod/mini';
+import { HttpError } from '../../http/errors.js';
+import type { AccountAction } from '../action.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+
+/** The CLI's bound on a display name (src/cli/commands/state.ts). */
+export const nameMaxLength = 200;
+
+// Control characters (Unicode category Cc) would break the pages and mails a name is printed in.
+const controlCharacter = /\p{Cc}/u;
+
+const fields = z.object({
+  // Bounded before NFC and trimming, whose cost it bounds.
+  name: z
+    .pipe(
+      boundedString(nameMaxLength * 4),
+      z.transform((raw) => raw.normalize('NFC').trim()),
+    )
+    .check(
+      z.refine(
+        (name) => name.length > 0 && name.length <= nameMaxLength && !controlCharacter.test(name),
+      ),
+    ),
+});
+
+/** `POST /api/account/profile` {name}: renames; sessions stay. */
+export const updateProfile: AccountAction = async (deps, { signedIn, body }) => {
+  const { name } = fieldsOf(fields, body);
+  await deps.store.rename(signedIn.user.id, name, deps.now());
+  const user = await deps.store.view(signedIn.user.id);
+  if (user === null) throw new HttpError('unauthenticated');
+  return { user };
+};

@@ -1,0 +1,29 @@
+import * as z from 'zod/mini';
+import { HttpError } from '../../http/errors.js';
+import { passwordRawMaxLength } from '../../users/password.js';
+import { clientOf, type AccountAction } from '../action.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+
+const fields = z.object({ password: boundedString(passwordRawMaxLength) });
+
+/**
+ * `POST /api/account/reauthenticate` {password}: the session's proof of the password is now,
+ * so (recent) routes accept it for REAUTH_MAX_AGE. Checked and throttled as a sign-in; never
+ * creates a session.
+ */
+export const reauthenticate: AccountAction = async (deps, { request, signedIn, body }) => {
+  const { password } = fieldsOf(fields, body);
+  const { user, session } = signedIn;
+  await deps.provePassword(user, password, request.ip, (failure) => {
+    void deps.record({
+      ...clientOf(request),
+      userId: user.id,
+      type: failure === 'throttled' ? 'throttled' : 'signin_failed',
+      detail: { reason: failure, action: 'reauthenticate' },
+    });
+  });
+  if (!(await deps.store.reauthenticated(session.claims.sid, deps.now()))) {
+    throw new HttpError('unauthenticated');
+  }
+  return { status: 'reauthenticated' };
+};

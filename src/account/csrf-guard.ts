@@ -1,0 +1,44 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { authCookieNames } from '../auth/cookie-names.js';
+import { parseCookies } from '../auth/cookies.js';
+import { HttpError } from '../http/errors.js';
+
+const equal = (a: string, b: string) => {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+/**
+ * Every POST to /api/account carries Auth.js's CSRF token (field `csrfToken` or header
+ * `X-CSRF-Token`) with its cookie, checked as Auth.js checks it (`createCSRFToken` in
+ * @auth/core: the cookie is `token|hash`, the hash SHA-256 of the token and the secret setting,
+ * which Auth.js stringifies, so several secrets join with commas), and never comes from another
+ * site (`Origin` foreign, or `Sec-Fetch-Site: cross-site`). Any failure: 403 `csrf`.
+ */
+export function createCsrfGuard(deps: {
+  secrets: readonly string[];
+  originOf: (request: FastifyRequest) => string;
+  secureOf: (request: FastifyRequest) => boolean;
+}) {
+  const secret = deps.secrets.join(',');
+  const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
+  return function assertCsrf(request: FastifyRequest, body: Record<string, unknown>): void {
+    if (request.headers['sec-fetch-site']?.toLowerCase() === 'cross-site') {
+      throw new HttpError('csrf');
+    }
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin.toLowerCase() !== deps.originOf(request)) {
+      throw new HttpError('csrf');
+    }
+    const header = request.headers['x-csrf-token'];
+    const sent = typeof header === 'string' ? header : body.csrfToken;
+    const name = authCookieNames(deps.secureOf(request), '__Secure-').csrf;
+    const held = parseCookies(request.headers.cookie).get(name);
+    if (typeof sent !== 'string' || sent === '' || held === undefined) throw new HttpError('csrf');
+    // Auth.js's split: the first two `|`-separated parts, anything after ignored.
+    const [token = '', hash = ''] = held.split('|');
+    if (!equal(hash, hashOf(token)) || !equal(token, sent)) throw new HttpError('csrf');
+  };
+}

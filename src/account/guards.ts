@@ -1,0 +1,61 @@
+import type { FastifyRequest } from 'fastify';
+import type { SessionAccess } from '../auth/session-access.js';
+import { StoreUnavailableError } from '../auth/request-context.js';
+import { HttpError } from '../http/errors.js';
+import type { UserStore } from '../users/store.js';
+import type { SignedIn } from './action.js';
+import type { AccountStore } from './store.js';
+
+export interface GuardDeps {
+  sessions: Pick<SessionAccess, 'current'>;
+  users: Pick<UserStore, 'findById'>;
+  store: Pick<AccountStore, 'provedAt'>;
+  reauthMaxAgeSeconds: number;
+  now: () => number;
+}
+
+const unavailable = () => new HttpError('unavailable', { 'retry-after': '5' });
+
+/** A store failure is 503 `unavailable`, never a quiet "signed out". */
+async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw unavailable();
+    throw error;
+  }
+}
+
+/**
+ * The spec's (session) and (recent) guards. (session): the request's session read as every
+ * session read is (revocation, idle expiry, absolute cap; src/auth/session-read.ts), else 401
+ * `unauthenticated`. (recent): the session also proved the password (sign-in or
+ * re-authentication, kept on its row) within REAUTH_MAX_AGE, else 401
+ * `reauthentication_required`.
+ */
+export function createGuards(deps: GuardDeps) {
+  /** Until when (ms) the session counts as recent; null when it is over. */
+  const recentUntil = async (sessionId: string): Promise<number | null> => {
+    const provedAt = await deps.store.provedAt(sessionId);
+    return provedAt === null ? null : provedAt + deps.reauthMaxAgeSeconds * 1000;
+  };
+  return {
+    async session(request: FastifyRequest): Promise<SignedIn> {
+      const session = await orUnavailable(() => deps.sessions.current(request));
+      if (session === null) throw new HttpError('unauthenticated');
+      const user = await deps.users.findById(session.claims.sub);
+      if (user === null || user.disabled) throw new HttpError('unauthenticated');
+      return { session, user };
+    },
+
+    recent: async (signedIn: SignedIn): Promise<void> => {
+      const until = await recentUntil(signedIn.session.claims.sid);
+      if (until === null) throw new HttpError('unauthenticated');
+      if (deps.now() >= until) throw new HttpError('reauthentication_required');
+    },
+
+    recentUntil,
+  };
+}
+
+export type Guards = ReturnType<typeof createGuards>;

@@ -1,0 +1,134 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { SessionAccess } from '../auth/session-access.js';
+import type { Throttle } from '../auth/throttle.js';
+import { isSecure, originOf } from '../auth/request-site.js';
+import type { Database } from '../db/schema.js';
+import type { Site } from '../http/site.js';
+import type { PasswordHasher } from '../users/hasher.js';
+import type { UserStore } from '../users/store.js';
+import type { AccountAction, AccountDeps } from './action.js';
+import { changePassword } from './actions/change-password.js';
+import { listOwnEvents } from './actions/list-events.js';
+import { updateProfile } from './actions/profile.js';
+import { reauthenticate } from './actions/reauthenticate.js';
+import { showAccount } from './actions/show.js';
+import { createCsrfGuard } from './csrf-guard.js';
+import { record } from './events.js';
+import { createGuards } from './guards.js';
+import { createPasswordProof } from './password-proof.js';
+import { readBody } from './request-body.js';
+import { createAccountStore } from './store.js';
+
+export const accountBasePath = '/api/account';
+
+/** Who may call a route: (session), or (recent) on top of it (accounts spec, Conventions). */
+type Guard = 'session' | 'recent';
+
+interface Route {
+  method: 'GET' | 'POST';
+  guard: Guard;
+  action: AccountAction;
+}
+
+/** Every /api/account route, read as a table (the mail flows add theirs next). */
+const routes: Record<string, Route> = {
+  '': { method: 'GET', guard: 'session', action: showAccount },
+  '/profile': { method: 'POST', guard: 'session', action: updateProfile },
+  '/reauthenticate': { method: 'POST', guard: 'session', action: reauthenticate },
+  '/password/change': { method: 'POST', guard: 'session', action: changePassword },
+  '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
+};
+
+export interface AccountSettings {
+  authSecrets: readonly string[];
+  authUrl: string | undefined;
+  bodyLimitBytes: number;
+  /** REAUTH_MAX_AGE. */
+  reauthMaxAgeSeconds: number;
+  /** PASSWORD_MIN_LENGTH. */
+  passwordMinLength: number;
+}
+
+export interface AccountRegistration {
+  config: AccountSettings;
+  db: Kysely<Database>;
+  users: UserStore;
+  throttle: Throttle;
+  hasher: PasswordHasher;
+  /** The auth wing's session read (src/auth/register.ts). */
+  sessions: SessionAccess;
+}
+
+/**
+ * `/api/account/*`: JSON or form bodies, `Cache-Control: no-store`, and before each action
+ * the CSRF check (every POST), then the (session) or (recent) guard.
+ */
+export function registerAccount(site: Site, deps: AccountRegistration): void {
+  const { config } = deps;
+  const now = site.now;
+  const store = createAccountStore(deps.db);
+  const log = site.app.log;
+  const guards = createGuards({
+    sessions: deps.sessions,
+    users: deps.users,
+    store,
+    reauthMaxAgeSeconds: config.reauthMaxAgeSeconds,
+    now,
+  });
+  const actionDeps: AccountDeps = {
+    db: deps.db,
+    users: deps.users,
+    store,
+    sessions: deps.sessions,
+    hasher: deps.hasher,
+    provePassword: createPasswordProof({ throttle: deps.throttle, hasher: deps.hasher, now }),
+    passwordMinLength: config.passwordMinLength,
+    now,
+    recentUntil: guards.recentUntil,
+    record: (event) =>
+      record(deps.db, event).catch((error: unknown) => {
+        log.error({ err: error, event: event.type }, 'could not record an account event');
+      }),
+  };
+  const assertCsrf = createCsrfGuard({
+    secrets: config.authSecrets,
+    originOf: (request) => originOf(request, config.authUrl),
+    secureOf: (request) => isSecure(request, config.authUrl),
+  });
+
+  site.declareRoutes(
+    Object.fromEntries(
+      Object.entries(routes).map(([path, route]) => [
+        `${accountBasePath}${path}`,
+        route.method === 'GET' ? ['GET', 'HEAD'] : ['POST'],
+      ]),
+    ),
+  );
+  void site.app.register((scope, _options, done) => {
+    scope.removeAllContentTypeParsers();
+    // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
+    scope.addContentTypeParser(
+      ['application/x-www-form-urlencoded', 'application/json'],
+      { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes },
+      (_request, body, parsed) => parsed(null, body),
+    );
+    // Errors too: an account answer is never stored by a cache.
+    scope.addHook('onSend', (_request, reply, payload, next) => {
+      reply.header('cache-control', 'no-store');
+      next(null, payload);
+    });
+    for (const [path, route] of Object.entries(routes)) {
+      const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+        const body = request.method === 'POST' ? readBody(request) : {};
+        if (request.method === 'POST') assertCsrf(request, body);
+        const signedIn = await guards.session(request);
+        if (route.guard === 'recent') await guards.recent(signedIn);
+        const answer = await route.action(actionDeps, { request, reply, signedIn, body });
+        return reply.code(200).send(answer);
+      };
+      scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
+    }
+    done();
+  });
+}

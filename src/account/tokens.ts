@@ -1,0 +1,214 @@
+import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { AccountTokenPurpose, AccountTokensTable, Database } from '../db/schema.js';
+
+/*
+ * E-mailed secrets (accounts spec, "Mail and e-mailed secrets"): a link token of 256 bits and,
+ * for another device, a short code of 40 bits with at most five tries. Only SHA-256 digests
+ * are stored, so a copy of the database signs nobody in through a link. Each secret is bound
+ * to its purpose, its user, the credential version and the address it was issued for: a
+ * password change, a disable or an address change since its issue voids it. Single use: the
+ * claim is one conditional UPDATE, so of two parallel consumes exactly one wins.
+ */
+
+/** 32 symbols (5 bits each) without the look-alikes 0/O and 1/I. */
+export const codeAlphabet = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
+/** 8 symbols: 40 bits. */
+export const codeLength = 8;
+/** Guesses a code allows, the right one included. */
+export const codeTriesMax = 5;
+const tokenBytes = 32;
+
+export interface IssueRequest {
+  purpose: AccountTokenPurpose;
+  /** Null for sign-up and invitation: the account does not exist yet. */
+  userId: string | null;
+  /** The normalised address the mail goes to. */
+  email: string;
+  /** The user's credential version now; null without a user. */
+  credentialVersion: number | null;
+  /** For `email_change`: the address being verified (`email` is the current one). */
+  newEmail?: string;
+  ttlSeconds: number;
+  /** A short code beside the link (default); invitations and lock links need none. */
+  withCode?: boolean;
+}
+
+export interface IssuedToken {
+  id: string;
+  /** The link's secret: goes into the mail, never into the database or a log. */
+  token: string;
+  /** The short code, or null when none was asked for. */
+  code: string | null;
+  expiresAt: number;
+}
+
+/** A consumed secret: what it was issued for. */
+export interface AccountToken {
+  id: string;
+  purpose: AccountTokenPurpose;
+  userId: string | null;
+  email: string;
+  newEmail: string | null;
+  credentialVersion: number | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type ConsumeRequest =
+  | { purpose: AccountTokenPurpose; token: string }
+  | { purpose: AccountTokenPurpose; email: string; code: string };
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+// The row's id in the code's digest: the same code of two rows never shares a digest.
+const codeDigest = (id: string, code: string) => sha256(`${id}:${code}`);
+
+function newCode(): string {
+  let code = '';
+  for (let i = 0; i < codeLength; i += 1) code += codeAlphabet[randomInt(codeAlphabet.length)];
+  return code;
+}
+
+/** A code as a person types it: any case, blanks and dashes anywhere. */
+export function readCode(typed: string): string | null {
+  const code = typed.replace(/[\s-]/gu, '').toUpperCase();
+  if (code.length !== codeLength) return null;
+  for (const symbol of code) if (!codeAlphabet.includes(symbol)) return null;
+  return code;
+}
+
+/** Writes a new secret in the caller's transaction (the mail goes in the same one). */
+export async function issue(
+  trx: Kysely<Database>,
+  request: IssueRequest,
+  now: number = Date.now(),
+): Promise<IssuedToken> {
+  const id = randomUUID();
+  const token = randomBytes(tokenBytes).toString('base64url');
+  const code = request.withCode === false ? null : newCode();
+  const expiresAt = now + request.ttlSeconds * 1000;
+  await trx
+    .insertInto('account_tokens')
+    .values({
+      id,
+      user_id: request.userId,
+      purpose: request.purpose,
+      token_hash: sha256(token),
+      code_hash: code === null ? null : codeDigest(id, code),
+      code_tries_left: code === null ? 0 : codeTriesMax,
+      credential_version: request.credentialVersion,
+      email: request.email,
+      new_email: request.newEmail ?? null,
+      expires_at: expiresAt,
+      used_at: null,
+      created_at: now,
+    })
+    .execute();
+  return { id, token, code, expiresAt };
+}
+
+function toToken(row: Selectable<AccountTokensTable>): AccountToken {
+  return {
+    id: row.id,
+    purpose: row.purpose,
+    userId: row.user_id,
+    email: row.email,
+    newEmail: row.new_email,
+    credentialVersion: row.credential_version === null ? null : Number(row.credential_version),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+/**
+ * Marks one row used if it is still unused, unexpired and bound to the account as it is now:
+ * with a user, that user still has the credential version and the address the secret was
+ * issued for; without one (sign-up, invitation), no account holds the address yet. One
+ * statement, so a credential change and a second consume cannot slip in between check and use.
+ */
+async function claim(trx: Kysely<Database>, id: string, now: number): Promise<boolean> {
+  const result = await trx
+    .updateTable('account_tokens')
+    .set({ used_at: now })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('account_tokens.user_id', 'is not', null),
+          eb.exists(
+            eb
+              .selectFrom('users')
+              .select(sql.lit(1).as('one'))
+              .whereRef('users.id', '=', 'account_tokens.user_id')
+              .whereRef('users.credential_version', '=', 'account_tokens.credential_version')
+              .whereRef('users.email', '=', 'account_tokens.email'),
+          ),
+        ]),
+        eb.and([
+          eb('account_tokens.user_id', 'is', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('users')
+                .select(sql.lit(1).as('one'))
+                .whereRef('users.email', '=', 'account_tokens.email'),
+            ),
+          ),
+        ]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Uses a secret once: the row when the link token (or the address and code) is valid for the
+ * purpose, unused, unexpired and still bound to the account as it is; else null, one answer
+ * for every failure (the route answers `invalid_token`). A code guess first spends a try of
+ * every live code for that purpose and address, and only the rows it spent a try on can match:
+ * parallel guesses cannot get past the five.
+ */
+export async function consume(
+  trx: Kysely<Database>,
+  request: ConsumeRequest,
+  now: number = Date.now(),
+): Promise<AccountToken | null> {
+  if ('token' in request) {
+    if (request.token.length === 0 || request.token.length > 128) return null;
+    const row = await trx
+      .selectFrom('account_tokens')
+      .selectAll()
+      .where('token_hash', '=', sha256(request.token))
+      .where('purpose', '=', request.purpose)
+      .executeTakeFirst();
+    if (row === undefined || !(await claim(trx, row.id, now))) return null;
+    return toToken(row);
+  }
+  const code = readCode(request.code);
+  if (code === null) return null;
+  const spent = await trx
+    .updateTable('account_tokens')
+    .set((eb) => ({ code_tries_left: eb('code_tries_left', '-', 1) }))
+    .where('purpose', '=', request.purpose)
+    .where('email', '=', request.email)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where('code_tries_left', '>', 0)
+    .where('code_hash', 'is not', null)
+    .returningAll()
+    .execute();
+  const match = spent.find((row) => row.code_hash === codeDigest(row.id, code));
+  if (match === undefined || !(await claim(trx, match.id, now))) return null;
+  return toToken(match);
+}
+
+/** Deletes secrets that can no longer be used (expired or used before `before`). */
+export async function pruneTokens(db: Kysely<Database>, before: number): Promise<void> {
+  await db
+    .deleteFrom('account_tokens')
+    .where((eb) => eb.or([eb('expires_at', '<', before), eb('used_at', '<', before)]))
+    .execute();
+}

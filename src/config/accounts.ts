@@ -1,0 +1,13 @@
+import * as z from 'zod/mini';
+import { integer } from './kinds.js';
+
+/** The account routes (src/account/): how recent a password proof must be for (recent) routes. */
+export const accounts = z.pipe(
+  z.object({
+    REAUTH_MAX_AGE: integer(1, 86400, 600),
+  }),
+  z.transform((e) => ({
+    /** Seconds a sign-in or re-authentication counts as recent. */
+    reauthMaxAgeSeconds: e.REAUTH_MAX_AGE,
+  })),
+);

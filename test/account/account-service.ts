@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../helpers/processes.js';
+import { createTestDatabase } from '../helpers/postgres.js';
+import { distDir, runNode } from '../helpers/spawn.js';
+
+export const serviceSecret = 'account-test-secret-0123456789abcdefghijklmnop';
+
+/** The built service (dist/) on a free port over a database of its own. */
+export interface AccountService {
+  url: string;
+  output(): string;
+  /** `gatehouse <args>` against the same database. */
+  cli(args: string[], stdin?: string): ReturnType<typeof runNode>;
+  addUser(email: string, password: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A database for one service: a SQLite folder, or a fresh PostgreSQL database. */
+export async function serviceDatabase(
+  backend: 'sqlite' | 'postgres',
+): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
+  if (backend === 'postgres') {
+    const database = await createTestDatabase();
+    return { env: { DATABASE_URL: database.url }, dispose: () => database.drop() };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-account-'));
+  return {
+    env: { DATA_DIR: dir },
+    dispose: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export async function startAccountService(
+  databaseEnv: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<AccountService> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      AUTH_SECRET: serviceSecret,
+      LOG_LEVEL: 'warn',
+      ...(process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' && { FAST_PATHS: 'off' }),
+      ...databaseEnv,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i += 1) {
+    try {
+      if ((await fetch(`${url}/api/health/ready`)).status === 200) break;
+    } catch {
+      // Not listening yet: poll again.
+    }
+    if (i > 400 || child.exitCode !== null)
+      throw new Error(`the service did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const cli = (args: string[], stdin?: string) =>
+    runNode('gatehouse-cli.cjs', args, databaseEnv, stdin);
+  return {
+    url,
+    output: () => output,
+    cli,
+    async addUser(email, password) {
+      const added = await cli(['users', 'add', '--email', email, '--password-stdin'], password);
+      if (added.code !== 0) throw new Error(`users add failed: ${added.stderr}`);
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
