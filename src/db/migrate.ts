@@ -2,12 +2,14 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import * as initial from './migrations/001-initial.js';
 import * as credentialVersion from './migrations/002-credential-version.js';
+import * as mailOutbox from './migrations/003-mail-outbox.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-credential-version': credentialVersion,
+  '003-mail-outbox': mailOutbox,
 };
 
 const provider: MigrationProvider = {
