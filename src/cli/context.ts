@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { parseConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { openDatabase } from '../db/open.js';
+import { openDatabase, type Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
 import { isPlausibleEmail, normaliseEmail } from '../users/email.js';
@@ -11,6 +11,7 @@ import { CliError } from './prompt.js';
 export interface CliContext {
   config: Config;
   db: Kysely<Database>;
+  dialect: Dialect;
   services: ReturnType<typeof createServices>;
   out: (line: string) => void;
 }
@@ -21,7 +22,7 @@ export async function openCliContext(): Promise<CliContext> {
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
   const config = result.config;
-  const { db, sqlite, pgPool } = openDatabase(config.databaseUrl);
+  const { db, dialect, sqlite, pgPool } = openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   // One hash at a time is plenty for an admin command.
   const services = createServices(db, {
@@ -31,7 +32,7 @@ export async function openCliContext(): Promise<CliContext> {
     hashConcurrency: 1,
     hashQueueMax: 1,
   });
-  return { config, db, services, out: (line) => process.stdout.write(`${line}\n`) };
+  return { config, db, dialect, services, out: (line) => process.stdout.write(`${line}\n`) };
 }
 
 export function requireEmail(raw: string | undefined, option = '--email'): string {

@@ -4,6 +4,7 @@ import { auth } from './auth.js';
 import { database } from './database.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
+import { mail } from './mail.js';
 import { metrics } from './metrics.js';
 import { exampleOf } from './notes.js';
 import { pages } from './pages.js';
@@ -24,7 +25,18 @@ z.config(en());
  * the config. A variable several of them read (NODE_ENV, PORT) is one schema they share.
  */
 export const capabilities = (requireSecret: boolean) =>
-  [runtime, http, database, auth(requireSecret), session, signIn, hashing, metrics, pages] as const;
+  [
+    runtime,
+    http,
+    database,
+    auth(requireSecret),
+    session,
+    signIn,
+    hashing,
+    metrics,
+    pages,
+    mail,
+  ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];
 /** The parts as one object: A | B becomes A & B. */

@@ -68,6 +68,46 @@ export function isPermanent(error: NodemailerError): boolean {
   );
 }
 
+/**
+ * nodemailer's options from SMTP_URL, read with WHATWG URL (nodemailer's own reading uses the
+ * deprecated `url.parse`, which warns on stderr): `smtps:` is TLS from the start, `smtp:`
+ * upgrades with STARTTLS when offered; user and password are percent-decoded. Query
+ * parameters become options as nodemailer reads them (`?requireTLS=true`,
+ * `?tls.rejectUnauthorized=false`).
+ */
+export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
+  const url = new URL(smtpUrl);
+  const options: Record<string, unknown> = {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    secure: url.protocol === 'smtps:',
+    ...(url.port !== '' && { port: Number(url.port) }),
+    ...(url.username !== '' && {
+      auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) },
+    }),
+  };
+  for (const [key, raw] of url.searchParams) {
+    const value =
+      raw === 'true'
+        ? true
+        : raw === 'false'
+          ? false
+          : raw !== '' && !Number.isNaN(Number(raw))
+            ? Number(raw)
+            : raw;
+    const path = key.split('.');
+    let target = options;
+    for (const part of path.slice(0, -1)) {
+      const next = target[part];
+      target = (target[part] = typeof next === 'object' && next !== null ? next : {}) as Record<
+        string,
+        unknown
+      >;
+    }
+    target[path.at(-1) as string] = value;
+  }
+  return options;
+}
+
 /** The domain of the sender's address, for Message-IDs. */
 function domainOf(from: string): string {
   const address = /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
@@ -87,7 +127,7 @@ export async function createSmtpTransport(
   // Loaded only when mail is configured.
   const { default: nodemailer } = await import('nodemailer');
   const transporter: Transporter = nodemailer.createTransport({
-    url: smtpUrl,
+    ...smtpOptionsOf(smtpUrl),
     pool: true,
     maxConnections: 2,
     // A connection that drops mid-send fails the mail here, and the outbox schedules the retry:

@@ -77,12 +77,17 @@ export async function createMail(
     timeouts?: SmtpTimeouts;
     /** The clock (ms), injected in tests. */
     now?: () => number;
+    /** false: no SMTP transport (the CLI queues and reads; the service delivers). */
+    deliver?: boolean;
   },
 ): Promise<Mail> {
   const mode = mailModeOf(settings);
   const store = createOutboxStore(db, dialect);
   const transport =
-    mode === 'send' && settings.smtpUrl !== undefined && settings.from !== undefined
+    mode === 'send' &&
+    hooks.deliver !== false &&
+    settings.smtpUrl !== undefined &&
+    settings.from !== undefined
       ? await createSmtpTransport(settings.smtpUrl, settings.from, hooks.timeouts)
       : undefined;
   const worker = createDeliveryWorker({

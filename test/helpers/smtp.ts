@@ -88,6 +88,8 @@ export class LoopbackSmtp {
       disabledCommands: ['STARTTLS'],
       allowInsecureAuth: true,
       logger: false,
+      // Going down ends open connections (a client's pooled one too) at once, as a crash would.
+      closeTimeout: 10,
       onAuth(auth, _session, callback) {
         if (auth.username === smtpUser && auth.password === smtpPassword)
           return callback(null, { user: auth.username });
