@@ -1,5 +1,5 @@
 import type { ClaimedMail, OutboxStore } from './outbox-store.js';
-import type { MailTransport } from './smtp-transport.js';
+import { smtpConnections, type MailTransport, type SendResult } from './smtp-transport.js';
 
 export interface DeliverySettings {
   /** Between polls while nothing is due: one indexed query each time. */
@@ -9,12 +9,22 @@ export interface DeliverySettings {
   retryMaxMs: number;
   /** How long a mail holds the lease while it is sent; past it another instance may take it. */
   leaseMs: number;
-  /** Mails claimed by one poll (sent side by side over the pooled transport). */
+  /**
+   * Mails claimed by one poll, sent side by side: as many as the transport has connections, so
+   * none waits in nodemailer's queue, where its deadline would run out while it might still go
+   * out later (and then again on retry).
+   */
   batch: number;
   /** How often bodies past use are erased and old rows forgotten. */
   sweepIntervalMs: number;
   /** How long `stop` waits for sends in flight before giving their leases back. */
   drainMs: number;
+  /**
+   * How long a poll waits for one attempt before it goes on without it. The attempt is not
+   * abandoned: its outcome is recorded when the server answers (it keeps its lease till then).
+   * Giving up on it and retrying could send the mail twice, were the first attempt to succeed.
+   */
+  attemptWaitMs: number;
 }
 
 export const defaultDeliverySettings: DeliverySettings = {
@@ -23,9 +33,10 @@ export const defaultDeliverySettings: DeliverySettings = {
   retryMaxMs: 15 * 60_000,
   // Longer than one send may take (smtp-transport.ts: 60 s at most): a live sender keeps its mail.
   leaseMs: 2 * 60_000,
-  batch: 5,
+  batch: smtpConnections,
   sweepIntervalMs: 60_000,
   drainMs: 5_000,
+  attemptWaitMs: 60_000,
 };
 
 export interface DeliveryLog {
@@ -38,7 +49,7 @@ export interface DeliveryEvents {
   mailFailed(): void;
 }
 
-export type DeliveryOutcome = 'sent' | 'retry' | 'failed';
+export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'pending';
 
 export interface DeliveryWorker {
   start(): void;
@@ -95,13 +106,38 @@ export function createDeliveryWorker(options: {
       events.mailFailed();
       return 'failed';
     }
-    const result = await transport.send({
-      id: mail.id,
-      to: mail.recipient,
-      subject: mail.subject,
-      text: mail.bodyText,
-      html: mail.bodyHtml,
+    const recorded = transport
+      .send({
+        id: mail.id,
+        to: mail.recipient,
+        subject: mail.subject,
+        text: mail.bodyText,
+        html: mail.bodyHtml,
+      })
+      .then((result) => record(mail, result));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'pending'>((resolve) => {
+      timer = setTimeout(() => resolve('pending'), settings.attemptWaitMs);
     });
+    const outcome = await Promise.race([recorded, waited]);
+    clearTimeout(timer);
+    if (outcome === 'pending') {
+      log.warn(
+        fields,
+        'mail attempt still waiting for the SMTP server; its outcome is recorded when it answers',
+      );
+      recorded.catch((error: unknown) =>
+        log.warn(
+          { ...fields, err: error },
+          'recording a mail delivery failed; it is tried again when its lease ends',
+        ),
+      );
+    }
+    return outcome;
+  }
+
+  async function record(mail: ClaimedMail, result: SendResult): Promise<DeliveryOutcome> {
+    const fields = { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
     const at = now();
     if (result.ok) {
       await store.markSent(mail.id, at);

@@ -16,6 +16,7 @@ export interface OutgoingMail {
 export type SendResult = { ok: true } | { ok: false; permanent: boolean; error: string };
 
 export interface MailTransport {
+  /** Settles within the timeouts below (each bounds a wait; a server dripping bytes can outlast them). */
   send(mail: OutgoingMail): Promise<SendResult>;
   close(): void;
 }
@@ -25,20 +26,20 @@ export interface SmtpTimeouts {
   connectionMs: number;
   /** From connecting to the server's greeting. */
   greetingMs: number;
-  /** Silence on an open connection. */
+  /** Silence on an open connection: what ends an attempt to a server that stalls mid-way. */
   socketMs: number;
-  /** The whole attempt, whatever the server does: a stalled server cannot hold the worker. */
-  sendMs: number;
 }
 
 export const defaultSmtpTimeouts: SmtpTimeouts = {
   connectionMs: 10_000,
   greetingMs: 10_000,
   socketMs: 30_000,
-  sendMs: 60_000,
 };
 
 const errorMaxLength = 300;
+
+/** Connections the pooled transport keeps open; the worker sends this many mails at a time. */
+export const smtpConnections = 2;
 
 interface NodemailerError {
   code?: string;
@@ -129,7 +130,7 @@ export async function createSmtpTransport(
   const transporter: Transporter = nodemailer.createTransport({
     ...smtpOptionsOf(smtpUrl),
     pool: true,
-    maxConnections: 2,
+    maxConnections: smtpConnections,
     // A connection that drops mid-send fails the mail here, and the outbox schedules the retry:
     // nodemailer's own requeue (unbounded by default) would resend it behind the outbox's back,
     // twice over once the outbox retried too.
@@ -143,20 +144,8 @@ export async function createSmtpTransport(
   } as Parameters<typeof nodemailer.createTransport>[0]);
   const domain = domainOf(from);
   return {
-    async send(mail) {
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<SendResult>((resolve) => {
-        timer = setTimeout(
-          () =>
-            resolve({
-              ok: false,
-              permanent: false,
-              error: `ETIMEDOUT: no answer within ${timeouts.sendMs} ms`,
-            }),
-          timeouts.sendMs,
-        );
-      });
-      const attempt = transporter
+    send: (mail) =>
+      transporter
         .sendMail({
           from,
           to: mail.to,
@@ -172,13 +161,7 @@ export async function createSmtpTransport(
             permanent: isPermanent(error),
             error: describe(error),
           }),
-        );
-      try {
-        return await Promise.race([attempt, deadline]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+        ),
     close: () => transporter.close(),
   };
 }

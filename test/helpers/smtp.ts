@@ -5,9 +5,10 @@ import { SMTPServer } from 'smtp-server';
 /**
  * How the loopback SMTP server behaves: `up` accepts every mail; `down` is closed (connection
  * refused); `stalled` accepts the connection and never says a word; `4xx`/`5xx` refuse the
- * recipient with 451 (try later) or 550 (no such mailbox).
+ * recipient with 451 (try later) or 550 (no such mailbox); `slow` accepts, but answers the
+ * message's end only after `slowMs`.
  */
-export type SmtpMode = 'up' | 'down' | 'stalled' | '4xx' | '5xx';
+export type SmtpMode = 'up' | 'slow' | 'down' | 'stalled' | '4xx' | '5xx';
 
 export interface ReceivedMail {
   envelopeTo: string[];
@@ -26,6 +27,7 @@ export const smtpPassword = 'p@ss:word/with?odd#chars';
 export class LoopbackSmtp {
   readonly received: ReceivedMail[] = [];
   mode: SmtpMode = 'down';
+  slowMs = 1_500;
   #server: SMTPServer | net.Server | undefined;
   #sockets = new Set<net.Socket>();
   private constructor(readonly port: number) {}
@@ -82,7 +84,7 @@ export class LoopbackSmtp {
     return net.createServer(() => undefined);
   }
 
-  #smtp(mode: 'up' | '4xx' | '5xx'): SMTPServer {
+  #smtp(mode: 'up' | 'slow' | '4xx' | '5xx'): SMTPServer {
     const server = new SMTPServer({
       // Loopback without TLS: the credentials still travel (and are checked).
       disabledCommands: ['STARTTLS'],
@@ -116,7 +118,8 @@ export class LoopbackSmtp {
                 parsed,
                 raw,
               });
-              callback();
+              if (mode === 'slow') setTimeout(() => callback(), this.slowMs);
+              else callback();
             },
             (error: Error) => callback(error),
           );

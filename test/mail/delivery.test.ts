@@ -50,8 +50,9 @@ const fast: Partial<DeliverySettings> = {
   retryMaxMs: 400,
   sweepIntervalMs: 50,
   drainMs: 300,
+  attemptWaitMs: 1_000,
 };
-const timeouts = { connectionMs: 300, greetingMs: 300, socketMs: 500, sendMs: 1_000 };
+const timeouts = { connectionMs: 300, greetingMs: 300, socketMs: 500 };
 
 function settings(
   smtp: LoopbackSmtp | undefined,
@@ -80,7 +81,11 @@ async function startMail(
   db: Kysely<Database>,
   dialect: Dialect,
   mailSettings: MailSettings,
-  options: { delivery?: Partial<DeliverySettings>; now?: () => number } = {},
+  options: {
+    delivery?: Partial<DeliverySettings>;
+    now?: () => number;
+    timeouts?: typeof timeouts;
+  } = {},
 ): Promise<Harness> {
   const harness = { logs: [], sent: 0, failed: 0 } as unknown as Harness;
   const log = (level: string) => (fields: object, message: string) =>
@@ -89,7 +94,7 @@ async function startMail(
     log: { info: log('info'), warn: log('warn') },
     events: { mailSent: () => (harness.sent += 1), mailFailed: () => (harness.failed += 1) },
     delivery: { ...fast, ...options.delivery },
-    timeouts,
+    timeouts: options.timeouts ?? timeouts,
     ...(options.now !== undefined && { now: options.now }),
   });
   return harness;
@@ -220,6 +225,26 @@ for (const backend of backends) {
       await smtp.setMode('up');
       await waitForState(h.mail, id, ['sent']);
       await h.mail.worker.stop();
+    });
+
+    it('an attempt the server answers late is waited for, not retried behind its back: one delivery', async () => {
+      await smtp.setMode('slow');
+      smtp.slowMs = 1_000;
+      const h = await startMail(db, dialect, settings(smtp), {
+        delivery: { attemptWaitMs: 200 },
+        timeouts: { ...timeouts, socketMs: 5_000 },
+      });
+      h.mail.worker.start();
+      const before = smtp.received.length;
+      const id = await h.mail.queue.enqueueWithId(db, resetMail('slow@example.com'));
+      const row = await waitForState(h.mail, id, ['sent']);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await h.mail.worker.stop();
+      expect(row.attempts).toBe(1);
+      expect(smtp.received.length).toBe(before + 1);
+      expect(h.logs.map((l) => l.message)).toContain(
+        'mail attempt still waiting for the SMTP server; its outcome is recorded when it answers',
+      );
     });
 
     it('4xx is retried until accepted; 5xx fails at once, keeping the body until it expires for `mail retry`', async () => {
@@ -378,8 +403,8 @@ for (const backend of backends) {
 
     it('two workers on one database deliver each of 50 mails exactly once', async () => {
       await smtp.setMode('up');
-      const a = await startMail(db, dialect, settings(smtp), { delivery: { batch: 3 } });
-      const b = await startMail(db, dialect, settings(smtp), { delivery: { batch: 3 } });
+      const a = await startMail(db, dialect, settings(smtp));
+      const b = await startMail(db, dialect, settings(smtp));
       const before = smtp.received.length;
       const ids: string[] = [];
       for (let i = 0; i < 50; i += 1)
