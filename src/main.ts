@@ -12,6 +12,7 @@ import { readPackageVersion } from './health/version.js';
 import { loggerOptions } from './log.js';
 import { during, StartFailure } from './boot/start-failure.js';
 import { startupSummary, writeInfoLine } from './boot/startup-line.js';
+import { createMail, mailSettingsOf, mailStartupNote } from './mail/start.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
 import { noObserver } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
@@ -52,6 +53,11 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   );
   if (migrate) await during('database', config, () => migrateToLatest(db));
   const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
+  const mail = await createMail(db, dialect, mailSettingsOf(config), {
+    log: { info: (f, m) => app.log.info(f, m), warn: (f, m) => app.log.warn(f, m) },
+    events: observer,
+  });
+  observer.watchMail(() => mail.store.backlog(Date.now()));
   let draining = false;
   const app = buildApp({
     config: { ...config, authSecrets: secrets },
@@ -74,6 +80,11 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   await during('listen', config, () => app.listen({ host: config.host, port: config.port }));
   // Ready once listening (migrations done); readiness probes and the drain update it.
   observer.readiness(true);
+  mail.worker.start();
+  // Said once per start: by the one process, or the first worker of a cluster.
+  const mailNote = mailStartupNote(mail.mode);
+  if (mailNote !== undefined && (cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0'))
+    app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
   if (metricsServer !== undefined) {
     app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
   }
@@ -106,6 +117,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     clearInterval(prune);
     app
       .close()
+      .then(() => mail.worker.stop())
       .then(() => metricsServer?.close())
       .then(() => services.hasher.close())
       .then(() => db.destroy())

@@ -7,10 +7,10 @@
 //   dist/gatehouse.cjs          the server, one CommonJS file exporting main()
 //   dist/gatehouse.mjs          the entry point: runs gatehouse.cjs with the code cache
 //   dist/gatehouse.cjs.v8cache  the cache, written by one throw-away start below
-//   dist/gatehouse-cli.cjs      the users CLI (the package's `gatehouse` bin)
+//   dist/gatehouse-cli.cjs      the users and mail CLI (the package's `gatehouse` bin)
 //   dist/argon2-worker.cjs      the password hashing threads' script (src/users/hasher.ts)
 //   dist/healthcheck.cjs        GET /api/health on the local port; exit 0 on 200 (HEALTHCHECK)
-//   dist/gatehouse              the container's entry point: serve | users … | healthcheck
+//   dist/gatehouse              the container's entry point: serve | users … | mail … | healthcheck
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -53,11 +53,12 @@ set -e
 here="$(dirname "$(readlink -f "$0")")"
 case "\${1:-serve}" in
   serve) shift $(($# > 0 ? 1 : 0)); exec node ${flags} "$here/gatehouse.mjs" "$@" ;;
-  users) exec node "$here/gatehouse-cli.cjs" "$@" ;;
+  users | mail) exec node "$here/gatehouse-cli.cjs" "$@" ;;
   healthcheck) exec node "$here/healthcheck.cjs" ;;
   help | -h | --help)
     echo 'Usage: gatehouse [serve]              run the service (the default)'
     echo '       gatehouse users <command> ...  manage users (gatehouse users --help)'
+    echo '       gatehouse mail <command> ...   the mail outbox (gatehouse mail --help)'
     echo '       gatehouse healthcheck          exit 0 when /api/health answers 200'
     ;;
   *) exec "$@" ;;

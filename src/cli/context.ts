@@ -3,7 +3,7 @@ import { during, StartFailure } from '../boot/start-failure.js';
 import { knownVariables, parseConfig, type Config } from '../config/index.js';
 import { unknownVariableWarnings } from '../config/unknown-variables.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { openDatabase } from '../db/open.js';
+import { openDatabase, type Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
 import { isPlausibleEmail, normaliseEmail } from '../users/email.js';
@@ -13,6 +13,7 @@ import { CliError } from './prompt.js';
 export interface CliContext {
   config: Config;
   db: Kysely<Database>;
+  dialect: Dialect;
   services: ReturnType<typeof createServices>;
   out: (line: string) => void;
 }
@@ -37,7 +38,7 @@ export async function openCliContext(): Promise<CliContext> {
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
   const config = result.config;
-  const { db, sqlite, pgPool } = await explained(config, () =>
+  const { db, dialect, sqlite, pgPool } = await explained(config, () =>
     openDatabase(config.databaseUrl, { createFolder: config.databaseVariable === 'DATA_DIR' }),
   );
   await explained(config, () => migrateToLatest(db));
@@ -49,7 +50,7 @@ export async function openCliContext(): Promise<CliContext> {
     hashConcurrency: 1,
     hashQueueMax: 1,
   });
-  return { config, db, services, out: (line) => process.stdout.write(`${line}\n`) };
+  return { config, db, dialect, services, out: (line) => process.stdout.write(`${line}\n`) };
 }
 
 export function requireEmail(raw: string | undefined, option = '--email'): string {

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as add from './commands/add.js';
 import * as list from './commands/list.js';
+import * as mail from './commands/mail.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import { openCliContext, type CliContext } from './context.js';
@@ -12,6 +13,8 @@ type Values = Record<string, string | boolean | undefined>;
 interface Command {
   help: string;
   options: NonNullable<ParseArgsConfig['options']>;
+  /** The one positional argument it takes (`mail show ID`), as `values[positional]`. */
+  positional?: string;
   run(context: CliContext, values: Values): Promise<void>;
 }
 
@@ -45,6 +48,31 @@ const commands: Record<string, Command> = {
   },
 };
 
+const mailCommands: Record<string, Command> = {
+  list: {
+    help: mail.listHelp,
+    options: { state: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    run: mail.list,
+  },
+  show: { help: mail.showHelp, options: {}, positional: 'id', run: mail.show },
+  retry: { help: mail.retryHelp, options: {}, positional: 'id', run: mail.retry },
+  test: {
+    help: mail.testHelp,
+    options: { to: { type: 'string' }, 'timeout-seconds': { type: 'string' } },
+    run: mail.test,
+  },
+};
+
+const mailUsage = `Usage: gatehouse mail <command> [options]
+
+Commands:
+  list              list the outbox (--state, --limit, --json)
+  show ID           show one mail (its body too, in development)
+  retry ID          queue a failed mail again
+  test --to EMAIL   queue a test mail and wait for its delivery
+
+Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).`;
+
 const usage = `Usage: gatehouse users <command> [options]
 
 Commands:
@@ -59,7 +87,13 @@ Commands:
   rename            change a user's name
   set-email         change a user's email and end their sessions
 
-Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).`;
+Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).
+The outbox: gatehouse mail --help.`;
+
+const groups: Record<string, { commands: Record<string, Command>; usage: string }> = {
+  users: { commands, usage },
+  mail: { commands: mailCommands, usage: mailUsage },
+};
 
 /**
  * An argument as an error message may show it: a command or option Gatehouse knows, else a
@@ -82,6 +116,8 @@ function describeParseError(error: unknown, options: Iterable<string>): string {
   const offending = /'([^']*)'/.exec((error as Error).message)?.[1] ?? '';
   const option = offending.split('=')[0] ?? '';
   switch (code) {
+    case 'EXTRA_POSITIONAL':
+      return 'unexpected argument after the id; this command takes one id';
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return `unexpected argument ${shown(offending, [])}; this command takes only options`;
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
@@ -100,22 +136,26 @@ function describeParseError(error: unknown, options: Iterable<string>): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [group, name, ...rest] = argv;
+  const [groupName, name, ...rest] = argv;
+  const group =
+    groupName !== undefined && Object.hasOwn(groups, groupName) ? groups[groupName] : undefined;
   if (
-    group === undefined ||
-    group === '--help' ||
-    group === '-h' ||
-    (group === 'users' && (name === undefined || name === '--help' || name === '-h'))
+    groupName === undefined ||
+    groupName === '--help' ||
+    groupName === '-h' ||
+    (group !== undefined && (name === undefined || name === '--help' || name === '-h'))
   ) {
-    process.stdout.write(`${usage}\n`);
-    return group === undefined || (group === 'users' && name === undefined) ? 2 : 0;
+    process.stdout.write(`${group?.usage ?? usage}\n`);
+    return groupName === undefined || (group !== undefined && name === undefined) ? 2 : 0;
   }
-  if (group !== 'users') {
+  if (group === undefined) {
+    const known = Object.keys(groups);
     throw new CliError(
-      `unknown command group ${shown(group, ['users'])}${didYouMean(group, ['users'], (known) => `'${known}'`)}\n\n${usage}`,
+      `unknown command group ${shown(groupName, known)}${didYouMean(groupName, known, (known) => `'${known}'`)}\n\n${usage}`,
       2,
     );
   }
+  const commands = group.commands;
   const command =
     name === undefined ? undefined : Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (command === undefined) {
@@ -124,18 +164,24 @@ async function main(argv: string[]): Promise<number> {
         name ?? '',
         Object.keys(commands),
         (known) => `'${known}'`,
-      )}\n\n${usage}`,
+      )}\n\n${group.usage}`,
       2,
     );
   }
   let values: Values;
   try {
-    ({ values } = parseArgs({
+    let positionals: string[];
+    ({ values, positionals } = parseArgs({
       args: rest,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: command.positional !== undefined,
     }));
+    if (command.positional !== undefined) {
+      if (positionals.length > 1)
+        throw Object.assign(new Error('more than one positional'), { code: 'EXTRA_POSITIONAL' });
+      values[command.positional] = positionals[0];
+    }
   } catch (error) {
     // A password given as an argument would already be in shell history: say so plainly.
     const hint = rest.some((arg) => arg.startsWith('--password') && arg !== '--password-stdin')

@@ -5,6 +5,7 @@ import { auth } from './auth.js';
 import { database } from './database.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
+import { mail } from './mail.js';
 import { metrics } from './metrics.js';
 import { exampleOf } from './notes.js';
 import { pages } from './pages.js';
@@ -36,6 +37,7 @@ export const capabilities = (requireSecret: boolean) =>
     metrics,
     pages,
     accounts,
+    mail,
   ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];
@@ -93,7 +95,8 @@ export function plainWording(issue: z.core.$ZodIssue): string {
 
 /**
  * A problem as the operator reads it: the variable, what is wrong, and a valid example unless
- * the message already gives one (AUTH_SECRET has none: its messages say how to make one).
+ * the message already gives one (AUTH_SECRET has none: its messages say how to make one) or the
+ * problem is not the value's form (a custom issue with `params: { example: false }`).
  */
 function describeIssue(capability: Capability, issue: z.core.$ZodIssue): string {
   const name = String(issue.path[0]);
@@ -101,8 +104,11 @@ function describeIssue(capability: Capability, issue: z.core.$ZodIssue): string 
   const variable = Object.hasOwn(variables, name) ? variables[name] : undefined;
   const example = variable === undefined ? undefined : exampleOf(variable);
   const message = plainWording(issue);
-  const shown =
-    example === undefined || message.includes('e.g.') ? '' : ` (e.g. ${name}=${example})`;
+  const noExample =
+    example === undefined ||
+    message.includes('e.g.') ||
+    (issue.code === 'custom' && issue.params?.example === false);
+  const shown = noExample ? '' : ` (e.g. ${name}=${example})`;
   return `${issue.path.join('.')}: ${message}${shown}`;
 }
 

@@ -61,10 +61,31 @@ export interface AccountEventsTable {
   detail: string | null;
 }
 
+/** A mail on its way (src/mail/outbox-store.ts); its bodies are erased once no longer needed. */
+export interface MailOutboxTable {
+  id: string;
+  kind: string;
+  recipient: string;
+  subject: string;
+  body_text: string | null;
+  body_html: string | null;
+  state: 'held' | 'queued' | 'sending' | 'sent' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  retry_until: number;
+  lease_holder: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+  expires_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   signin_throttle: SigninThrottleTable;
   account_events: AccountEventsTable;
   account_tokens: AccountTokensTable;
+  mail_outbox: MailOutboxTable;
 }

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type {
   GateLoad,
+  MailBacklog,
   Observer,
   RevocationReason,
   SignInOutcome,
@@ -121,6 +122,51 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
     () => door?.queued ?? 0,
   );
 
+  const mailSent = new Counter({
+    name: 'gatehouse_mail_sent_total',
+    help: 'Mails this process delivered to the SMTP server.',
+    registers: [registry],
+  });
+  const mailFailed = new Counter({
+    name: 'gatehouse_mail_failed_total',
+    help: 'Mails this process marked failed: refused for good (5xx), expired unsent, or undelivered after the retry window.',
+    registers: [registry],
+  });
+  mailSent.inc(0);
+  mailFailed.inc(0);
+  let readMail: (() => Promise<MailBacklog>) | undefined;
+  // One scrape reads the outbox once for both gauges; the last answer stands if a read fails.
+  let backlog: MailBacklog = { queued: 0, oldestAgeSeconds: 0 };
+  let reading: Promise<MailBacklog> | undefined;
+  let readAt = -Infinity;
+  const readBacklog = async () => {
+    if (readMail === undefined || performance.now() - readAt < 1000) return backlog;
+    reading ??= readMail()
+      .then((value) => {
+        readAt = performance.now();
+        return (backlog = value);
+      })
+      .catch(() => backlog)
+      .finally(() => (reading = undefined));
+    return reading;
+  };
+  new Gauge({
+    name: 'gatehouse_mail_queued',
+    help: 'Mails in the outbox waiting to be delivered (queued or being sent), across every instance.',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).queued);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_mail_oldest_queued_age_seconds',
+    help: 'Age of the oldest mail waiting to be delivered; 0 when none waits.',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).oldestAgeSeconds);
+    },
+  });
+
   const observer: Observer = {
     timeRequests(hasRoute) {
       isRoute = hasRoute;
@@ -139,6 +185,11 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
     },
     watchDoor(load) {
       door = load;
+    },
+    mailSent: () => mailSent.inc(),
+    mailFailed: () => mailFailed.inc(),
+    watchMail(read) {
+      readMail = read;
     },
   };
   return { observer, registry };

@@ -33,6 +33,18 @@ export interface Observer {
   readiness(ready: boolean): void;
   watchHasher(load: GateLoad, limits: { concurrency: number; queueMax: number }): void;
   watchDoor(load: GateLoad): void;
+  /** This process's delivery worker sent a mail, or marked one failed for good. */
+  mailSent(): void;
+  mailFailed(): void;
+  /** The outbox's backlog, read (one indexed query) only when metrics are scraped. */
+  watchMail(read: () => Promise<MailBacklog>): void;
+}
+
+export interface MailBacklog {
+  /** Mails queued or being sent. */
+  queued: number;
+  /** Age of the oldest of them; 0 when there is none. */
+  oldestAgeSeconds: number;
 }
 
 const ignore = () => undefined;
@@ -45,4 +57,7 @@ export const noObserver: Observer = {
   readiness: ignore,
   watchHasher: ignore,
   watchDoor: ignore,
+  mailSent: ignore,
+  mailFailed: ignore,
+  watchMail: ignore,
 };

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKyselyThrottleStore, type ThrottleLimit } from '../../src/auth/throttle-store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import * as credentialVersionMigration from '../../src/db/migrations/002-credential-version.js';
+import * as mailOutboxMigration from '../../src/db/migrations/003-mail-outbox.js';
 import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
@@ -516,6 +517,7 @@ for (const backend of backends) {
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
         await accountsMigration.down(db as unknown as Kysely<unknown>);
+        await mailOutboxMigration.down(db as unknown as Kysely<unknown>);
         await credentialVersionMigration.down(db as unknown as Kysely<unknown>);
         await sql`delete from kysely_migration where name > '001-initial'`.execute(db);
         await migrateToLatest(db);

@@ -23,7 +23,7 @@ describe.skipIf(promtoolBinary === undefined)('the example alerting rules', () =
   it('pass `promtool check rules` and their unit tests', () => {
     const check = spawnSync(promtoolBinary!, ['check', 'rules', rulesFile], { encoding: 'utf8' });
     expect(check.status, check.stdout + check.stderr).toBe(0);
-    expect(check.stdout).toContain('SUCCESS: 6 rules found');
+    expect(check.stdout).toContain('SUCCESS: 8 rules found');
     const test = spawnSync(promtoolBinary!, ['test', 'rules', 'gatehouse-alerts.test.yaml'], {
       cwd: rulesDir,
       encoding: 'utf8',
@@ -134,6 +134,8 @@ describe.skipIf(prometheusBinary === undefined)('a real Prometheus scraping an i
     expect(rules.map((rule) => rule.name).sort()).toEqual([
       'GatehouseDatabaseErrors',
       'GatehouseHasherSaturated',
+      'GatehouseMailBacklog',
+      'GatehouseMailFailed',
       'GatehouseNotReady',
       'GatehouseReadinessFlapping',
       'GatehouseSignInFailureSpike',

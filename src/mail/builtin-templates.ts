@@ -1,0 +1,174 @@
+import type { MailKind } from './mail-queue.js';
+
+/** One kind's built-in wording: a subject line, a plain-text body and the HTML body's content. */
+export interface BuiltinTemplate {
+  subject: string;
+  text: string;
+  /** The HTML body's content; `htmlLayout` wraps it into the document. */
+  html: string;
+  /** Values the caller must give: a mail without its link is a bug, not a mail. */
+  required: readonly string[];
+}
+
+const lockText = `
+If this was not you, lock your account now (you can ask your administrator to unlock it):
+{{lockLink}}`;
+const lockHtml = `
+<p>If this was not you, lock your account now (you can ask your administrator to unlock it):</p>
+<p><a href="{{lockLink}}">This wasn't me: lock my account</a></p>`;
+const codeText = `{{#code}}
+Or enter this code on the page: {{code}}
+{{/code}}{{#expiresInMinutes}}
+The link expires in {{expiresInMinutes}} minutes.{{/expiresInMinutes}}`;
+const codeHtml = `{{#code}}
+<p>Or enter this code on the page: <strong style="font-size:18px;letter-spacing:2px">{{code}}</strong></p>{{/code}}{{#expiresInMinutes}}
+<p>The link expires in {{expiresInMinutes}} minutes.</p>{{/expiresInMinutes}}`;
+const button = (label: string) =>
+  `<p><a href="{{link}}" style="display:inline-block;padding:10px 18px;background:#2563eb;color:#fff;border-radius:6px;text-decoration:none">${label}</a></p>
+<p style="font-size:13px;color:#555">Or open this address: {{link}}</p>`;
+
+export const builtinTemplates: Record<MailKind, BuiltinTemplate> = {
+  'password-reset': {
+    subject: 'Reset your {{productName}} password',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+Someone asked to reset the password of your {{productName}} account ({{to}}). To choose a new
+password, open this link and press the button on the page:
+{{link}}
+${codeText}
+
+If you did not ask for this, ignore this mail: your password stays as it is.`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>Someone asked to reset the password of your {{productName}} account ({{to}}). To choose a new password, open this link and press the button on the page:</p>
+${button('Choose a new password')}${codeHtml}
+<p>If you did not ask for this, ignore this mail: your password stays as it is.</p>`,
+    required: ['link'],
+  },
+  'email-verification': {
+    subject: 'Confirm your address for {{productName}}',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+Please confirm that {{to}} is your address for {{productName}}: open this link and press the
+button on the page:
+{{link}}
+${codeText}`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>Please confirm that {{to}} is your address for {{productName}}: open this link and press the button on the page:</p>
+${button('Confirm my address')}${codeHtml}`,
+    required: ['link'],
+  },
+  'email-change': {
+    subject: 'Confirm your new address for {{productName}}',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+Someone asked to move a {{productName}} account to this address ({{to}}). To confirm, open this
+link and press the button on the page:
+{{link}}
+${codeText}
+
+If you did not ask for this, ignore this mail: nothing changes.`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>Someone asked to move a {{productName}} account to this address ({{to}}). To confirm, open this link and press the button on the page:</p>
+${button('Confirm my new address')}${codeHtml}
+<p>If you did not ask for this, ignore this mail: nothing changes.</p>`,
+    required: ['link'],
+  },
+  'email-changed-notice': {
+    subject: 'The address of your {{productName}} account was changed',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+The address of your {{productName}} account was changed from {{to}}{{#newEmail}} to {{newEmail}}{{/newEmail}}. Mail about the account now goes to the new address.
+${lockText}`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>The address of your {{productName}} account was changed from {{to}}{{#newEmail}} to {{newEmail}}{{/newEmail}}. Mail about the account now goes to the new address.</p>
+${lockHtml}`,
+    required: ['lockLink'],
+  },
+  'password-changed-notice': {
+    subject: 'Your {{productName}} password was changed',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+The password of your {{productName}} account ({{to}}) was just changed, and every other session was signed out.
+${lockText}`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>The password of your {{productName}} account ({{to}}) was just changed, and every other session was signed out.</p>
+${lockHtml}`,
+    required: ['lockLink'],
+  },
+  'account-exists': {
+    subject: 'You already have a {{productName}} account',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+Someone tried to create a {{productName}} account for {{to}}, but you already have one, so
+nothing changed.{{#link}} Forgot your password? Choose a new one here:
+{{link}}{{/link}}
+
+If this was not you, ignore this mail.`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>Someone tried to create a {{productName}} account for {{to}}, but you already have one, so nothing changed.</p>{{#link}}
+<p>Forgot your password? <a href="{{link}}">Choose a new one</a>.</p>{{/link}}
+<p>If this was not you, ignore this mail.</p>`,
+    required: [],
+  },
+  invitation: {
+    subject: "You're invited to {{productName}}",
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+You are invited to {{productName}}. To accept, open this link and choose your password:
+{{link}}
+{{#expiresInDays}}
+The invitation expires in {{expiresInDays}} days.{{/expiresInDays}}{{#expiresInMinutes}}
+The invitation expires in {{expiresInMinutes}} minutes.{{/expiresInMinutes}}`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>You are invited to {{productName}}. To accept, open this link and choose your password:</p>
+${button('Accept the invitation')}{{#expiresInDays}}
+<p>The invitation expires in {{expiresInDays}} days.</p>{{/expiresInDays}}{{#expiresInMinutes}}
+<p>The invitation expires in {{expiresInMinutes}} minutes.</p>{{/expiresInMinutes}}`,
+    required: ['link'],
+  },
+  'account-locked-notice': {
+    subject: 'Your {{productName}} account is locked',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+Your {{productName}} account ({{to}}) is locked and every session of it was signed out, as you
+asked. To use it again, ask your administrator to unlock it.`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>Your {{productName}} account ({{to}}) is locked and every session of it was signed out, as you asked. To use it again, ask your administrator to unlock it.</p>`,
+    required: [],
+  },
+  test: {
+    subject: 'Test mail from {{productName}}',
+    text: `This is a test mail from {{productName}}{{#origin}} ({{origin}}){{/origin}}, sent with
+\`gatehouse mail test\`. Mail delivery works.`,
+    html: `<p>This is a test mail from {{productName}}{{#origin}} ({{origin}}){{/origin}}, sent with <code>gatehouse mail test</code>. Mail delivery works.</p>`,
+    required: [],
+  },
+};
+
+/** The document around every built-in HTML body: inline styles only, as mail clients need. */
+export const htmlLayout = (content: string) => `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>{{productName}}</title></head>
+<body style="margin:0;padding:24px;background:#f4f4f5;font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:15px;line-height:1.5;color:#18181b">
+<div style="max-width:560px;margin:0 auto;background:#fff;border-radius:8px;padding:24px">
+<h1 style="font-size:18px;margin:0 0 16px">{{productName}}</h1>
+${content}
+<p style="font-size:12px;color:#71717a;margin-top:24px">{{productName}}{{#origin}} · {{origin}}{{/origin}}</p>
+</div>
+</body>
+</html>`;
+
+/** Common to every kind, filled in by the queue. */
+export const commonValues = ['productName', 'origin', 'to'] as const;
+
+/** What callers may give any kind; a template reading another name is refused at start-up. */
+export const callerValues = [
+  'name',
+  'link',
+  'code',
+  'lockLink',
+  'expiresInMinutes',
+  'expiresInDays',
+  'newEmail',
+  'oldEmail',
+] as const;

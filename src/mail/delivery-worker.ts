@@ -1,0 +1,255 @@
+import type { ClaimedMail, OutboxStore } from './outbox-store.js';
+import { smtpConnections, type MailTransport, type SendResult } from './smtp-transport.js';
+
+export interface DeliverySettings {
+  /** Between polls while nothing is due: one indexed query each time. */
+  idlePollMs: number;
+  /** The first retry's delay; each further one doubles, up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How long a mail holds the lease while it is sent; past it another instance may take it. */
+  leaseMs: number;
+  /**
+   * Mails claimed by one poll, sent side by side: as many as the transport has connections, so
+   * none waits in nodemailer's queue, where its deadline would run out while it might still go
+   * out later (and then again on retry).
+   */
+  batch: number;
+  /** How often bodies past use are erased and old rows forgotten. */
+  sweepIntervalMs: number;
+  /** How long `stop` waits for sends in flight before giving their leases back. */
+  drainMs: number;
+  /**
+   * How long a poll waits for one attempt before it goes on without it. The attempt is not
+   * abandoned: its outcome is recorded when the server answers (it keeps its lease till then).
+   * Giving up on it and retrying could send the mail twice, were the first attempt to succeed.
+   */
+  attemptWaitMs: number;
+}
+
+export const defaultDeliverySettings: DeliverySettings = {
+  idlePollMs: 2_000,
+  retryBaseMs: 30_000,
+  retryMaxMs: 15 * 60_000,
+  // Longer than one send may take (smtp-transport.ts: 60 s at most): a live sender keeps its mail.
+  leaseMs: 2 * 60_000,
+  batch: smtpConnections,
+  sweepIntervalMs: 60_000,
+  drainMs: 5_000,
+  attemptWaitMs: 60_000,
+};
+
+export interface DeliveryLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface DeliveryEvents {
+  mailSent(): void;
+  mailFailed(): void;
+}
+
+export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'pending';
+
+export interface DeliveryWorker {
+  start(): void;
+  /** A mail was queued in this process: look now rather than at the next idle poll. */
+  wake(): void;
+  /** Finishes the sends in flight (up to `drainMs`), then gives back any lease it still holds. */
+  stop(): Promise<void>;
+}
+
+/** After a wake that found nothing: the caller's transaction may not have committed yet. */
+const wakeRecheckMs = [100, 1_000];
+
+/**
+ * Delivers the outbox: claims due mails with a lease (outbox-store.ts: no two instances send
+ * one mail), sends each, records the outcome. Polls every `idlePollMs` while idle, at once after
+ * a wake, and straight again while mails keep coming. Without a transport (development without
+ * SMTP_URL: mails are held for `mail show`) it only sweeps.
+ */
+export function createDeliveryWorker(options: {
+  store: OutboxStore;
+  transport: MailTransport | undefined;
+  holder: string;
+  settings?: Partial<DeliverySettings>;
+  now?: () => number;
+  log: DeliveryLog;
+  events: DeliveryEvents;
+}): DeliveryWorker {
+  const { store, transport, holder, log, events } = options;
+  const settings = { ...defaultDeliverySettings, ...options.settings };
+  const now = options.now ?? (() => Date.now());
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  // Until `start`: a mail queued before then (or by the CLI, which never starts it) wakes nothing.
+  let stopping = true;
+  let wokenWhileRunning = false;
+  let rechecks: number[] = [];
+  let nextSweepAt = 0;
+
+  function retryDelayMs(attempts: number): number {
+    return Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+  }
+
+  async function deliver(mail: ClaimedMail): Promise<DeliveryOutcome> {
+    const fields = { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
+    const started = now();
+    if (mail.expiresAt !== null && mail.expiresAt <= started) {
+      await store.markFailed(mail.id, 'expired before it could be sent', false);
+      events.mailFailed();
+      log.warn(fields, 'mail expired before it could be sent');
+      return 'failed';
+    }
+    if (mail.bodyText === null || mail.bodyHtml === null || transport === undefined) {
+      await store.markFailed(mail.id, 'its body was erased', false);
+      events.mailFailed();
+      return 'failed';
+    }
+    const recorded = transport
+      .send({
+        id: mail.id,
+        to: mail.recipient,
+        subject: mail.subject,
+        text: mail.bodyText,
+        html: mail.bodyHtml,
+      })
+      .then((result) => record(mail, result));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'pending'>((resolve) => {
+      timer = setTimeout(() => resolve('pending'), settings.attemptWaitMs);
+    });
+    const outcome = await Promise.race([recorded, waited]);
+    clearTimeout(timer);
+    if (outcome === 'pending') {
+      log.warn(
+        fields,
+        'mail attempt still waiting for the SMTP server; its outcome is recorded when it answers',
+      );
+      recorded.catch((error: unknown) =>
+        log.warn(
+          { ...fields, err: error },
+          'recording a mail delivery failed; it is tried again when its lease ends',
+        ),
+      );
+    }
+    return outcome;
+  }
+
+  async function record(mail: ClaimedMail, result: SendResult): Promise<DeliveryOutcome> {
+    const fields = { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
+    const at = now();
+    if (result.ok) {
+      await store.markSent(mail.id, at);
+      events.mailSent();
+      log.info(fields, 'mail sent');
+      return 'sent';
+    }
+    // Its secret still matters: the body stays for `mail retry` until it expires.
+    const keepBody = mail.expiresAt === null || mail.expiresAt > at;
+    if (result.permanent || at >= mail.retryUntil) {
+      await store.markFailed(mail.id, result.error, keepBody);
+      events.mailFailed();
+      log.warn(
+        { ...fields, error: result.error },
+        result.permanent
+          ? 'mail refused by the SMTP server: failed'
+          : 'mail not delivered within its retry window: failed',
+      );
+      return 'failed';
+    }
+    const delayMs = retryDelayMs(mail.attempts);
+    await store.markRetry(mail.id, holder, at + delayMs, result.error);
+    log.warn(
+      { ...fields, error: result.error, retryInSeconds: delayMs / 1000 },
+      'mail not delivered yet: will retry',
+    );
+    return 'retry';
+  }
+
+  /** Never rejects: a failure to record an outcome leaves the lease to run out, and the mail is tried again. */
+  async function deliverSafely(mail: ClaimedMail): Promise<DeliveryOutcome | 'error'> {
+    try {
+      return await deliver(mail);
+    } catch (error) {
+      log.warn(
+        { mail: mail.id, err: error },
+        'recording a mail delivery failed; it is tried again when its lease ends',
+      );
+      return 'error';
+    }
+  }
+
+  async function poll(): Promise<boolean> {
+    const at = now();
+    if (at >= nextSweepAt) {
+      nextSweepAt = at + settings.sweepIntervalMs;
+      await store.sweep(at);
+    }
+    if (transport === undefined) return false;
+    const mails = await store.claimDue(at, holder, settings.leaseMs, settings.batch);
+    await Promise.all(mails.map(deliverSafely));
+    return mails.length > 0;
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopping) return;
+    clearTimeout(timer);
+    timer = setTimeout(tick, delayMs);
+    // The worker never keeps the process alive by itself: the drain decides when to exit.
+    timer.unref();
+  }
+
+  function tick(): void {
+    timer = undefined;
+    if (stopping || running !== undefined) return;
+    wokenWhileRunning = false;
+    running = poll().then(
+      (busy) => {
+        running = undefined;
+        if (busy || wokenWhileRunning) return schedule(0);
+        const recheck = rechecks.shift();
+        schedule(recheck ?? settings.idlePollMs);
+      },
+      (error: unknown) => {
+        running = undefined;
+        log.warn({ err: error }, 'mail outbox poll failed; trying again shortly');
+        schedule(settings.idlePollMs);
+      },
+    );
+  }
+
+  return {
+    start() {
+      stopping = false;
+      schedule(0);
+    },
+    wake() {
+      if (stopping) return;
+      rechecks = [...wakeRecheckMs];
+      if (running !== undefined) wokenWhileRunning = true;
+      else schedule(0);
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      timer = undefined;
+      if (running !== undefined) {
+        let giveUp: NodeJS.Timeout | undefined;
+        await Promise.race([
+          running,
+          new Promise((resolve) => {
+            giveUp = setTimeout(resolve, settings.drainMs);
+          }),
+        ]);
+        clearTimeout(giveUp);
+      }
+      try {
+        await store.release(holder, now());
+      } catch (error) {
+        log.warn({ err: error }, 'giving back mail leases failed; they end by themselves');
+      }
+      transport?.close();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import type { Transporter } from 'nodemailer';
+
+/** One mail as the transport sends it. */
+export interface OutgoingMail {
+  id: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/**
+ * What an attempt came to. `permanent`: the server refused this mail for good (a 5xx to the
+ * recipient or the message); retrying the same mail cannot help. Anything else may pass later.
+ */
+export type SendResult = { ok: true } | { ok: false; permanent: boolean; error: string };
+
+export interface MailTransport {
+  /** Settles within the timeouts below (each bounds a wait; a server dripping bytes can outlast them). */
+  send(mail: OutgoingMail): Promise<SendResult>;
+  close(): void;
+}
+
+export interface SmtpTimeouts {
+  /** To open the TCP (and TLS) connection. */
+  connectionMs: number;
+  /** From connecting to the server's greeting. */
+  greetingMs: number;
+  /** Silence on an open connection: what ends an attempt to a server that stalls mid-way. */
+  socketMs: number;
+}
+
+export const defaultSmtpTimeouts: SmtpTimeouts = {
+  connectionMs: 10_000,
+  greetingMs: 10_000,
+  socketMs: 30_000,
+};
+
+const errorMaxLength = 300;
+
+/** Connections the pooled transport keeps open; the worker sends this many mails at a time. */
+export const smtpConnections = 2;
+
+interface NodemailerError {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  message?: string;
+}
+
+/**
+ * The server's answer in a few words, for `last_error` and the log. It never holds the SMTP
+ * password: nodemailer's messages quote the server and the address, not the credentials.
+ */
+function describe(error: NodemailerError): string {
+  const detail = (error.response ?? error.message ?? 'unknown error').replace(/\s+/g, ' ').trim();
+  return `${error.code ?? 'ERROR'}: ${detail}`.slice(0, errorMaxLength);
+}
+
+/**
+ * A 5xx to the envelope (the recipient) or the message is final (RFC 5321 4.2.1): the same
+ * mail will be refused again. A 5xx to our login (EAUTH) is not: the operator can fix the
+ * credentials, so it is retried with the rest; so is every 4xx and every network failure.
+ */
+export function isPermanent(error: NodemailerError): boolean {
+  if (error.code !== 'EENVELOPE' && error.code !== 'EMESSAGE') return false;
+  return (
+    error.responseCode === undefined || (error.responseCode >= 500 && error.responseCode < 600)
+  );
+}
+
+/**
+ * nodemailer's options from SMTP_URL, read with WHATWG URL (nodemailer's own reading uses the
+ * deprecated `url.parse`, which warns on stderr): `smtps:` is TLS from the start, `smtp:`
+ * upgrades with STARTTLS when offered; user and password are percent-decoded. Query
+ * parameters become options as nodemailer reads them (`?requireTLS=true`,
+ * `?tls.rejectUnauthorized=false`).
+ */
+export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
+  const url = new URL(smtpUrl);
+  const options: Record<string, unknown> = {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    secure: url.protocol === 'smtps:',
+    ...(url.port !== '' && { port: Number(url.port) }),
+    ...(url.username !== '' && {
+      auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) },
+    }),
+  };
+  for (const [key, raw] of url.searchParams) {
+    const value =
+      raw === 'true'
+        ? true
+        : raw === 'false'
+          ? false
+          : raw !== '' && !Number.isNaN(Number(raw))
+            ? Number(raw)
+            : raw;
+    const path = key.split('.');
+    let target = options;
+    for (const part of path.slice(0, -1)) {
+      const next = target[part];
+      target = (target[part] = typeof next === 'object' && next !== null ? next : {}) as Record<
+        string,
+        unknown
+      >;
+    }
+    target[path.at(-1) as string] = value;
+  }
+  return options;
+}
+
+/** The domain of the sender's address, for Message-IDs. */
+function domainOf(from: string): string {
+  const address = /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
+  return address.slice(address.lastIndexOf('@') + 1) || 'gatehouse.invalid';
+}
+
+/**
+ * A pooled nodemailer SMTP transport over `smtpUrl` (credentials in the URL). Each mail's
+ * Message-ID is derived from its outbox id, so a mail sent again after a crash (SMTP accepted
+ * it, the process died before recording that) carries the same Message-ID.
+ */
+export async function createSmtpTransport(
+  smtpUrl: string,
+  from: string,
+  timeouts: SmtpTimeouts = defaultSmtpTimeouts,
+): Promise<MailTransport> {
+  // Loaded only when mail is configured.
+  const { default: nodemailer } = await import('nodemailer');
+  const transporter: Transporter = nodemailer.createTransport({
+    ...smtpOptionsOf(smtpUrl),
+    pool: true,
+    maxConnections: smtpConnections,
+    // A connection that drops mid-send fails the mail here, and the outbox schedules the retry:
+    // nodemailer's own requeue (unbounded by default) would resend it behind the outbox's back,
+    // twice over once the outbox retried too.
+    maxRequeues: 0,
+    connectionTimeout: timeouts.connectionMs,
+    greetingTimeout: timeouts.greetingMs,
+    socketTimeout: timeouts.socketMs,
+    // Nothing is attached: refuse any file or URL a body might name.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  } as Parameters<typeof nodemailer.createTransport>[0]);
+  const domain = domainOf(from);
+  return {
+    send: (mail) =>
+      transporter
+        .sendMail({
+          from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+          messageId: `<${mail.id}@${domain}>`,
+        })
+        .then(
+          (): SendResult => ({ ok: true }),
+          (error: NodemailerError): SendResult => ({
+            ok: false,
+            permanent: isPermanent(error),
+            error: describe(error),
+          }),
+        ),
+    close: () => transporter.close(),
+  };
+}

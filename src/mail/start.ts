@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import {
+  createDeliveryWorker,
+  type DeliveryEvents,
+  type DeliveryLog,
+  type DeliverySettings,
+  type DeliveryWorker,
+} from './delivery-worker.js';
+import { createMailQueue, type HeldMail, type MailMode, type OutboxQueue } from './outbox-queue.js';
+import { createOutboxStore, type OutboxStore } from './outbox-store.js';
+import { createSmtpTransport, type SmtpTimeouts } from './smtp-transport.js';
+import { createMailRenderer, type TemplateOverrides } from './templates.js';
+
+/** What mail needs from the configuration (src/config/mail.ts, pages.ts, auth.ts). */
+export interface MailSettings {
+  production: boolean;
+  smtpUrl: string | undefined;
+  from: string | undefined;
+  productName: string;
+  /** The public origin (AUTH_URL), shown in every mail; undefined: none shown. */
+  origin: string | undefined;
+  templates: TemplateOverrides;
+  retryBaseSeconds: number;
+}
+
+export interface Mail {
+  mode: MailMode;
+  queue: OutboxQueue;
+  worker: DeliveryWorker;
+  store: OutboxStore;
+}
+
+export function mailModeOf(settings: Pick<MailSettings, 'production' | 'smtpUrl'>): MailMode {
+  if (settings.smtpUrl !== undefined) return 'send';
+  return settings.production ? 'off' : 'hold';
+}
+
+/** The one sentence start-up says about mail when it is not sent, or undefined when it is. */
+export function mailStartupNote(mode: MailMode): string | undefined {
+  if (mode === 'off')
+    return 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification, invitations and sign-up answer 404 until then';
+  if (mode === 'hold')
+    return 'mail is held in the outbox (development without SMTP_URL): links and codes are logged, and `gatehouse mail show ID` shows each mail';
+  return undefined;
+}
+
+/** The warn line a held mail gets in development: what a developer needs to go on. */
+export function logHeldMail(log: DeliveryLog, mail: HeldMail): void {
+  log.warn(
+    {
+      mail: mail.id,
+      kind: mail.kind,
+      to: mail.to,
+      link: mail.link,
+      code: mail.code,
+      lockLink: mail.lockLink,
+    },
+    'development: mail held, not sent (no SMTP_URL); its link and code are shown here only because this is development',
+  );
+}
+
+/**
+ * The outbox, its queue and its worker over `db`. The worker is not started: the service starts
+ * it once it listens, the CLI only for `mail test`.
+ */
+export async function createMail(
+  db: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+  settings: MailSettings,
+  hooks: {
+    log: DeliveryLog;
+    events: DeliveryEvents;
+    delivery?: Partial<DeliverySettings>;
+    timeouts?: SmtpTimeouts;
+    /** The clock (ms), injected in tests. */
+    now?: () => number;
+    /** false: no SMTP transport (the CLI queues and reads; the service delivers). */
+    deliver?: boolean;
+  },
+): Promise<Mail> {
+  const mode = mailModeOf(settings);
+  const store = createOutboxStore(db, dialect);
+  const transport =
+    mode === 'send' &&
+    hooks.deliver !== false &&
+    settings.smtpUrl !== undefined &&
+    settings.from !== undefined
+      ? await createSmtpTransport(settings.smtpUrl, settings.from, hooks.timeouts)
+      : undefined;
+  const worker = createDeliveryWorker({
+    store,
+    transport,
+    // Names this process in `mail show` (lease holder) without naming anything secret.
+    holder: `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    settings: { retryBaseMs: settings.retryBaseSeconds * 1000, ...hooks.delivery },
+    log: hooks.log,
+    events: hooks.events,
+    ...(hooks.now !== undefined && { now: hooks.now }),
+  });
+  const queue = createMailQueue({
+    mode,
+    store,
+    renderer: createMailRenderer(
+      { productName: settings.productName, origin: settings.origin },
+      settings.templates,
+    ),
+    ...(hooks.now !== undefined && { now: hooks.now }),
+    onQueued: () => worker.wake(),
+    onHeld: (mail) => logHeldMail(hooks.log, mail),
+  });
+  return { mode, queue, worker, store };
+}
+
+/** The mail settings out of the parsed configuration (its shape only: mail/ does not import config/). */
+export function mailSettingsOf(config: {
+  env: string;
+  authUrl: string | undefined;
+  page: { productName: string };
+  mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds'>;
+}): MailSettings {
+  return {
+    ...config.mail,
+    production: config.env === 'production',
+    productName: config.page.productName,
+    origin: config.authUrl,
+  };
+}

@@ -1,0 +1,141 @@
+import net from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+/**
+ * How the loopback SMTP server behaves: `up` accepts every mail; `down` is closed (connection
+ * refused); `stalled` accepts the connection and never says a word; `4xx`/`5xx` refuse the
+ * recipient with 451 (try later) or 550 (no such mailbox); `slow` accepts, but answers the
+ * message's end only after `slowMs`.
+ */
+export type SmtpMode = 'up' | 'slow' | 'down' | 'stalled' | '4xx' | '5xx';
+
+export interface ReceivedMail {
+  envelopeTo: string[];
+  parsed: ParsedMail;
+  raw: string;
+}
+
+export const smtpUser = 'gatehouse';
+export const smtpPassword = 'p@ss:word/with?odd#chars';
+
+/**
+ * A real SMTP server on 127.0.0.1 (the `smtp-server` package) in the test process, on one port
+ * across mode changes, checking the credentials in the URL. Every delivered mail is parsed
+ * with `mailparser`.
+ */
+export class LoopbackSmtp {
+  readonly received: ReceivedMail[] = [];
+  mode: SmtpMode = 'down';
+  slowMs = 1_500;
+  #server: SMTPServer | net.Server | undefined;
+  #sockets = new Set<net.Socket>();
+  private constructor(readonly port: number) {}
+
+  /** A server on a free port, in `mode`. */
+  static async start(mode: SmtpMode = 'up'): Promise<LoopbackSmtp> {
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as net.AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const smtp = new LoopbackSmtp(port);
+    await smtp.setMode(mode);
+    return smtp;
+  }
+
+  /** `smtp://user:password@127.0.0.1:port`, the password percent-encoded. */
+  get url(): string {
+    return `smtp://${smtpUser}:${encodeURIComponent(smtpPassword)}@127.0.0.1:${this.port}`;
+  }
+
+  async setMode(mode: SmtpMode): Promise<void> {
+    await this.#close();
+    this.mode = mode;
+    if (mode === 'down') return;
+    const server = mode === 'stalled' ? this.#silent() : this.#smtp(mode);
+    server.on('connection', (socket: net.Socket) => {
+      this.#sockets.add(socket);
+      socket.once('close', () => this.#sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.#server = server;
+  }
+
+  /** Waits until `count` mails have arrived (or throws after `timeoutMs`). */
+  async waitFor(count: number, timeoutMs = 10_000): Promise<ReceivedMail[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      if (Date.now() > deadline)
+        throw new Error(`expected ${count} mails, got ${this.received.length} in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return this.received;
+  }
+
+  close(): Promise<void> {
+    return this.#close();
+  }
+
+  #silent(): net.Server {
+    // Accepts and holds the connection: no greeting, no answer, ever.
+    return net.createServer(() => undefined);
+  }
+
+  #smtp(mode: 'up' | 'slow' | '4xx' | '5xx'): SMTPServer {
+    const server = new SMTPServer({
+      // Loopback without TLS: the credentials still travel (and are checked).
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
+      logger: false,
+      // Going down ends open connections (a client's pooled one too) at once, as a crash would.
+      closeTimeout: 10,
+      onAuth(auth, _session, callback) {
+        if (auth.username === smtpUser && auth.password === smtpPassword)
+          return callback(null, { user: auth.username });
+        return callback(Object.assign(new Error('bad credentials'), { responseCode: 535 }));
+      },
+      onRcptTo(_address, _session, callback) {
+        if (mode === '4xx')
+          return callback(
+            Object.assign(new Error('mailbox busy, try again later'), { responseCode: 451 }),
+          );
+        if (mode === '5xx')
+          return callback(Object.assign(new Error('no such mailbox'), { responseCode: 550 }));
+        return callback();
+      },
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          simpleParser(raw).then(
+            (parsed) => {
+              this.received.push({
+                envelopeTo: session.envelope.rcptTo.map((to) => to.address),
+                parsed,
+                raw,
+              });
+              if (mode === 'slow') setTimeout(() => callback(), this.slowMs);
+              else callback();
+            },
+            (error: Error) => callback(error),
+          );
+        });
+      },
+    });
+    server.on('error', () => undefined);
+    return server;
+  }
+
+  async #close(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    if (server === undefined) return;
+    for (const socket of this.#sockets) socket.destroy();
+    this.#sockets.clear();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

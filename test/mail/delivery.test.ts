@@ -1,0 +1,430 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { openDatabase, type Dialect } from '../../src/db/open.js';
+import type { Database } from '../../src/db/schema.js';
+import type { DeliverySettings } from '../../src/mail/delivery-worker.js';
+import type { OutboxMail, OutboxState } from '../../src/mail/outbox-store.js';
+import { createMail, type Mail, type MailSettings } from '../../src/mail/start.js';
+import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
+import { LoopbackSmtp } from '../helpers/smtp.js';
+
+/**
+ * The outbox and its worker in this process, over a real database (SQLite, and PostgreSQL when
+ * TEST_POSTGRES_URL is set) and a real SMTP server on loopback driven up, down, stalled and
+ * answering 4xx and 5xx. Times are shortened: retries from 100 ms, SMTP timeouts under a second.
+ */
+const backends: {
+  name: string;
+  skip: boolean;
+  create(): Promise<{ url: string; dispose(): Promise<void> }>;
+}[] = [
+  {
+    name: 'SQLite',
+    skip: false,
+    async create() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-mail-'));
+      return {
+        url: `file:${path.join(dir, 'mail.db')}`,
+        dispose: async () => fs.rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    skip: !hasPostgres,
+    async create() {
+      const database = await createTestDatabase();
+      return { url: database.url, dispose: () => database.drop() };
+    },
+  },
+];
+
+const from = 'Acme Accounts <no-reply@acme.test>';
+const fast: Partial<DeliverySettings> = {
+  idlePollMs: 50,
+  retryBaseMs: 100,
+  retryMaxMs: 400,
+  sweepIntervalMs: 50,
+  drainMs: 300,
+  attemptWaitMs: 1_000,
+};
+const timeouts = { connectionMs: 300, greetingMs: 300, socketMs: 500 };
+
+function settings(
+  smtp: LoopbackSmtp | undefined,
+  overrides: Partial<MailSettings> = {},
+): MailSettings {
+  return {
+    production: false,
+    smtpUrl: smtp?.url,
+    from: smtp === undefined ? undefined : from,
+    productName: 'Acme <Cloud>',
+    origin: 'https://auth.acme.test',
+    templates: {},
+    retryBaseSeconds: 1,
+    ...overrides,
+  };
+}
+
+interface Harness {
+  mail: Mail;
+  logs: { level: string; fields: Record<string, unknown>; message: string }[];
+  sent: number;
+  failed: number;
+}
+
+async function startMail(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  mailSettings: MailSettings,
+  options: {
+    delivery?: Partial<DeliverySettings>;
+    now?: () => number;
+    timeouts?: typeof timeouts;
+  } = {},
+): Promise<Harness> {
+  const harness = { logs: [], sent: 0, failed: 0 } as unknown as Harness;
+  const log = (level: string) => (fields: object, message: string) =>
+    harness.logs.push({ level, fields: fields as Record<string, unknown>, message });
+  harness.mail = await createMail(db, dialect, mailSettings, {
+    log: { info: log('info'), warn: log('warn') },
+    events: { mailSent: () => (harness.sent += 1), mailFailed: () => (harness.failed += 1) },
+    delivery: { ...fast, ...options.delivery },
+    timeouts: options.timeouts ?? timeouts,
+    ...(options.now !== undefined && { now: options.now }),
+  });
+  return harness;
+}
+
+async function waitForState(mail: Mail, id: string, states: OutboxState[], timeoutMs = 8_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = (await mail.store.get(id)) as OutboxMail;
+    if (states.includes(row.state)) return row;
+    if (Date.now() > deadline)
+      throw new Error(`mail ${id} is ${row.state} (${row.lastError}), not ${states.join('|')}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const resetMail = (to: string, expiresAt?: Date) => ({
+  kind: 'password-reset' as const,
+  to,
+  values: {
+    name: 'Ada <script>alert(1)</script>',
+    link: 'https://auth.acme.test/account/reset?token=abc&x=1',
+    code: 'K7Q-4M2',
+    expiresInMinutes: '60',
+  },
+  ...(expiresAt !== undefined && { expiresAt }),
+});
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(`mail delivery on ${backend.name}`, () => {
+    let db: Kysely<Database>;
+    let dialect: Dialect;
+    let dispose: () => Promise<void>;
+    let smtp: LoopbackSmtp;
+
+    beforeAll(async () => {
+      const created = await backend.create();
+      dispose = created.dispose;
+      const opened = openDatabase(created.url);
+      db = opened.db;
+      dialect = opened.dialect;
+      await migrateToLatest(db);
+      smtp = await LoopbackSmtp.start('up');
+    });
+    afterAll(async () => {
+      await smtp?.close();
+      await db?.destroy();
+      await dispose?.();
+    });
+
+    it('delivers a mail once: From, Subject, text and HTML bodies with the link and code, values escaped; then erases its body', async () => {
+      await smtp.setMode('up');
+      const h = await startMail(db, dialect, settings(smtp));
+      h.mail.worker.start();
+      const before = smtp.received.length;
+      const id = await h.mail.queue.enqueueWithId(db, resetMail('ada@example.com'));
+      const row = await waitForState(h.mail, id, ['sent']);
+      await h.mail.worker.stop();
+
+      expect(smtp.received.length).toBe(before + 1);
+      const { parsed, envelopeTo } = smtp.received.at(-1)!;
+      expect(envelopeTo).toEqual(['ada@example.com']);
+      expect(parsed.from?.value).toEqual([
+        { address: 'no-reply@acme.test', name: 'Acme Accounts' },
+      ]);
+      expect(parsed.subject).toBe('Reset your Acme <Cloud> password');
+      expect(parsed.messageId).toBe(`<${id}@acme.test>`);
+      expect(parsed.text).toContain('https://auth.acme.test/account/reset?token=abc&x=1');
+      expect(parsed.text).toContain('K7Q-4M2');
+      expect(parsed.text).toContain('Hello Ada <script>alert(1)</script>,');
+      const html = parsed.html as string;
+      expect(html).toContain('href="https://auth.acme.test/account/reset?token=abc&amp;x=1"');
+      expect(html).toContain('K7Q-4M2');
+      expect(html).toContain('Hello Ada &lt;script&gt;alert(1)&lt;/script&gt;,');
+      expect(html).not.toContain('<script>');
+      expect(html).toContain('Acme &lt;Cloud&gt;');
+      expect(html).toContain('https://auth.acme.test');
+
+      expect(row).toMatchObject({
+        state: 'sent',
+        attempts: 1,
+        bodyText: null,
+        bodyHtml: null,
+        lastError: null,
+      });
+      expect(row.sentAt).toBeGreaterThan(0);
+      expect(h.sent).toBe(1);
+      expect(h.logs.filter((l) => l.message === 'mail sent')).toHaveLength(1);
+      // No log line carries the link or the code.
+      expect(JSON.stringify(h.logs)).not.toMatch(/token=abc|K7Q-4M2/);
+    });
+
+    it('SMTP down: the mail stays queued with the error, then arrives once when SMTP is up', async () => {
+      await smtp.setMode('down');
+      const h = await startMail(db, dialect, settings(smtp));
+      h.mail.worker.start();
+      const before = smtp.received.length;
+      const id = await h.mail.queue.enqueueWithId(db, resetMail('down@example.com'));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const queued = (await h.mail.store.get(id))!;
+      expect(['queued', 'sending']).toContain(queued.state);
+      expect(queued.attempts).toBeGreaterThanOrEqual(1);
+      expect(queued.lastError).toMatch(/ECONNREFUSED|ECONNECTION/);
+      expect(queued.lastError).not.toContain('odd#chars');
+      expect(queued.bodyText).toContain('K7Q-4M2');
+      await smtp.setMode('up');
+      await waitForState(h.mail, id, ['sent']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await h.mail.worker.stop();
+      expect(smtp.received.slice(before).map((m) => m.envelopeTo[0])).toEqual(['down@example.com']);
+    });
+
+    it('a stalled server cannot hold the worker: the attempt times out and the mail is retried', async () => {
+      await smtp.setMode('stalled');
+      const h = await startMail(db, dialect, settings(smtp));
+      h.mail.worker.start();
+      const id = await h.mail.queue.enqueueWithId(db, resetMail('stall@example.com'));
+      const started = Date.now();
+      for (;;) {
+        const row = (await h.mail.store.get(id))!;
+        if (row.lastError !== null) {
+          expect(row.lastError).toMatch(/ETIMEDOUT|timeout|Greeting/i);
+          break;
+        }
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await smtp.setMode('up');
+      await waitForState(h.mail, id, ['sent']);
+      await h.mail.worker.stop();
+    });
+
+    it('an attempt the server answers late is waited for, not retried behind its back: one delivery', async () => {
+      await smtp.setMode('slow');
+      smtp.slowMs = 1_000;
+      const h = await startMail(db, dialect, settings(smtp), {
+        delivery: { attemptWaitMs: 200 },
+        timeouts: { ...timeouts, socketMs: 5_000 },
+      });
+      h.mail.worker.start();
+      const before = smtp.received.length;
+      const id = await h.mail.queue.enqueueWithId(db, resetMail('slow@example.com'));
+      const row = await waitForState(h.mail, id, ['sent']);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await h.mail.worker.stop();
+      expect(row.attempts).toBe(1);
+      expect(smtp.received.length).toBe(before + 1);
+      expect(h.logs.map((l) => l.message)).toContain(
+        'mail attempt still waiting for the SMTP server; its outcome is recorded when it answers',
+      );
+    });
+
+    it('4xx is retried until accepted; 5xx fails at once, keeping the body until it expires for `mail retry`', async () => {
+      await smtp.setMode('4xx');
+      const h = await startMail(db, dialect, settings(smtp));
+      h.mail.worker.start();
+      const busy = await h.mail.queue.enqueueWithId(db, resetMail('busy@example.com'));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const retrying = (await h.mail.store.get(busy))!;
+      expect(retrying.state).not.toBe('failed');
+      expect(retrying.lastError).toMatch(/^EENVELOPE: 451/);
+      await smtp.setMode('up');
+      await waitForState(h.mail, busy, ['sent']);
+
+      await smtp.setMode('5xx');
+      const expiresAt = new Date(Date.now() + 60_000);
+      const refused = await h.mail.queue.enqueueWithId(
+        db,
+        resetMail('nobody@example.com', expiresAt),
+      );
+      const failed = await waitForState(h.mail, refused, ['failed']);
+      await h.mail.worker.stop();
+      expect(failed.attempts).toBe(1);
+      expect(failed.lastError).toMatch(/^EENVELOPE: 550/);
+      expect(failed.bodyText).toContain('K7Q-4M2');
+      expect(h.failed).toBe(1);
+      // `mail retry`: queued again, sent once the server takes it.
+      expect(await h.mail.store.retry(refused, Date.now(), 3_600_000)).toBe('queued');
+      await smtp.setMode('up');
+      const h2 = await startMail(db, dialect, settings(smtp));
+      h2.mail.worker.start();
+      await waitForState(h2.mail, refused, ['sent']);
+      await h2.mail.worker.stop();
+    });
+
+    it('an undelivered mail is retried with growing delays for its window, then failed', async () => {
+      await smtp.setMode('down');
+      let clock = Date.now();
+      const h = await startMail(db, dialect, settings(smtp), {
+        now: () => clock,
+        delivery: { retryBaseMs: 30_000, retryMaxMs: 15 * 60_000 },
+      });
+      h.mail.worker.start();
+      const id = await h.mail.queue.enqueueWithId(db, {
+        kind: 'test',
+        to: 'window@example.com',
+        values: {},
+      });
+      const delays: number[] = [];
+      let row = await waitForState(h.mail, id, ['queued', 'failed']);
+      while (row.state !== 'failed') {
+        const attempts = row.attempts;
+        if (attempts > 0 && row.lastError !== null) delays.push(row.nextAttemptAt - clock);
+        clock = row.nextAttemptAt;
+        h.mail.worker.wake();
+        for (;;) {
+          row = (await h.mail.store.get(id))!;
+          if (row.state === 'failed' || (row.state === 'queued' && row.attempts > attempts)) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+      await h.mail.worker.stop();
+      // 30 s doubling, capped at 15 min, for at least an hour after it was queued.
+      expect(delays.slice(0, 6)).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 900_000]);
+      expect(clock - row.createdAt).toBeGreaterThanOrEqual(3_600_000);
+      expect(row.lastError).toMatch(/ECONNREFUSED|ECONNECTION/);
+      // No secret in it (a test mail): its body stays for `mail retry`.
+      expect(row.bodyText).not.toBeNull();
+    });
+
+    it('a mail whose secret expired before it could be sent is failed, erased, and never sent', async () => {
+      await smtp.setMode('up');
+      const h = await startMail(db, dialect, settings(smtp));
+      const before = smtp.received.length;
+      const id = await h.mail.queue.enqueueWithId(
+        db,
+        resetMail('late@example.com', new Date(Date.now() - 1)),
+      );
+      h.mail.worker.start();
+      const row = await waitForState(h.mail, id, ['failed']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await h.mail.worker.stop();
+      expect(row).toMatchObject({
+        bodyText: null,
+        bodyHtml: null,
+        lastError: 'expired before it could be sent',
+      });
+      expect(smtp.received.length).toBe(before);
+    });
+
+    it('development without SMTP_URL holds each mail, logs its link and code once, and erases it when it expires', async () => {
+      const h = await startMail(db, dialect, settings(undefined));
+      expect(h.mail.mode).toBe('hold');
+      expect(h.mail.queue.enabled).toBe(true);
+      h.mail.worker.start();
+      const id = await h.mail.queue.enqueueWithId(
+        db,
+        resetMail('dev@example.com', new Date(Date.now() + 300)),
+      );
+      const held = (await h.mail.store.get(id))!;
+      expect(held).toMatchObject({ state: 'held', attempts: 0 });
+      expect(held.bodyText).toContain('K7Q-4M2');
+      const lines = h.logs.filter((l) => l.fields.mail === id);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        level: 'warn',
+        fields: {
+          link: 'https://auth.acme.test/account/reset?token=abc&x=1',
+          code: 'K7Q-4M2',
+          to: 'dev@example.com',
+        },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const erased = (await h.mail.store.get(id))!;
+      await h.mail.worker.stop();
+      expect(erased).toMatchObject({ state: 'held', bodyText: null, bodyHtml: null });
+    });
+
+    it('production without SMTP_URL: mail is off and nothing can be queued', async () => {
+      const h = await startMail(db, dialect, settings(undefined, { production: true }));
+      expect(h.mail.queue.enabled).toBe(false);
+      await expect(h.mail.queue.enqueue(db, resetMail('off@example.com'))).rejects.toThrow(
+        /mail is off/,
+      );
+    });
+
+    it('a mail queued in a transaction that rolls back is not there, nor sent', async () => {
+      await smtp.setMode('up');
+      const h = await startMail(db, dialect, settings(smtp));
+      const before = (await h.mail.store.list({ limit: 10_000 })).length;
+      await expect(
+        db.transaction().execute(async (trx) => {
+          await h.mail.queue.enqueue(trx, resetMail('rolled@example.com'));
+          throw new Error('the change failed');
+        }),
+      ).rejects.toThrow('the change failed');
+      expect((await h.mail.store.list({ limit: 10_000 })).length).toBe(before);
+    });
+
+    it('a stopping worker gives its lease back: the mail is queued again, due at once', async () => {
+      await smtp.setMode('stalled');
+      const h = await startMail(db, dialect, settings(smtp), { delivery: { drainMs: 50 } });
+      h.mail.worker.start();
+      const id = await h.mail.queue.enqueueWithId(db, resetMail('drain@example.com'));
+      await waitForState(h.mail, id, ['sending']);
+      await h.mail.worker.stop();
+      const row = (await h.mail.store.get(id))!;
+      expect(row).toMatchObject({ state: 'queued', leaseHolder: null });
+      expect(row.nextAttemptAt).toBeLessThanOrEqual(Date.now());
+      await smtp.setMode('up');
+      const h2 = await startMail(db, dialect, settings(smtp));
+      h2.mail.worker.start();
+      await waitForState(h2.mail, id, ['sent']);
+      await h2.mail.worker.stop();
+    });
+
+    it('two workers on one database deliver each of 50 mails exactly once', async () => {
+      await smtp.setMode('up');
+      const a = await startMail(db, dialect, settings(smtp));
+      const b = await startMail(db, dialect, settings(smtp));
+      const before = smtp.received.length;
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i += 1)
+        ids.push(
+          await a.mail.queue.enqueueWithId(db, {
+            kind: 'test',
+            to: `many${i}@example.com`,
+            values: {},
+          }),
+        );
+      a.mail.worker.start();
+      b.mail.worker.start();
+      await smtp.waitFor(before + 50, 20_000);
+      for (const id of ids) await waitForState(a.mail, id, ['sent']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await Promise.all([a.mail.worker.stop(), b.mail.worker.stop()]);
+      const got = smtp.received.slice(before).map((m) => m.envelopeTo[0]);
+      expect(got).toHaveLength(50);
+      expect(new Set(got).size).toBe(50);
+      expect(a.sent + b.sent).toBe(50);
+    });
+  });
+}
