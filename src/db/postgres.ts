@@ -10,6 +10,28 @@ const require = createRequire(import.meta.url);
 /** A statement running longer than this is cancelled by the server. */
 export const statementTimeoutMs = 5000;
 
+// Server-side ends of a connection: admin_shutdown, crash_shutdown, cannot_connect_now.
+const connectionEndCodes = new Set(['57P01', '57P02', '57P03']);
+
+/**
+ * Whether a query failed because its pooled connection was already gone (the server ended it,
+ * or its socket closed) before the statement could run: the same statement on a new connection
+ * may well succeed. A pool can hand out such a connection when the server ends it an instant
+ * before the request, before the socket's close has reached this process.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (
+    typeof code === 'string' &&
+    (connectionEndCodes.has(code) || code === 'ECONNRESET' || code === 'EPIPE')
+  )
+    return true;
+  return /Connection terminated|Client has encountered a connection error|not queryable/.test(
+    error.message,
+  );
+}
+
 /**
  * A pooled PostgreSQL connection; queries time out so a stuck server cannot hold requests. The
  * pool is returned too, for named (server-side prepared) statements on hot paths.

@@ -1,10 +1,14 @@
-import type { Pool as PgPool } from 'pg';
+import type { Pool as PgPool, QueryResult } from 'pg';
+import { isConnectionLost } from '../db/postgres.js';
 import { toActive, type ActiveSession, type FindActive } from './active-session.js';
 
 interface Waiter {
   resolve(session: ActiveSession | null): void;
   reject(error: unknown): void;
 }
+
+/** Tries after a lost connection: as many as the pool can hold dead connections (its max). */
+const connectionLostRetries = 10;
 
 /** Ids per statement at most; a larger burst goes out in several. */
 export const batchMaxIds = 256;
@@ -34,21 +38,28 @@ export function postgresFindActive(pool: PgPool, named: boolean, onError: () => 
   let waiting: Map<string, Waiter[]> | undefined;
 
   const send = (batch: Map<string, Waiter[]>) => {
-    pool
-      .query<ActiveSession & { sessionId: string }>({ ...query, values: [[...batch.keys()]] })
-      .then(
-        (result) => {
-          const found = new Map(result.rows.map((row) => [row.sessionId, row]));
-          for (const [sessionId, waiters] of batch) {
-            const session = toActive(found.get(sessionId));
-            for (const waiter of waiters) waiter.resolve(session);
-          }
-        },
-        (error: unknown) => {
-          onError();
-          for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
-        },
+    const read = () =>
+      pool.query<ActiveSession & { sessionId: string }>({ ...query, values: [[...batch.keys()]] });
+    // A read is safe to repeat: one on a connection the server had already ended goes again on
+    // another (the pool drops the dead one), instead of failing the requests it serves. Each such
+    // try fails at once; a server that is down fails to connect, which is not retried.
+    const attempt = (left: number): Promise<QueryResult<ActiveSession & { sessionId: string }>> =>
+      read().catch((error: unknown) =>
+        left > 0 && isConnectionLost(error) ? attempt(left - 1) : Promise.reject(error),
       );
+    attempt(connectionLostRetries).then(
+      (result) => {
+        const found = new Map(result.rows.map((row) => [row.sessionId, row]));
+        for (const [sessionId, waiters] of batch) {
+          const session = toActive(found.get(sessionId));
+          for (const waiter of waiters) waiter.resolve(session);
+        }
+      },
+      (error: unknown) => {
+        onError();
+        for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+      },
+    );
   };
   const flush = () => {
     const batch = waiting;
