@@ -161,9 +161,18 @@ describe.each(backends)('e-mailed secrets on $name', ({ skip, create }) => {
       .select(['code_tries_left', 'used_at'])
       .where('id', '=', issued.id)
       .executeTakeFirstOrThrow();
-    expect(Number(row.code_tries_left)).toBe(0);
-    // The right code won only if it spent one of the five tries.
-    expect(results.filter((r) => r !== null).length).toBe(row.used_at === null ? 0 : 1);
+    const winners = results.filter((r) => r !== null).length;
+    if (row.used_at === null) {
+      // The twelve wrong guesses spent all five tries before the right one came: nobody won.
+      expect(Number(row.code_tries_left)).toBe(0);
+      expect(winners).toBe(0);
+    } else {
+      // The right code won by spending one of the five tries; the guesses after it found the
+      // secret used and spent none (which order the database ran them in is its choice).
+      expect(Number(row.code_tries_left)).toBeGreaterThanOrEqual(0);
+      expect(Number(row.code_tries_left)).toBeLessThan(5);
+      expect(winners).toBe(1);
+    }
   });
 
   it.skipIf(skip)('of parallel consumes of one token exactly one wins', async () => {
