@@ -285,7 +285,11 @@ describe('the account page', () => {
   it('a form without its CSRF token, or with a stale one, is refused 403 and nothing changes', async () => {
     const client = await signedIn(service, 'fay@example.com');
     const before = await accountPage(client);
-    for (const fields of [{ name: 'Mallory' }, { name: 'Mallory', csrfToken: 'stale' }]) {
+    const sent: Record<string, string>[] = [
+      { name: 'Mallory' },
+      { name: 'Mallory', csrfToken: 'stale' },
+    ];
+    for (const fields of sent) {
       const response = await client.postForm('/account/profile', fields);
       expect(response.status).toBe(403);
       expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
