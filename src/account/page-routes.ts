@@ -139,6 +139,23 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     );
   }
 
+  /**
+   * A handler whose session or account read found the database busy or unreachable (503): the
+   * busy page with the error's `Retry-After`, not the JSON error.
+   */
+  const orBusy =
+    <A extends unknown[]>(
+      handler: (request: FastifyRequest, reply: FastifyReply, ...rest: A) => Promise<FastifyReply>,
+    ) =>
+    async (request: FastifyRequest, reply: FastifyReply, ...rest: A) => {
+      try {
+        return await handler(request, reply, ...rest);
+      } catch (error) {
+        if (!(error instanceof HttpError) || error.status !== 503) throw error;
+        return pages.busy(reply, error.headers);
+      }
+    };
+
   async function showPage(request: FastifyRequest, reply: FastifyReply) {
     const signedIn = await signedInOrNull(request);
     if (signedIn === null) return toSignIn(request, reply);
@@ -167,7 +184,7 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     return undefined;
   }
 
-  async function postForm(route: FormRoute, request: FastifyRequest, reply: FastifyReply) {
+  async function postForm(request: FastifyRequest, reply: FastifyReply, route: FormRoute) {
     const body = readBody(request);
     let csrf: CsrfRefusal | undefined;
     try {
@@ -243,9 +260,11 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
       reply.header('cache-control', 'no-store');
       next(null, payload);
     });
-    scope.get(accountPagePath, showPage);
+    const show = orBusy(showPage);
+    const post = orBusy(postForm);
+    scope.get(accountPagePath, show);
     for (const [path, route] of Object.entries(forms)) {
-      scope.post(path, (request, reply) => postForm(route, request, reply));
+      scope.post(path, (request, reply) => post(request, reply, route));
       // The address a refused form leaves in the bar: opening it again shows the page.
       scope.get(path, (request, reply) =>
         reply

@@ -3,7 +3,9 @@ import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { renderAccountPage, type AccountPageView } from './account-page.js';
 import { paletteFor } from './colour.js';
 import { renderCrossSitePage, type CrossSiteView } from './cross-site-page.js';
-import type { PageShell } from './layout.js';
+import { markup } from './html.js';
+import { renderDocument, renderNotice, type PageShell } from './layout.js';
+import type { Notice } from './notices.js';
 import { pagePolicy } from './page-csp.js';
 import { pageStyle } from './page-style.js';
 
@@ -29,7 +31,14 @@ export interface AccountPages {
   account(reply: FastifyReply, view: AccountPageView, answer: PageAnswer): FastifyReply;
   /** A form of these pages posted from another site (403): a page saying so, nothing done. */
   crossSite(reply: FastifyReply, view: Omit<CrossSiteView, 'action'>): FastifyReply;
+  /** The service could not read the session or the account now (503, `Retry-After`). */
+  busy(reply: FastifyReply, headers: Record<string, string>): FastifyReply;
 }
+
+const busyNotice: Notice = {
+  tone: 'error',
+  text: 'The service is busy right now and could not open your account, so nothing changed. Please try again in a few seconds.',
+};
 
 /**
  * The account pages, branded by `settings` (fixed at start-up) exactly as the sign-in page is:
@@ -67,5 +76,11 @@ export function createAccountPages(
     account: (reply, view, answer) => send(reply, renderAccountPage(shell, view), answer),
     crossSite: (reply, view) =>
       send(reply, renderCrossSitePage(shell, { action: 'account', ...view }), { status: 403 }),
+    busy: (reply, headers) => {
+      const content = markup`${renderNotice(busyNotice)}
+<a class="button" href="/account">Try again</a>`;
+      const page = renderDocument(shell, 'Your account', content, busyNotice);
+      return send(reply, page, { status: 503, headers });
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
+import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import {
   browserAccept,
   hidden,
@@ -341,5 +342,50 @@ describe('the account page', () => {
     expect(json.status).toBe(415);
     expect((await client.request('/account', { method: 'POST' })).status).toBe(405);
     expect((await client.request('/account/profile', { method: 'PUT' })).status).toBe(405);
+  });
+});
+
+describe('the account page when the session store does not answer', () => {
+  let server: TestServer;
+  let failing = false;
+  beforeAll(async () => {
+    server = await startServer({
+      wrap: (deps) => ({
+        ...deps,
+        sessions: {
+          ...deps.sessions,
+          findActive: (id) =>
+            failing
+              ? Promise.reject(new Error('injected: no database'))
+              : deps.sessions.findActive(id),
+        },
+      }),
+    });
+    await addUser(server, 'ada@example.com', password, 'Ada');
+  });
+  afterAll(() => server.close());
+
+  it('says the service is busy, as a page, with 503 and Retry-After', async () => {
+    const client = new Client(server.url, { accept: browserAccept, origin: server.url });
+    expect((await submitSignInForm(client, { email: 'ada@example.com', password })).status).toBe(
+      302,
+    );
+    const csrfToken = hidden(await (await client.get('/account')).text(), 'csrfToken');
+    failing = true;
+    try {
+      for (const response of [
+        await client.get('/account'),
+        await client.postForm('/account/profile', { csrfToken, name: 'Ada' }),
+      ]) {
+        expect(response.status).toBe(503);
+        expect(response.headers.get('retry-after')).toBe('5');
+        expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(response.headers.get('cache-control')).toBe('no-store');
+        expect(noticeOf(await response.text())?.text).toMatch(/^The service is busy right now/);
+      }
+    } finally {
+      failing = false;
+    }
+    expect((await client.get('/account')).status).toBe(200);
   });
 });
