@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { authBasePath } from '../auth/auth-config.js';
 import type { SessionAccess } from '../auth/session-access.js';
 import type { Throttle } from '../auth/throttle.js';
 import { isSecure, originOf } from '../auth/request-site.js';
@@ -7,6 +8,7 @@ import type { PageViewOf } from '../auth/routes.js';
 import type { PageSettings } from '../config/page-settings.js';
 import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
+import { createAccountPages } from '../pages/account-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps } from './action.js';
@@ -20,8 +22,6 @@ import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createPasswordProof } from './password-proof.js';
 import { registerAccountPages } from './page-routes.js';
-import { createAccountPages } from '../pages/account-pages.js';
-import { authBasePath } from '../auth/auth-config.js';
 import { readBody } from './request-body.js';
 import { createAccountStore } from './store.js';
 

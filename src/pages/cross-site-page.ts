@@ -18,7 +18,8 @@ export interface CrossSiteView {
  * A browser's sign-in or sign-out form post refused as cross-site (403): what happened in plain
  * words, for the person, and the setting to change, for whoever runs the service (usually the
  * same developer, the first time an app is put in front of Gatehouse). Values are printed
- * escaped; the link goes to the sign-in page on the origin the browser used.
+ * escaped; the link goes to the sign-in page (the account page, for its forms) on the origin
+ * the browser used.
  */
 export function renderCrossSitePage(shell: PageShell, view: CrossSiteView): string {
   const what = { signin: 'sign-in', signout: 'sign-out', account: 'account' }[view.action];
