@@ -53,6 +53,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       passwordMinLength: deps.config.passwordMinLength ?? 12,
     },
     sessions: auth.sessions,
+    pageView: auth.pageView,
   });
   return site.app;
 }

@@ -4,6 +4,23 @@ import { authCookieNames } from '../auth/cookie-names.js';
 import { parseCookies } from '../auth/cookies.js';
 import { HttpError } from '../http/errors.js';
 
+/** Why a POST was refused as CSRF: it came from another site, or its token pair did not hold. */
+export type CsrfRefusalReason = 'cross_site' | 'token';
+
+/**
+ * A 403 `csrf` (the JSON answer is the same for every reason) that says which check failed, so
+ * a page can explain it: a form from another site, or one that expired (no or a stale token).
+ */
+export class CsrfRefusal extends HttpError {
+  constructor(
+    readonly reason: CsrfRefusalReason,
+    /** The request's `Origin`, when it sent one. */
+    readonly requestOrigin: string | undefined,
+  ) {
+    super('csrf');
+  }
+}
+
 const equal = (a: string, b: string) => {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
@@ -15,7 +32,8 @@ const equal = (a: string, b: string) => {
  * `X-CSRF-Token`) with its cookie, checked as Auth.js checks it (`createCSRFToken` in
  * @auth/core: the cookie is `token|hash`, the hash SHA-256 of the token and the secret setting,
  * which Auth.js stringifies, so several secrets join with commas), and never comes from another
- * site (`Origin` foreign, or `Sec-Fetch-Site: cross-site`). Any failure: 403 `csrf`.
+ * site (`Origin` foreign, or `Sec-Fetch-Site: cross-site`). Any failure: 403 `csrf`
+ * (a CsrfRefusal naming which).
  */
 export function createCsrfGuard(deps: {
   secrets: readonly string[];
@@ -25,20 +43,22 @@ export function createCsrfGuard(deps: {
   const secret = deps.secrets.join(',');
   const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
   return function assertCsrf(request: FastifyRequest, body: Record<string, unknown>): void {
-    if (request.headers['sec-fetch-site']?.toLowerCase() === 'cross-site') {
-      throw new HttpError('csrf');
-    }
     const origin = request.headers.origin;
+    if (request.headers['sec-fetch-site']?.toLowerCase() === 'cross-site') {
+      throw new CsrfRefusal('cross_site', origin);
+    }
     if (origin !== undefined && origin.toLowerCase() !== deps.originOf(request)) {
-      throw new HttpError('csrf');
+      throw new CsrfRefusal('cross_site', origin);
     }
     const header = request.headers['x-csrf-token'];
     const sent = typeof header === 'string' ? header : body.csrfToken;
     const name = authCookieNames(deps.secureOf(request), '__Secure-').csrf;
     const held = parseCookies(request.headers.cookie).get(name);
-    if (typeof sent !== 'string' || sent === '' || held === undefined) throw new HttpError('csrf');
+    if (typeof sent !== 'string' || sent === '' || held === undefined) {
+      throw new CsrfRefusal('token', origin);
+    }
     // Auth.js's split: the first two `|`-separated parts, anything after ignored.
     const [token = '', hash = ''] = held.split('|');
-    if (!equal(hash, hashOf(token)) || !equal(token, sent)) throw new HttpError('csrf');
+    if (!equal(hash, hashOf(token)) || !equal(token, sent)) throw new CsrfRefusal('token', origin);
   };
 }

@@ -1,10 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { authBasePath } from '../auth/auth-config.js';
 import type { SessionAccess } from '../auth/session-access.js';
 import type { Throttle } from '../auth/throttle.js';
 import { isSecure, originOf } from '../auth/request-site.js';
+import type { PageViewOf } from '../auth/routes.js';
+import type { PageSettings } from '../config/page-settings.js';
 import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
+import { createAccountPages } from '../pages/account-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps } from './action.js';
@@ -17,6 +21,7 @@ import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createPasswordProof } from './password-proof.js';
+import { registerAccountPages } from './page-routes.js';
 import { readBody } from './request-body.js';
 import { createAccountStore } from './store.js';
 
@@ -48,6 +53,8 @@ export interface AccountSettings {
   reauthMaxAgeSeconds: number;
   /** PASSWORD_MIN_LENGTH. */
   passwordMinLength: number;
+  /** The pages' branding, as the sign-in page has it. */
+  page?: PageSettings | undefined;
 }
 
 export interface AccountRegistration {
@@ -58,6 +65,8 @@ export interface AccountRegistration {
   hasher: PasswordHasher;
   /** The auth wing's session read (src/auth/register.ts). */
   sessions: SessionAccess;
+  /** The auth wing's CSRF token for pages; without it, no `/account` pages. */
+  pageView?: PageViewOf;
 }
 
 /**
@@ -131,4 +140,16 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     }
     done();
   });
+  // The same actions behind HTML pages (`/account`), for browsers without script.
+  if (deps.pageView !== undefined) {
+    registerAccountPages(site, {
+      actionDeps,
+      guards,
+      assertCsrf,
+      pageView: deps.pageView,
+      pages: createAccountPages(authBasePath, config.page),
+      originOf: (request) => originOf(request, config.authUrl),
+      bodyLimitBytes: config.bodyLimitBytes,
+    });
+  }
 }

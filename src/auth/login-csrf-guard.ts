@@ -39,6 +39,11 @@ function usableOrigin(origin: string | undefined): string | undefined {
   }
 }
 
+/** The AUTH_URL that would make a request from `origin` this service's own (else an example). */
+export function suggestedAuthUrl(origin: string | undefined): string {
+  return usableOrigin(origin) ?? exampleAuthUrl;
+}
+
 /** The refusal's reason and the setting to change, in one sentence for logs and JSON callers. */
 export function explainCrossSite(refusal: CrossSiteRefusal): string {
   const { requestOrigin, fetchSite, publicOrigin } = refusal;
@@ -89,7 +94,7 @@ export function loginCsrfGuard(options: LoginCsrfGuardOptions) {
         requestOrigin: origin?.slice(0, shownOriginMaxLength),
         fetchSite: fetchSite?.slice(0, shownOriginMaxLength),
         publicOrigin,
-        suggestedAuthUrl: usableOrigin(origin) ?? exampleAuthUrl,
+        suggestedAuthUrl: suggestedAuthUrl(origin),
       };
       const error = new CrossSiteError(refusal);
       request.log.warn(

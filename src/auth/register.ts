@@ -15,7 +15,7 @@ import { createDeviceCookies } from './device-cookie.js';
 import { createFrontRead } from './front-read.js';
 import type { JweCodec } from './jwe-codec.js';
 import type { AccountEventSink } from './account-events.js';
-import { authRoutes, registerAuthRoutes } from './routes.js';
+import { authRoutes, registerAuthRoutes, type PageViewOf } from './routes.js';
 import { createSessionAccess, type SessionAccess } from './session-access.js';
 import { createSessionClaims } from './session-claims.js';
 import { createSessionRead } from './session-read.js';
@@ -45,6 +45,8 @@ export interface AuthRegistration {
 export interface AuthRegistered {
   /** The session behind a request, read as every session read is. */
   sessions: SessionAccess;
+  /** Auth.js's CSRF token and cookies for a page's forms, as the sign-in page gets them. */
+  pageView: PageViewOf;
 }
 
 /**
@@ -165,8 +167,11 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
   );
   deps.observer.watchDoor(signIns);
   site.declareRoutes(authPaths);
+  // Set when the routes are registered (Fastify runs plugins before it listens, so before any
+  // request can ask).
+  let pageView: PageViewOf | undefined;
   void site.app.register((scope, _options, done) => {
-    registerAuthRoutes(scope, {
+    ({ pageView } = registerAuthRoutes(scope, {
       configs: { http: configFor(false), https: configFor(true) },
       fastReader,
       frontRead,
@@ -180,7 +185,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       signedInUser,
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
-    });
+    }));
     done();
   });
   return {
@@ -194,5 +199,9 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       live: read.live,
       codec,
     }),
+    pageView(request, query) {
+      if (pageView === undefined) throw new Error('the auth routes are not registered yet');
+      return pageView(request, query);
+    },
   };
 }

@@ -70,6 +70,15 @@ export interface AuthRouteDeps {
   events?: AccountEventSink;
 }
 
+/**
+ * What a page of this origin prints its forms with (Auth.js's CSRF token and the cookies to
+ * set), or Auth.js's own answer when its CSRF action gave none (fast paths off).
+ */
+export type PageViewOf = (
+  request: FastifyRequest,
+  query: string,
+) => Promise<Omit<PageView, 'signedIn'> | Response>;
+
 const callbackPath = `${authBasePath}/callback/credentials`;
 const signInPaths = new Set([`${authBasePath}/signin/credentials`, callbackPath]);
 
@@ -85,7 +94,10 @@ function sendFast(reply: FastifyReply, answer: FastAnswer): FastifyReply {
  * (login CSRF, body, the sign-in door), then Auth.js (src/auth/authjs-bridge.ts); session and
  * CSRF reads go to session-read's fast branch, the pages get what they print.
  */
-export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): void {
+export function registerAuthRoutes(
+  app: FastifyInstance,
+  deps: AuthRouteDeps,
+): { pageView: PageViewOf } {
   app.removeAllContentTypeParsers();
   // Bodies stay bytes: Auth.js parses them itself, exactly as it would anywhere else.
   app.addContentTypeParser(
@@ -96,7 +108,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
 
   const { publicOrigin, pages, fastReader, frontRead } = deps;
   /** What a page prints its form with: Auth.js's CSRF token and cookies for this browser. */
-  const pageView = async (request: FastifyRequest, query: string) => {
+  const pageView: PageViewOf = async (request, query) => {
     const site = {
       origin: originOf(request, publicOrigin),
       secure: isSecure(request, publicOrigin),
@@ -259,4 +271,5 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps): v
       },
     });
   }
+  return { pageView };
 }

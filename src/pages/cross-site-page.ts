@@ -2,9 +2,10 @@ import { markup } from './html.js';
 import { renderDocument, renderNotice, type PageShell } from './layout.js';
 import type { Notice } from './notices.js';
 
-/** What a cross-site refusal was about, as the login-CSRF guard saw it. */
+/** What a cross-site refusal was about, as the login-CSRF guard (or the account's) saw it. */
 export interface CrossSiteView {
-  action: 'signin' | 'signout';
+  /** The sign-in or sign-out form, or a form of the account pages (`/account/…`). */
+  action: 'signin' | 'signout' | 'account';
   /** The request's `Origin`, when it sent one. */
   requestOrigin: string | undefined;
   /** The public origin the request was compared with. */
@@ -17,10 +18,11 @@ export interface CrossSiteView {
  * A browser's sign-in or sign-out form post refused as cross-site (403): what happened in plain
  * words, for the person, and the setting to change, for whoever runs the service (usually the
  * same developer, the first time an app is put in front of Gatehouse). Values are printed
- * escaped; the link goes to the sign-in page on the origin the browser used.
+ * escaped; the link goes to the sign-in page (the account page, for its forms) on the origin
+ * the browser used.
  */
 export function renderCrossSitePage(shell: PageShell, view: CrossSiteView): string {
-  const what = view.action === 'signin' ? 'sign-in' : 'sign-out';
+  const what = { signin: 'sign-in', signout: 'sign-out', account: 'account' }[view.action];
   const from =
     view.requestOrigin === undefined || view.requestOrigin === 'null'
       ? 'another site'
@@ -36,7 +38,15 @@ export function renderCrossSitePage(shell: PageShell, view: CrossSiteView): stri
       : markup`<p class="hint">If you run this service and this is your own app: set <code>AUTH_URL</code> to the origin the browser uses, e.g. <code>AUTH_URL=${view.suggestedAuthUrl}</code>, and restart it.</p>`;
   const content = markup`${renderNotice(notice)}
 ${hint}
-<a class="button" href="${shell.basePath}/signin">Go to the sign-in page</a>`;
-  const heading = view.action === 'signin' ? 'Sign-in refused' : 'Sign-out refused';
+${
+  view.action === 'account'
+    ? markup`<a class="button" href="/account">Go to your account</a>`
+    : markup`<a class="button" href="${shell.basePath}/signin">Go to the sign-in page</a>`
+}`;
+  const heading = {
+    signin: 'Sign-in refused',
+    signout: 'Sign-out refused',
+    account: 'Change refused',
+  }[view.action];
   return renderDocument(shell, heading, content, notice);
 }

@@ -18,11 +18,12 @@ export interface HomeView {
 const whoId = 'who';
 
 /**
- * `/` for a signed-in visitor: who they are and a sign-out button. The product's name is the
- * heading; the account's own settings will sit between the two.
+ * `/` for a signed-in visitor: who they are, a link to their account (`/account`) and a
+ * sign-out button. The product's name is the heading.
  */
 export function renderHomePage(shell: PageShell, view: HomeView): string {
   const content = markup`<p id="${whoId}" class="who">${renderWho(view.user)}</p>
-${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, describedBy: whoId })}`;
+<a class="button" href="/account">Your account</a>
+${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true, describedBy: whoId })}`;
   return renderDocument(shell, shell.productName, content, undefined);
 }

@@ -63,6 +63,14 @@ button,.button{display:block;width:100%;min-height:2.75rem;margin:1.5rem 0 0;pad
 .secondary{margin-top:.75rem;background:transparent;border-color:var(--control);color:var(--text)}
 .who .button{margin-top:0}
 button:hover,.button:hover{text-decoration:underline;text-underline-offset:.2em}
+[hidden]{display:none}
+section{margin:2rem 0 0;padding-top:1.5rem;border-top:1px solid var(--card-border)}
+section:first-of-type{margin-top:0;padding-top:0;border-top:0}
+h2{margin:0 0 1rem;font-size:1.125rem;line-height:1.3}
+.fact{margin:0 0 1rem}
+.fact .label{display:block;font-weight:600}
+.field-hint{margin:-.25rem 0 .375rem}
+.after{margin:1rem 0 0}
 details{margin:1.5rem 0 0;padding-top:1.25rem;border-top:1px solid var(--card-border)}
 summary{min-height:2.75rem;padding:.625rem 0;font-weight:600;cursor:pointer}
 details[open] summary{margin-bottom:.75rem}

@@ -78,6 +78,9 @@ describe('docs/openapi.yaml', () => {
     expect(Object.keys(spec.paths).sort()).toEqual(
       [
         '/',
+        '/account',
+        '/account/password/change',
+        '/account/profile',
         '/api/account',
         '/api/account/events',
         '/api/account/password/change',
@@ -120,6 +123,7 @@ describe('docs/openapi.yaml', () => {
     await conforms(await fetch(url('/api/auth/signout')), 'GET', '/api/auth/signout');
     await conforms(await fetch(url('/api/auth/error')), 'GET', '/api/auth/error');
     await conforms(await fetch(url('/'), { redirect: 'manual' }), 'GET', '/');
+    await conforms(await fetch(url('/account'), { redirect: 'manual' }), 'GET', '/account');
     await conforms(await fetch(url('/api/nothing-here')), 'GET', undefined, 'NotFound');
   });
 
@@ -167,6 +171,58 @@ describe('docs/openapi.yaml', () => {
       await conforms(throttled, 'POST', route);
     },
   );
+
+  it('the account pages answer as documented', async () => {
+    const browser = { accept: 'text/html', origin: server.url, 'sec-fetch-site': 'same-origin' };
+    const anonymous = new Client(server.url, browser);
+    await conforms(await anonymous.get('/account'), 'GET', '/account');
+    const client = new Client(server.url, browser);
+    await client.signIn('ada@example.com', password);
+    const csrfToken = await client.csrfToken();
+    await conforms(await client.get('/account'), 'GET', '/account');
+    await conforms(await client.get('/account?done=profile'), 'GET', '/account');
+    // The wrong method: documented with the route's GET, as for /api/account.
+    await conforms(await client.request('/account', { method: 'POST' }), 'GET', '/account');
+    const profile = '/account/profile';
+    await conforms(await client.get(profile), 'GET', profile);
+    await conforms(await client.postForm(profile, { csrfToken, name: 'Ada' }), 'POST', profile);
+    await conforms(await client.postForm(profile, { csrfToken, name: ' ' }), 'POST', profile);
+    await conforms(await client.postForm(profile, { name: 'Ada' }), 'POST', profile);
+    await conforms(
+      await client.postForm(
+        profile,
+        { csrfToken, name: 'Ada' },
+        { origin: 'https://evil.example' },
+      ),
+      'POST',
+      profile,
+    );
+    await conforms(
+      await client.request(profile, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      }),
+      'POST',
+      profile,
+    );
+    await conforms(await anonymous.postForm(profile, { name: 'Ada' }), 'POST', profile);
+    const change = '/account/password/change';
+    await conforms(await client.get(change), 'GET', change);
+    const fields = (
+      currentPassword: string,
+      newPassword: string,
+      newPasswordRepeat = newPassword,
+    ) => ({
+      csrfToken,
+      currentPassword,
+      newPassword,
+      newPasswordRepeat,
+    });
+    await conforms(await client.postForm(change, fields(password, 'short')), 'POST', change);
+    await conforms(await client.postForm(change, fields(password, 'a', 'b')), 'POST', change);
+    await conforms(await client.postForm(change, fields(password, password)), 'POST', change);
+  });
 
   it('the account routes answer as documented in every outcome they can be made to give', async () => {
     const anonymous = new Client(server.url);

@@ -1,0 +1,92 @@
+import type { ErrorCode } from '../http/errors.js';
+import { formatWait, type Notice } from './notices.js';
+
+/** The forms of the account page, each posting to `/account/<its JSON route>`. */
+export type AccountForm = 'profile' | 'password';
+
+/**
+ * What a form post to the account pages ended with, when it did not succeed: an error code of
+ * the catalogue (the action's), or the page's own `password_mismatch` (the repeated new
+ * password differs; the JSON route has no repeat field).
+ */
+export interface FormFailure {
+  code: ErrorCode | 'password_mismatch';
+  /** The error's message (the password policy's reason for `weak_password`). */
+  message: string;
+  /** `Retry-After` of a throttled or shed attempt, in seconds. */
+  retryAfterSeconds?: number | undefined;
+}
+
+/** The notice for a refused form, and the fields it is about (marked `aria-invalid`). */
+export interface FormOutcome {
+  notice: Notice;
+  invalid: readonly string[];
+}
+
+/** The query parameter of the redirect after a success (Post/Redirect/Get). */
+export const doneParam = 'done';
+
+/** Each success the account page can report, by its `done` value; nothing else is printed. */
+const successes = {
+  profile: 'Your name was changed.',
+  password: 'Password changed; your other sessions were signed out.',
+} as const satisfies Record<AccountForm, string>;
+
+/** The success notice for the account page's query string, or none. */
+export function accountDoneNotice(params: URLSearchParams): Notice | undefined {
+  const done = params.get(doneParam);
+  return done !== null && Object.hasOwn(successes, done)
+    ? { tone: 'info', text: successes[done as AccountForm] }
+    : undefined;
+}
+
+const formExpired =
+  'This form expired before it was sent, so nothing changed. Please try again. If this keeps happening, allow cookies for this site.';
+
+const tryAgainIn = (seconds: number | undefined) =>
+  seconds === undefined ? 'Please try again later.' : `Please try again in ${formatWait(seconds)}.`;
+
+/**
+ * What the account page says about a refused form: fixed texts per code (the password
+ * policy's own reason for a weak password), and which of the form's fields to mark.
+ */
+export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcome {
+  const error = (text: string, invalid: readonly string[] = []): FormOutcome => ({
+    notice: { tone: 'error', text },
+    invalid,
+  });
+  switch (failure.code) {
+    case 'csrf':
+      return error(formExpired);
+    case 'invalid_credentials':
+      return error('Your current password is not correct, so your password was not changed.', [
+        'currentPassword',
+      ]);
+    case 'weak_password':
+      return error(`${failure.message} Your password was not changed.`, ['newPassword']);
+    case 'password_mismatch':
+      return error(
+        'The new password and its repetition differ. Type the same new password in both fields.',
+        ['newPassword', 'newPasswordRepeat'],
+      );
+    case 'invalid_field':
+      return form === 'profile'
+        ? error('Enter a name of 1 to 200 characters.', ['name'])
+        : error('Fill in your current password and the new one.', [
+            'currentPassword',
+            'newPassword',
+          ]);
+    case 'rate_limited':
+      // Said outright: people who are told nothing retry with the right password at once.
+      return error(
+        `Too many wrong passwords. Password checks for your account are paused for now to keep it safe, and your password was not checked this time. ${tryAgainIn(failure.retryAfterSeconds)}`,
+      );
+    case 'overloaded':
+    case 'unavailable':
+      return error(
+        `The service is busy right now, so nothing changed. ${tryAgainIn(failure.retryAfterSeconds)}`,
+      );
+    default:
+      return error(failure.message);
+  }
+}

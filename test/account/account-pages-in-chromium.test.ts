@@ -1,0 +1,269 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addUser, startServer, type TestServer } from '../helpers/server.js';
+
+// Issue 19, item 6: the account page in a real Chromium with JavaScript switched off, light,
+// dark (prefers-color-scheme) and on a 390 px phone, each state screenshotted for a person to
+// look at (test-artifacts/e2e-browser/account/, gitignored), with the CSP holding in each.
+
+const chromiumPath = '/usr/bin/chromium';
+const password = 'correct horse battery staple';
+const newPassword = 'a brand new and long passphrase';
+const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'account');
+
+const variants = [
+  { name: 'light', viewport: { width: 1280, height: 800 }, colorScheme: 'light' as const },
+  { name: 'dark', viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
+  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
+];
+type Variant = (typeof variants)[number];
+
+/** A fresh browser profile without JavaScript, recording CSP violations. */
+async function openPage(browser: Browser, variant: Variant) {
+  const context = await browser.newContext({
+    viewport: variant.viewport,
+    colorScheme: variant.colorScheme,
+    javaScriptEnabled: false,
+  });
+  const page = await context.newPage();
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) violations.push(message.text());
+  });
+  return { page, violations, close: () => context.close() };
+}
+
+const style = (page: Page, selector: string, property: string) =>
+  page
+    .locator(selector)
+    .first()
+    .evaluate((el, name) => getComputedStyle(el).getPropertyValue(name), property);
+
+describe.skipIf(!fs.existsSync(chromiumPath))('the account page in Chromium, no script', () => {
+  let server: TestServer;
+  let browser: Browser;
+  // Another origin, as a page of another site posting to the account's form would be.
+  let foreign: http.Server;
+  let foreignOrigin: string;
+  let users = 0;
+
+  /** A new user (each state changes its own account), signed in through /account. */
+  async function signedInAtAccount(page: Page, name = 'Ada Lovelace'): Promise<string> {
+    users += 1;
+    const email = `user${users}@example.com`;
+    await addUser(server, email, password, name);
+    await page.goto(`${server.url}/account`);
+    await page.waitForURL(/\/api\/auth\/signin\?callbackUrl=%2Faccount$/);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${server.url}/account`);
+    return email;
+  }
+
+  async function changePassword(page: Page, current: string, next: string, repeat = next) {
+    await page.getByLabel('Current password').fill(current);
+    await page.getByLabel('New password', { exact: true }).fill(next);
+    await page.getByLabel('Repeat the new password').fill(repeat);
+    await page.getByRole('button', { name: 'Change password' }).click();
+  }
+
+  beforeAll(async () => {
+    fs.mkdirSync(artifacts, { recursive: true });
+    [server, browser] = await Promise.all([
+      startServer({ throttle: { emailMaxFailures: 2 } }),
+      chromium.launch({
+        executablePath: chromiumPath,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      }),
+    ]);
+    foreign = http.createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(`<!DOCTYPE html><title>Elsewhere</title>
+<form method="post" action="${server.url}/account/profile">
+<input name="csrfToken" value="x"><input name="name" value="Mallory"><button>Rename</button></form>`);
+    });
+    await new Promise<void>((resolve) => foreign.listen(0, '127.0.0.1', resolve));
+    foreignOrigin = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}`;
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await new Promise((resolve) => foreign?.close(resolve));
+  });
+
+  /** Each state: how to reach it, and what must be on the screen once there. */
+  const states: [name: string, reach: (page: Page) => Promise<void>][] = [
+    [
+      'account',
+      async (page) => {
+        const email = await signedInAtAccount(page);
+        await expect(page.title()).resolves.toBe('Your account – Gatehouse');
+        await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Ada Lovelace');
+        await expect(page.locator('.fact').innerText()).resolves.toContain(email);
+      },
+    ],
+    [
+      'home-link',
+      async (page) => {
+        await signedInAtAccount(page);
+        await page.goto(`${server.url}/`);
+        await page.getByRole('link', { name: 'Your account' }).click();
+        await page.waitForURL(`${server.url}/account`);
+        await page.goto(`${server.url}/`);
+      },
+    ],
+    [
+      'name-changed',
+      async (page) => {
+        await signedInAtAccount(page);
+        await page.getByLabel('Name').fill('Augusta Ada King');
+        await page.getByRole('button', { name: 'Save name' }).click();
+        await page.waitForURL(`${server.url}/account?done=profile`);
+        await expect(page.getByRole('status').innerText()).resolves.toBe('Your name was changed.');
+        await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Augusta Ada King');
+      },
+    ],
+    [
+      'password-changed',
+      async (page) => {
+        await signedInAtAccount(page);
+        await changePassword(page, password, newPassword);
+        await page.waitForURL(`${server.url}/account?done=password`);
+        await expect(page.getByRole('status').innerText()).resolves.toBe(
+          'Password changed; your other sessions were signed out.',
+        );
+      },
+    ],
+    [
+      'password-wrong-current',
+      async (page) => {
+        await signedInAtAccount(page);
+        await changePassword(page, 'not the password at all', newPassword);
+        await page.waitForURL(`${server.url}/account/password/change`);
+        await expect(page.title()).resolves.toBe('Error: Your account – Gatehouse');
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(
+          /^Your current password is not correct/,
+        );
+        await expect(
+          page.getByLabel('Current password').getAttribute('aria-invalid'),
+        ).resolves.toBe('true');
+        // No password comes back typed.
+        await expect(page.getByLabel('Current password').inputValue()).resolves.toBe('');
+      },
+    ],
+    [
+      'password-weak',
+      async (page) => {
+        await signedInAtAccount(page);
+        await changePassword(page, password, 'password12345678');
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(/commonly used/);
+      },
+    ],
+    [
+      'name-refused-kept',
+      async (page) => {
+        await signedInAtAccount(page);
+        // Blanks only: the browser's `required` lets it through, the server refuses it.
+        await page.getByLabel('Name').fill('   ');
+        await page.getByRole('button', { name: 'Save name' }).click();
+        await page.waitForURL(`${server.url}/account/profile`);
+        await expect(page.getByRole('alert').innerText()).resolves.toBe(
+          'Enter a name of 1 to 200 characters.',
+        );
+        await expect(page.getByLabel('Name').getAttribute('aria-invalid')).resolves.toBe('true');
+      },
+    ],
+    [
+      'password-throttled',
+      async (page) => {
+        await signedInAtAccount(page);
+        for (let i = 0; i < 3; i += 1) {
+          await changePassword(page, 'a wrong password', newPassword);
+          await page.waitForURL(`${server.url}/account/password/change`);
+        }
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(
+          /^Too many wrong passwords\. .* Please try again in 15 minutes\.$/,
+        );
+      },
+    ],
+    [
+      'cross-site-refused',
+      async (page) => {
+        await signedInAtAccount(page);
+        await page.goto(foreignOrigin);
+        await page.getByRole('button', { name: 'Rename' }).click();
+        await page.waitForURL(`${server.url}/account/profile`);
+        await expect(page.locator('h1').innerText()).resolves.toBe('Change refused');
+        await expect(page.getByRole('alert').innerText()).resolves.toContain(
+          `This account form was sent from ${foreignOrigin}, but this service is at ${server.url}.`,
+        );
+      },
+    ],
+  ];
+
+  it('a password change without script keeps this browser signed in and signs the other out', async () => {
+    const here = await openPage(browser, variants[0]!);
+    const there = await openPage(browser, variants[0]!);
+    try {
+      const email = await signedInAtAccount(here.page);
+      await there.page.goto(`${server.url}/api/auth/signin`);
+      await there.page.getByLabel('Email').fill(email);
+      await there.page.getByLabel('Password').fill(password);
+      await there.page.getByRole('button', { name: 'Sign in' }).click();
+      await there.page.waitForURL(`${server.url}/`);
+      await changePassword(here.page, password, newPassword);
+      await here.page.waitForURL(`${server.url}/account?done=password`);
+      await here.page.reload();
+      await expect(here.page.title()).resolves.toBe('Your account – Gatehouse');
+      await there.page.goto(`${server.url}/account`);
+      await there.page.waitForURL(/\/api\/auth\/signin\?callbackUrl=%2Faccount$/);
+      // Signing out from the account page works as everywhere.
+      await here.page.getByRole('button', { name: 'Sign out' }).click();
+      await here.page.waitForURL(`${server.url}/api/auth/signin?signedOut=1`);
+      expect([...here.violations, ...there.violations]).toEqual([]);
+    } finally {
+      await here.close();
+      await there.close();
+    }
+  });
+
+  describe.each(variants)('$name', (variant) => {
+    it.each(states)('%s', async (name, reach) => {
+      const { page, violations, close } = await openPage(browser, variant);
+      try {
+        await reach(page);
+        await page.screenshot({
+          path: path.join(artifacts, `${name}-${variant.name}.png`),
+          fullPage: true,
+        });
+        // Nothing sticks out sideways.
+        await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBe(
+          variant.viewport.width,
+        );
+        const [card, text] =
+          variant.colorScheme === 'dark'
+            ? ['rgb(22, 27, 34)', 'rgb(230, 237, 243)']
+            : ['rgb(255, 255, 255)', 'rgb(31, 35, 40)'];
+        await expect(style(page, 'main', 'background-color')).resolves.toBe(card);
+        await expect(style(page, 'body', 'color')).resolves.toBe(text);
+        expect(violations).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+  });
+});
