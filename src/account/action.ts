@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { CurrentSession, SessionAccess } from '../auth/session-access.js';
 import type { Database } from '../db/schema.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { HttpError } from '../http/errors.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './events.js';
@@ -46,3 +48,21 @@ export const clientOf = (request: FastifyRequest) => ({
   ip: request.ip,
   device: request.headers['user-agent'] ?? '',
 });
+
+/**
+ * Runs an action for a JSON route or a form: a database that cannot do the work now (a lock held
+ * past the wait, a lost connection) is the catalogue's 503 `unavailable`, logged, and never a 500.
+ */
+export async function runAction(
+  action: AccountAction,
+  deps: AccountDeps,
+  input: ActionInput,
+): Promise<unknown> {
+  try {
+    return await action(deps, input);
+  } catch (error) {
+    if (error instanceof HttpError || !isDatabaseUnavailable(error)) throw error;
+    input.request.log.warn({ err: error }, 'the database could not serve an account action');
+    throw new HttpError('unavailable', { 'retry-after': '5' });
+  }
+}

@@ -17,7 +17,7 @@ import type { AccountPages, PageAnswer } from '../pages/account-pages.js';
 import { signOutDestination } from '../pages/destinations.js';
 import { queryOf } from '../pages/form-post.js';
 import type { Notice } from '../pages/notices.js';
-import type { AccountAction, AccountDeps, SignedIn } from './action.js';
+import { runAction, type AccountAction, type AccountDeps, type SignedIn } from './action.js';
 import { changePassword } from './actions/change-password.js';
 import { updateProfile } from './actions/profile.js';
 import { CsrfRefusal } from './csrf-guard.js';
@@ -211,7 +211,7 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     let refused = await refusal(route, body, signedIn, csrf);
     if (refused === undefined) {
       try {
-        await route.action(actionDeps, { request, reply, signedIn, body });
+        await runAction(route.action, actionDeps, { request, reply, signedIn, body });
         const done = `${deps.originOf(request)}${accountPagePath}?${doneParam}=${route.form}`;
         return reply.code(303).header('location', done).send();
       } catch (error) {

@@ -11,7 +11,7 @@ import type { Site } from '../http/site.js';
 import { createAccountPages } from '../pages/account-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
-import type { AccountAction, AccountDeps } from './action.js';
+import { runAction, type AccountAction, type AccountDeps } from './action.js';
 import { changePassword } from './actions/change-password.js';
 import { listOwnEvents } from './actions/list-events.js';
 import { updateProfile } from './actions/profile.js';
@@ -133,7 +133,12 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
         if (request.method === 'POST') assertCsrf(request, body);
         const signedIn = await guards.session(request);
         if (route.guard === 'recent') await guards.recent(signedIn);
-        const answer = await route.action(actionDeps, { request, reply, signedIn, body });
+        const answer = await runAction(route.action, actionDeps, {
+          request,
+          reply,
+          signedIn,
+          body,
+        });
         return reply.code(200).send(answer);
       };
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });

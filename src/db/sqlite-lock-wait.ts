@@ -19,7 +19,7 @@ const sqliteLocked = 6;
  * SQLITE_BUSY (another connection holds the lock), SQLITE_LOCKED, and their extended codes
  * (the primary code is the low byte): node:sqlite reports them as `errcode`.
  */
-function isLockConflict(error: unknown): boolean {
+export function isLockConflict(error: unknown): boolean {
   const errcode = (error as { errcode?: unknown } | null)?.errcode;
   if (typeof errcode !== 'number') return false;
   const primary = errcode & 0xff;

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
@@ -387,5 +389,50 @@ describe('the account page when the session store does not answer', () => {
       failing = false;
     }
     expect((await client.get('/account')).status).toBe(200);
+  });
+});
+
+describe('account changes while another process holds the SQLite write lock', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+    await addUser(server, 'ada@example.com', password, 'Ada');
+  });
+  afterAll(() => server.close());
+
+  it('the form and the JSON route answer 503 with Retry-After once the lock wait is over, never a 500', async () => {
+    const client = new Client(server.url, { accept: browserAccept, origin: server.url });
+    expect((await submitSignInForm(client, { email: 'ada@example.com', password })).status).toBe(
+      302,
+    );
+    const pageToken = hidden(await (await client.get('/account')).text(), 'csrfToken');
+    const jsonToken = await client.csrfToken();
+    const other = new DatabaseSync(path.join(server.dir, 'test.db'));
+    other.exec('begin immediate');
+    try {
+      const [form, json] = await Promise.all([
+        client.postForm('/account/profile', { csrfToken: pageToken, name: 'Ada L' }),
+        client.request('/api/account/profile', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ csrfToken: jsonToken, name: 'Ada L' }),
+        }),
+      ]);
+      expect(form.status).toBe(503);
+      expect(form.headers.get('retry-after')).toBe('5');
+      expect(noticeOf(await form.text())?.text).toMatch(/^The service is busy right now/);
+      expect(json.status).toBe(503);
+      expect(json.headers.get('retry-after')).toBe('5');
+      expect(((await json.json()) as { error: { code: string } }).error.code).toBe('unavailable');
+    } finally {
+      other.exec('rollback');
+      other.close();
+    }
+    // The lock gone, the same change goes through.
+    const again = await client.postForm('/account/profile', {
+      csrfToken: hidden(await (await client.get('/account')).text(), 'csrfToken'),
+      name: 'Ada L',
+    });
+    expect(again.status).toBe(303);
   });
 });
