@@ -302,4 +302,38 @@ describe.each(backends)('/api/account on $name', ({ backend, skip }) => {
       expect([...times].sort((a, b) => b - a)).toEqual(times);
     },
   );
+
+  it.skipIf(skip)(
+    "an operator's password, email and disable changes are in the user's record, marked as the operator's",
+    async () => {
+      await service.addUser('fay@example.com', password);
+      const newPassword = 'an operator chose this passphrase';
+      for (const args of [
+        ['users', 'set-password', '--email', 'fay@example.com', '--password-stdin'],
+        ['users', 'set-email', '--email', 'fay@example.com', '--new-email', 'fay2@example.com'],
+        ['users', 'disable', '--email', 'fay2@example.com'],
+        ['users', 'enable', '--email', 'fay2@example.com'],
+      ]) {
+        const result = await service.cli(args, `${newPassword}\n`);
+        expect(result.code, result.stderr).toBe(0);
+      }
+      const client = await signedIn(service, 'fay2@example.com', newPassword);
+      let events: { type: string; ip: string; device: string }[] = [];
+      for (let i = 0; i < 40; i += 1) {
+        const response = await client.get('/api/account/events');
+        events = ((await response.json()) as { events: typeof events }).events;
+        if (events.length >= 4) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(events.map((event) => event.type)).toEqual([
+        'signin',
+        'session_revoked',
+        'email_changed',
+        'password_changed',
+      ]);
+      for (const event of events.slice(1)) {
+        expect(event).toMatchObject({ ip: '', device: 'gatehouse CLI' });
+      }
+    },
+  );
 });

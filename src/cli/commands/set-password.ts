@@ -1,5 +1,6 @@
 import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
 import { readAcceptablePassword } from '../new-password.js';
+import { recordOperatorEvent } from './state.js';
 
 export const help = `Usage: gatehouse users set-password --email <email> [--password-stdin]
 
@@ -20,5 +21,6 @@ export async function run(
     await context.services.hasher.hash(password),
   );
   await context.services.throttle.unlockEmail(user.email);
+  await recordOperatorEvent(context, user.id, 'password_changed', { reason: 'set-password' });
   context.out(`password set for ${user.email}; its sessions have ended`);
 }

@@ -1,4 +1,4 @@
-import { record } from '../../account/events.js';
+import { record, type AccountEventType } from '../../account/events.js';
 import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 
@@ -27,6 +27,7 @@ Ends every session of the user now; the user can sign in again.`;
 export async function disable(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
   await context.services.users.setDisabled(user.id, true);
+  await recordOperatorEvent(context, user.id, 'session_revoked', { reason: 'disabled' });
   context.out(`disabled ${user.email}; its sessions have ended`);
 }
 
@@ -55,17 +56,29 @@ export async function remove(context: CliContext, values: { email?: string }) {
   context.out(`removed ${user.email}`);
 }
 
+/**
+ * An operator's change to a user, in the user's record. No client address: the operator's shell
+ * is no place the user signed in from.
+ */
+export function recordOperatorEvent(
+  context: CliContext,
+  userId: string,
+  type: AccountEventType,
+  detail: Record<string, unknown> = {},
+): Promise<void> {
+  return record(context.db, {
+    userId,
+    type,
+    ip: '',
+    device: 'gatehouse CLI',
+    detail: { by: 'operator', ...detail },
+  });
+}
+
 export async function revokeSessions(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
   const count = await context.services.sessions.revokeAllForUser(user.id, Date.now());
-  // No client address: the operator's shell is no place the user signed in from.
-  await record(context.db, {
-    userId: user.id,
-    type: 'session_revoked',
-    ip: '',
-    device: 'gatehouse CLI',
-    detail: { by: 'operator', sessions: count },
-  });
+  await recordOperatorEvent(context, user.id, 'session_revoked', { sessions: count });
   context.out(`ended ${count} session${count === 1 ? '' : 's'} of ${user.email}`);
 }
 
@@ -96,5 +109,6 @@ export async function setEmail(
   const result = await context.services.users.setEmail(user.id, newEmail);
   if (result === 'taken') throw new CliError(`a user with email ${newEmail} already exists`);
   if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  await recordOperatorEvent(context, user.id, 'email_changed', { reason: 'set-email' });
   context.out(`moved ${user.email} to ${newEmail}; its sessions have ended`);
 }
