@@ -1,10 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { CurrentSession, SessionAccess } from '../auth/session-access.js';
+import type { Throttle } from '../auth/throttle.js';
 import type { Database } from '../db/schema.js';
+import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './events.js';
+import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './password-proof.js';
 import type { AccountStore } from './store.js';
 
@@ -22,6 +25,18 @@ export interface AccountDeps {
   recentUntil(sessionId: string): Promise<number | null>;
   /** Writes an event, logging (never answering) a failure to. */
   record(event: NewAccountEvent): Promise<void>;
+  /** The mail outbox; undefined or not `enabled`: the mail flows are off (404). */
+  mail: MailQueue | undefined;
+  /** The sign-in throttle (per account, per address). */
+  throttle: Throttle;
+  /** Limits on requests that send mail (forgot), with counters of their own. */
+  mailRequests: MailRequestLimiter;
+  /** MAIL_TOKEN_TTL. */
+  mailTokenTtlSeconds: number;
+  /** The public origin mailed links are built on. */
+  originOf(request: FastifyRequest): string;
+  /** Where work done after the answer logs its failures. */
+  log: { error(fields: object, message: string): void };
 }
 
 /** The request's live session and its user, as the (session) guard found them. */
@@ -40,6 +55,12 @@ export interface ActionInput {
 
 /** One route's work; what it returns is sent as JSON with status 200. */
 export type AccountAction = (deps: AccountDeps, input: ActionInput) => Promise<unknown>;
+
+/** A route anyone may call (no session guard): the same input without `signedIn`. */
+export type AnonymousAction = (
+  deps: AccountDeps,
+  input: Omit<ActionInput, 'signedIn'>,
+) => Promise<unknown>;
 
 /** The client as the account's record keeps it. */
 export const clientOf = (request: FastifyRequest) => ({
