@@ -81,6 +81,8 @@ describe('docs/openapi.yaml', () => {
         '/api/account',
         '/api/account/events',
         '/api/account/password/change',
+        '/api/account/password/forgot',
+        '/api/account/password/reset',
         '/api/account/profile',
         '/api/account/reauthenticate',
         '/api/auth/callback/credentials',
