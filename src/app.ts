@@ -13,6 +13,7 @@ import { createSite, type SiteConfig } from './http/site.js';
 import type { MailQueue } from './mail/mail-queue.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
+import { forgotPagePath } from './pages/reset-pages.js';
 
 export type AppConfig = SiteConfig &
   AuthSettings &
@@ -54,7 +55,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     observer,
   });
   const events = createEventSink({ db: deps.db, users: deps.users, log: site.app.log });
-  const auth = registerAuth(site, { ...deps, observer, events });
+  const auth = registerAuth(site, {
+    ...deps,
+    observer,
+    events,
+    ...(deps.mail?.enabled === true && { forgotPasswordUrl: forgotPagePath }),
+  });
   const throttle = deps.config.throttle;
   registerAccount(site, {
     ...deps,

@@ -4,6 +4,7 @@ import type { SessionAccess } from '../auth/session-access.js';
 import type { Throttle } from '../auth/throttle.js';
 import type { ThrottleStore } from '../auth/throttle-store.js';
 import { isSecure, originOf } from '../auth/request-site.js';
+import type { PageSettings } from '../config/page-settings.js';
 import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
@@ -21,6 +22,7 @@ import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
+import { registerResetPages, resetPagePaths } from './reset-pages.js';
 import { createPasswordProof } from './password-proof.js';
 import { readBody } from './request-body.js';
 import { createAccountStore } from './store.js';
@@ -76,6 +78,8 @@ export interface AccountSettings {
   mailTokenTtlSeconds: number;
   /** The sign-in throttle's numbers, which mail requests are limited by too. */
   mailRequestLimits: MailRequestLimits;
+  /** The pages' brand (the reset pages look as the sign-in page does). */
+  page?: PageSettings | undefined;
 }
 
 export interface AccountRegistration {
@@ -148,6 +152,10 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       ]),
     ),
   );
+  if (mail !== undefined)
+    site.declareRoutes(
+      Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
+    );
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
@@ -177,6 +185,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       };
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
     }
+    if (mail !== undefined) registerResetPages(scope, actionDeps, config);
     done();
   });
 }

@@ -285,3 +285,87 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
     }
   });
 });
+
+describe('the reset pages, as plain forms (SQLite)', () => {
+  let service: AccountService;
+  let smtp: LoopbackSmtp;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    smtp = await LoopbackSmtp.start('up');
+    const database = await serviceDatabase('sqlite');
+    dispose = database.dispose;
+    service = await startAccountService(database.env, {
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Acme <no-reply@acme.test>',
+    });
+    await service.addUser('page@example.com', password);
+  }, 60_000);
+  afterAll(async () => {
+    await service.stop();
+    await smtp.close();
+    await dispose();
+  });
+
+  const csrfOf = (html: string) => /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
+
+  it('sign-in links to "forgot"; forgot → mail → reset page (no referrer, nothing used) → done', async () => {
+    const person = browser(service);
+    const signIn = await (await person.get('/api/auth/signin')).text();
+    expect(signIn).toContain('href="/account/password/forgot">Forgot your password?</a>');
+
+    const forgotPage = await person.get('/account/password/forgot');
+    expect(forgotPage.status).toBe(200);
+    expect(forgotPage.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    const forgotHtml = await forgotPage.text();
+    const sent = await person.postForm(
+      '/account/password/forgot',
+      { csrfToken: csrfOf(forgotHtml), email: 'page@example.com' },
+      { origin: service.url, 'sec-fetch-site': 'same-origin' },
+    );
+    expect(sent.status).toBe(200);
+    const sentHtml = await sent.text();
+    expect(sentHtml).toContain("If an account exists for that address, we've sent a link");
+
+    const { link } = secretsOf(await mailTo(smtp, 'page@example.com', /Reset your/));
+    const path = new URL(link).pathname + new URL(link).search;
+    const resetPage = await person.get(path);
+    expect(resetPage.status).toBe(200);
+    expect(resetPage.headers.get('referrer-policy')).toBe('no-referrer');
+    const resetHtml = await resetPage.text();
+    // A weak password: the form again, the link kept.
+    const weak = await person.postForm(
+      '/account/password/reset',
+      {
+        csrfToken: csrfOf(resetHtml),
+        token: new URL(link).searchParams.get('token') ?? '',
+        password: 'short',
+      },
+      // Under no-referrer a browser posts with Origin: null (and Sec-Fetch-Site: same-origin).
+      { origin: 'null', 'sec-fetch-site': 'same-origin' },
+    );
+    expect(weak.status).toBe(422);
+    const weakHtml = await weak.text();
+    expect(weakHtml).toContain('name="token"');
+    expect(weakHtml).toContain('<title>Error: Choose a new password');
+    const done = await person.postForm(
+      '/account/password/reset',
+      {
+        csrfToken: csrfOf(weakHtml),
+        token: new URL(link).searchParams.get('token') ?? '',
+        password: newPassword,
+      },
+      { origin: 'null', 'sec-fetch-site': 'same-origin' },
+    );
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain('Password changed — sign in');
+    expect(person.sessionCookie()).toBeUndefined();
+    // A foreign site's post is still refused.
+    const foreign = await person.postForm(
+      '/account/password/reset',
+      { csrfToken: csrfOf(weakHtml), token: 'x', password: newPassword },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+    );
+    expect(foreign.status).toBe(403);
+  });
+});
