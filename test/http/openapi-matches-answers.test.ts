@@ -78,6 +78,8 @@ describe('docs/openapi.yaml', () => {
     expect(Object.keys(spec.paths).sort()).toEqual(
       [
         '/',
+        '/account/password/forgot',
+        '/account/password/reset',
         '/api/account',
         '/api/account/events',
         '/api/account/password/change',
