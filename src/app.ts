@@ -3,18 +3,27 @@ import type { Kysely } from 'kysely';
 import { createEventSink } from './account/event-sink.js';
 import { registerAccount, type AccountSettings } from './account/register.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
+import type { ThrottleSettings } from './auth/throttle.js';
+import { createKyselyThrottleStore } from './auth/throttle-store.js';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import type { Database } from './db/schema.js';
 import { registerHealth } from './health/register.js';
 import { createSite, type SiteConfig } from './http/site.js';
+import type { MailQueue } from './mail/mail-queue.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
+import { forgotPagePath } from './pages/reset-pages.js';
 
 export type AppConfig = SiteConfig &
   AuthSettings &
   // Optional: apps built without them (tests) get the defaults.
-  Partial<Pick<AccountSettings, 'reauthMaxAgeSeconds' | 'passwordMinLength'>>;
+  Partial<
+    Pick<AccountSettings, 'reauthMaxAgeSeconds' | 'passwordMinLength' | 'mailTokenTtlSeconds'>
+  > & {
+    /** The sign-in throttle's numbers (the mail request limits use them too). */
+    throttle?: ThrottleSettings;
+  };
 
 export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
   config: AppConfig;
@@ -26,6 +35,8 @@ export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
   isDraining?: () => boolean;
   /** Where metrics go (src/metrics/); none by default. */
   observer?: Observer;
+  /** The mail outbox (src/mail/); without it the mail flows answer 404. */
+  mail?: MailQueue;
 }
 
 /** Builds the whole service from its dependencies; never reads the environment, never listens. */
@@ -44,16 +55,30 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     observer,
   });
   const events = createEventSink({ db: deps.db, users: deps.users, log: site.app.log });
-  const auth = registerAuth(site, { ...deps, observer, events });
+  const auth = registerAuth(site, {
+    ...deps,
+    observer,
+    events,
+    ...(deps.mail?.enabled === true && { forgotPasswordUrl: forgotPagePath }),
+  });
+  const throttle = deps.config.throttle;
   registerAccount(site, {
     ...deps,
     config: {
       ...deps.config,
       reauthMaxAgeSeconds: deps.config.reauthMaxAgeSeconds ?? 600,
       passwordMinLength: deps.config.passwordMinLength ?? 12,
+      mailTokenTtlSeconds: deps.config.mailTokenTtlSeconds ?? 3600,
+      mailRequestLimits: {
+        emailMax: throttle?.emailMaxFailures ?? 10,
+        ipMax: throttle?.ipMaxFailures ?? 100,
+        windowSeconds: throttle?.windowSeconds ?? 900,
+      },
     },
     sessions: auth.sessions,
     pageView: auth.pageView,
+    // Timed by the database's clock, as the sign-in throttle's counters are (services.ts).
+    throttleStore: createKyselyThrottleStore(deps.db, deps.dialect ?? 'sqlite'),
   });
   return site.app;
 }

@@ -69,6 +69,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     logger: loggerOptions(config.logLevel),
     isDraining: () => draining,
     observer,
+    mail: mail.queue,
   });
 
   // Metrics first: a port that cannot be bound stops the start before any traffic is taken.

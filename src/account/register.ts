@@ -3,23 +3,29 @@ import type { Kysely } from 'kysely';
 import { authBasePath } from '../auth/auth-config.js';
 import type { SessionAccess } from '../auth/session-access.js';
 import type { Throttle } from '../auth/throttle.js';
+import type { ThrottleStore } from '../auth/throttle-store.js';
 import { isSecure, originOf } from '../auth/request-site.js';
 import type { PageViewOf } from '../auth/routes.js';
 import type { PageSettings } from '../config/page-settings.js';
 import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
+import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
-import { runAction, type AccountAction, type AccountDeps } from './action.js';
+import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
 import { changePassword } from './actions/change-password.js';
+import { forgotPassword } from './actions/forgot-password.js';
 import { listOwnEvents } from './actions/list-events.js';
 import { updateProfile } from './actions/profile.js';
 import { reauthenticate } from './actions/reauthenticate.js';
+import { resetPasswordAction } from './actions/reset-password.js';
 import { showAccount } from './actions/show.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
+import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
+import { registerResetPages, resetPagePaths } from './reset-pages.js';
 import { createPasswordProof } from './password-proof.js';
 import { registerAccountPages } from './page-routes.js';
 import { readBody } from './request-body.js';
@@ -27,21 +33,40 @@ import { createAccountStore } from './store.js';
 
 export const accountBasePath = '/api/account';
 
-/** Who may call a route: (session), or (recent) on top of it (accounts spec, Conventions). */
-type Guard = 'session' | 'recent';
-
-interface Route {
+/**
+ * Who may call a route: (session), or (recent) on top of it (accounts spec, Conventions), or
+ * anyone (`none`: the e-mailed-secret flows; CSRF still holds for every POST).
+ */
+type Route = {
   method: 'GET' | 'POST';
-  guard: Guard;
-  action: AccountAction;
-}
+  /** The success status (200 unless the spec says otherwise). */
+  status?: number;
+  /** A mail flow: absent (404) when mail is off (production without SMTP_URL). */
+  needsMail?: boolean;
+} & (
+  | { guard: 'session' | 'recent'; action: AccountAction }
+  | { guard: 'none'; action: AnonymousAction }
+);
 
-/** Every /api/account route, read as a table (the mail flows add theirs next). */
-const routes: Record<string, Route> = {
+/** Every /api/account route, read as a table. */
+const allRoutes: Record<string, Route> = {
   '': { method: 'GET', guard: 'session', action: showAccount },
   '/profile': { method: 'POST', guard: 'session', action: updateProfile },
   '/reauthenticate': { method: 'POST', guard: 'session', action: reauthenticate },
   '/password/change': { method: 'POST', guard: 'session', action: changePassword },
+  '/password/forgot': {
+    method: 'POST',
+    guard: 'none',
+    action: forgotPassword,
+    status: 202,
+    needsMail: true,
+  },
+  '/password/reset': {
+    method: 'POST',
+    guard: 'none',
+    action: resetPasswordAction,
+    needsMail: true,
+  },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
 
@@ -53,7 +78,11 @@ export interface AccountSettings {
   reauthMaxAgeSeconds: number;
   /** PASSWORD_MIN_LENGTH. */
   passwordMinLength: number;
-  /** The pages' branding, as the sign-in page has it. */
+  /** MAIL_TOKEN_TTL. */
+  mailTokenTtlSeconds: number;
+  /** The sign-in throttle's numbers, which mail requests are limited by too. */
+  mailRequestLimits: MailRequestLimits;
+  /** The pages' branding, as the sign-in page has it (the reset pages look the same). */
   page?: PageSettings | undefined;
 }
 
@@ -67,6 +96,10 @@ export interface AccountRegistration {
   sessions: SessionAccess;
   /** The auth wing's CSRF token for pages; without it, no `/account` pages. */
   pageView?: PageViewOf;
+  /** The mail outbox; without it (or not `enabled`) the mail flows answer 404. */
+  mail?: MailQueue;
+  /** The throttle table's store (src/auth/throttle-store.ts), for the mail request limits. */
+  throttleStore: ThrottleStore;
 }
 
 /**
@@ -78,6 +111,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
   const now = site.now;
   const store = createAccountStore(deps.db);
   const log = site.app.log;
+  const mail = deps.mail?.enabled === true ? deps.mail : undefined;
+  // Production without SMTP_URL: the mail flows do not exist (the spec's 404).
+  const routes = Object.fromEntries(
+    Object.entries(allRoutes).filter(([, route]) => route.needsMail !== true || mail !== undefined),
+  );
   const guards = createGuards({
     sessions: deps.sessions,
     users: deps.users,
@@ -99,6 +137,12 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       record(deps.db, event).catch((error: unknown) => {
         log.error({ err: error, event: event.type }, 'could not record an account event');
       }),
+    mail,
+    throttle: deps.throttle,
+    mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
+    mailTokenTtlSeconds: config.mailTokenTtlSeconds,
+    originOf: (request) => originOf(request, config.authUrl),
+    log,
   };
   const assertCsrf = createCsrfGuard({
     secrets: config.authSecrets,
@@ -114,6 +158,10 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       ]),
     ),
   );
+  if (mail !== undefined)
+    site.declareRoutes(
+      Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
+    );
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
@@ -131,18 +179,19 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
         const body = request.method === 'POST' ? readBody(request) : {};
         if (request.method === 'POST') assertCsrf(request, body);
-        const signedIn = await guards.session(request);
-        if (route.guard === 'recent') await guards.recent(signedIn);
-        const answer = await runAction(route.action, actionDeps, {
-          request,
-          reply,
-          signedIn,
-          body,
-        });
-        return reply.code(200).send(answer);
+        let answer: unknown;
+        if (route.guard === 'none') {
+          answer = await runAction(route.action, actionDeps, { request, reply, body });
+        } else {
+          const signedIn = await guards.session(request);
+          if (route.guard === 'recent') await guards.recent(signedIn);
+          answer = await runAction(route.action, actionDeps, { request, reply, signedIn, body });
+        }
+        return reply.code(route.status ?? 200).send(answer);
       };
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
     }
+    if (mail !== undefined) registerResetPages(scope, actionDeps, config);
     done();
   });
   // The same actions behind HTML pages (`/account`), for browsers without script.

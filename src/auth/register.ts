@@ -39,6 +39,8 @@ export interface AuthRegistration {
   observer: Observer;
   /** The account's record of sign-ins and sign-outs (src/account/event-sink.ts). */
   events?: AccountEventSink;
+  /** Where "Forgot your password?" leads (mail on); undefined: the sign-in page has no link. */
+  forgotPasswordUrl?: string;
 }
 
 /** What other route groups use of the auth wing. */
@@ -181,7 +183,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
       signIns,
-      pages: createAuthPages(authBasePath, config.page),
+      pages: createAuthPages(authBasePath, config.page, deps.forgotPasswordUrl),
       signedInUser,
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),

@@ -100,6 +100,8 @@ export interface AuthPages {
 export function createAuthPages(
   basePath: string,
   settings: PageSettings = pageDefaults,
+  /** The reset page the sign-in page links to when mail is on. */
+  forgotPasswordUrl?: string,
 ): AuthPages {
   const style = pageStyle(paletteFor(settings.accentColor));
   const shell: PageShell = {
@@ -178,6 +180,7 @@ export function createAuthPages(
             callbackUrl: toSignIn(posted ?? csrf.callbackUrl, origin),
             notice: signInBusy,
             email: postedField(request, 'email'),
+            forgotPasswordUrl,
           });
     return send(reply, error.status, error.headers, csrf.cookies, page);
   }
@@ -198,6 +201,7 @@ export function createAuthPages(
           notice: signInNotice(params),
           email,
           signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
+          forgotPasswordUrl,
         });
       } else {
         page = renderSignOutPage(shell, {

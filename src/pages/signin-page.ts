@@ -17,6 +17,8 @@ export interface SignInView {
   notice: Notice | undefined;
   /** The email of the attempt that just failed, typed again for the person. */
   email?: string | undefined;
+  /** The "Forgot your password?" page, when mail is on; undefined: no link. */
+  forgotPasswordUrl?: string | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
@@ -50,7 +52,11 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword}${describedBy}${invalid}>
 <button type="submit">Sign in</button>
-</form>`;
+</form>${
+    view.forgotPasswordUrl !== undefined &&
+    markup`
+<p class="hint"><a href="${view.forgotPasswordUrl}">Forgot your password?</a></p>`
+  }`;
   let content: SafeHtml;
   if (signedIn === undefined) {
     content = markup`${renderNotice(notice)}

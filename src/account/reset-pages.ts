@@ -1,0 +1,179 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authCookieNames } from '../auth/cookie-names.js';
+import { parseCookies } from '../auth/cookies.js';
+import { isSecure, originOf } from '../auth/request-site.js';
+import { pageDefaults, type PageSettings } from '../config/page-settings.js';
+import { HttpError } from '../http/errors.js';
+import { paletteFor } from '../pages/colour.js';
+import type { PageShell } from '../pages/layout.js';
+import type { Notice } from '../pages/notices.js';
+import { formatWait } from '../pages/notices.js';
+import { pagePolicy } from '../pages/page-csp.js';
+import { pageStyle } from '../pages/page-style.js';
+import {
+  forgotPagePath,
+  renderForgotPage,
+  renderForgotSentPage,
+  renderResetDonePage,
+  renderResetPage,
+  resetPagePath,
+} from '../pages/reset-pages.js';
+import type { AccountDeps } from './action.js';
+import { runAction } from './action.js';
+import { forgotPassword } from './actions/forgot-password.js';
+import { resetPasswordAction } from './actions/reset-password.js';
+import { createCsrfGuard } from './csrf-guard.js';
+import { readBody } from './request-body.js';
+
+export const resetPagePaths = [forgotPagePath, resetPagePath];
+
+export interface ResetPageSettings {
+  authSecrets: readonly string[];
+  authUrl: string | undefined;
+  page?: PageSettings | undefined;
+  mailTokenTtlSeconds: number;
+}
+
+const equal = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The reset pages (no script): `GET|POST /account/password/forgot` and
+ * `GET|POST /account/password/reset`. Their posts run the same actions as the JSON routes.
+ * The reset page carries a secret in its URL, so it sends `Referrer-Policy: no-referrer`;
+ * browsers then post its form with `Origin: null`, which is taken as this site's only together
+ * with `Sec-Fetch-Site: same-origin` (a foreign or opaque origin stays refused). CSRF: the
+ * Auth.js double-submit pair every account POST carries, made here when the browser holds none.
+ */
+export function registerResetPages(
+  scope: FastifyInstance,
+  deps: AccountDeps,
+  settings: ResetPageSettings,
+): void {
+  const page = settings.page ?? pageDefaults;
+  const style = pageStyle(paletteFor(page.accentColor));
+  const shell: PageShell = {
+    productName: page.productName,
+    logoUrl: page.logoUrl,
+    style,
+    basePath: '/api/auth',
+  };
+  const policy = pagePolicy(style, page.logoUrl);
+  const secret = settings.authSecrets.join(',');
+  const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
+  const secureOf = (request: FastifyRequest) => isSecure(request, settings.authUrl);
+  const assertCsrf = createCsrfGuard({
+    secrets: settings.authSecrets,
+    originOf: (request) =>
+      request.headers.origin === 'null' && request.headers['sec-fetch-site'] === 'same-origin'
+        ? 'null'
+        : originOf(request, settings.authUrl),
+    secureOf,
+  });
+
+  /** The browser's CSRF token, and the cookie to set when it held no valid one. */
+  const csrfFor = (request: FastifyRequest): { token: string; cookie?: string } => {
+    const name = authCookieNames(secureOf(request), '__Secure-').csrf;
+    const held = parseCookies(request.headers.cookie).get(name);
+    const [token = '', hash = ''] = (held ?? '').split('|');
+    if (token !== '' && equal(hash, hashOf(token))) return { token };
+    const fresh = randomBytes(32).toString('hex');
+    const secure = secureOf(request) ? '; Secure' : '';
+    const value = encodeURIComponent(`${fresh}|${hashOf(fresh)}`);
+    return { token: fresh, cookie: `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}` };
+  };
+
+  const send = (
+    reply: FastifyReply,
+    status: number,
+    html: string,
+    csrf: { cookie?: string },
+    referrer: 'same-origin' | 'no-referrer',
+    headers: Record<string, string> = {},
+  ) => {
+    reply.code(status).headers({
+      ...headers,
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': policy,
+      'referrer-policy': referrer,
+    });
+    if (csrf.cookie !== undefined) reply.header('set-cookie', csrf.cookie);
+    return reply.send(html);
+  };
+
+  const noticeOf = (error: HttpError): Notice => ({
+    tone: 'error',
+    text:
+      error.code === 'rate_limited'
+        ? `Too many attempts. Try again in ${formatWait(Number(error.headers['retry-after'] ?? 60))}.`
+        : error.code === 'invalid_token'
+          ? 'This link or code is not valid: it may have expired or been used already. Ask for a new mail.'
+          : error.message,
+    fieldsInvalid: error.code === 'weak_password' || error.code === 'invalid_field',
+  });
+
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const answerHeaders = (error: HttpError): Record<string, string> => {
+    const retryAfter = error.headers['retry-after'];
+    return retryAfter === undefined ? {} : { 'retry-after': retryAfter };
+  };
+
+  scope.get(forgotPagePath, async (request, reply) => {
+    const csrf = csrfFor(request);
+    return send(
+      reply,
+      200,
+      renderForgotPage(shell, { csrfToken: csrf.token }),
+      csrf,
+      'same-origin',
+    );
+  });
+
+  scope.post(forgotPagePath, async (request, reply) => {
+    const body = readBody(request);
+    assertCsrf(request, body);
+    const csrf = csrfFor(request);
+    try {
+      await runAction(forgotPassword, deps, { request, reply, body });
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      const html = renderForgotPage(shell, {
+        csrfToken: csrf.token,
+        notice: noticeOf(error),
+        email: text(body.email),
+      });
+      return send(reply, error.status, html, csrf, 'same-origin', answerHeaders(error));
+    }
+    const ttlMinutes = Math.round(settings.mailTokenTtlSeconds / 60);
+    return send(reply, 200, renderForgotSentPage(shell, { ttlMinutes }), csrf, 'same-origin');
+  });
+
+  scope.get(resetPagePath, async (request, reply) => {
+    const csrf = csrfFor(request);
+    const token = new URLSearchParams(request.url.split('?')[1] ?? '').get('token') ?? undefined;
+    const html = renderResetPage(shell, { csrfToken: csrf.token, token: token || undefined });
+    return send(reply, 200, html, csrf, 'no-referrer');
+  });
+
+  scope.post(resetPagePath, async (request, reply) => {
+    const body = readBody(request);
+    assertCsrf(request, body);
+    const csrf = csrfFor(request);
+    try {
+      await runAction(resetPasswordAction, deps, { request, reply, body });
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      // A weak password keeps the link; a spent or wrong one leaves the code form.
+      const token = error.code === 'invalid_token' ? undefined : text(body.token) || undefined;
+      const html = renderResetPage(shell, {
+        csrfToken: csrf.token,
+        token,
+        email: text(body.email),
+        notice: noticeOf(error),
+      });
+      return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
+    }
+    return send(reply, 200, renderResetDonePage(shell), csrf, 'no-referrer');
+  });
+}
