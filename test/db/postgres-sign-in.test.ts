@@ -164,11 +164,14 @@ describe.each([
         user: { email: 'ada@example.com' },
       });
 
-      // A second kill, then a sign-in (throttle, user lookup, session row) goes through.
+      // A second kill, then a sign-in (throttle, user lookup, session row) goes through. A write
+      // is not repeated behind the client's back, so each dead connection the pool still held
+      // (the mail worker and the event record keep a few) may fail one attempt, cleanly; the
+      // pool never hands out more than its ten.
       await terminateOtherConnections(database.url);
       const again = new Client(server.url);
       let signIn = await again.signIn('ada@example.com', password);
-      if (signIn.status === 503) {
+      for (let attempt = 0; signIn.status === 503 && attempt < 10; attempt += 1) {
         const text = await signIn.text();
         expect((JSON.parse(text) as ErrorBody).error.code).toBe('unavailable');
         expect(text).not.toMatch(/\n\s+at |node_modules|Error:/);
