@@ -17,6 +17,7 @@ import { runAction, type AccountAction, type AccountDeps, type AnonymousAction }
 import { changePassword } from './actions/change-password.js';
 import { forgotPassword } from './actions/forgot-password.js';
 import { listOwnEvents } from './actions/list-events.js';
+import { lockAccountAction } from './actions/lock-account.js';
 import { updateProfile } from './actions/profile.js';
 import { reauthenticate } from './actions/reauthenticate.js';
 import { resetPasswordAction } from './actions/reset-password.js';
@@ -67,6 +68,7 @@ const allRoutes: Record<string, Route> = {
     action: resetPasswordAction,
     needsMail: true,
   },
+  '/lock': { method: 'POST', guard: 'none', action: lockAccountAction, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
 

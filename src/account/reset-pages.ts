@@ -9,6 +9,7 @@ import { paletteFor } from '../pages/colour.js';
 import type { PageShell } from '../pages/layout.js';
 import type { Notice } from '../pages/notices.js';
 import { formatWait } from '../pages/notices.js';
+import { lockPagePath, renderLockedPage, renderLockPage } from '../pages/lock-pages.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
 import {
@@ -22,11 +23,12 @@ import {
 import type { AccountDeps } from './action.js';
 import { runAction } from './action.js';
 import { forgotPassword } from './actions/forgot-password.js';
+import { lockAccountAction } from './actions/lock-account.js';
 import { resetPasswordAction } from './actions/reset-password.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { readBody } from './request-body.js';
 
-export const resetPagePaths = [forgotPagePath, resetPagePath];
+export const resetPagePaths = [forgotPagePath, resetPagePath, lockPagePath];
 
 export interface ResetPageSettings {
   authSecrets: readonly string[];
@@ -39,9 +41,10 @@ const equal = (a: string, b: string) =>
   a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
- * The reset pages (no script): `GET|POST /account/password/forgot` and
- * `GET|POST /account/password/reset`. Their posts run the same actions as the JSON routes.
- * The reset page carries a secret in its URL, so it sends `Referrer-Policy: no-referrer`;
+ * The mailed-link pages (no script): `GET|POST /account/password/forgot`,
+ * `GET|POST /account/password/reset` and `GET|POST /account/lock` ("this wasn't me"). Their
+ * posts run the same actions as the JSON routes. The reset and lock pages carry a secret in
+ * their URL, so they send `Referrer-Policy: no-referrer`;
  * browsers then post its form with `Origin: null`, which is taken as this site's only together
  * with `Sec-Fetch-Site: same-origin` (a foreign or opaque origin stays refused). CSRF: the
  * Auth.js double-submit pair every account POST carries, made here when the browser holds none.
@@ -175,5 +178,35 @@ export function registerResetPages(
       return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
     }
     return send(reply, 200, renderResetDonePage(shell), csrf, 'no-referrer');
+  });
+
+  scope.get(lockPagePath, async (request, reply) => {
+    const csrf = csrfFor(request);
+    const token = new URLSearchParams(request.url.split('?')[1] ?? '').get('token') ?? undefined;
+    const html = renderLockPage(shell, { csrfToken: csrf.token, token: token || undefined });
+    return send(reply, 200, html, csrf, 'no-referrer');
+  });
+
+  scope.post(lockPagePath, async (request, reply) => {
+    const body = readBody(request);
+    assertCsrf(request, body);
+    const csrf = csrfFor(request);
+    try {
+      await runAction(lockAccountAction, deps, { request, reply, body });
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      // A spent or wrong link cannot be posted again: the page explains, without the button.
+      const token = error.code === 'invalid_token' ? undefined : text(body.token) || undefined;
+      const notice: Notice =
+        error.code === 'invalid_token'
+          ? {
+              tone: 'error',
+              text: 'This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact your administrator.',
+            }
+          : noticeOf(error);
+      const html = renderLockPage(shell, { csrfToken: csrf.token, token, notice });
+      return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
+    }
+    return send(reply, 200, renderLockedPage(shell), csrf, 'no-referrer');
   });
 }

@@ -124,10 +124,17 @@ function toToken(row: Selectable<AccountTokensTable>): AccountToken {
 /**
  * Marks one row used if it is still unused, unexpired and bound to the account as it is now:
  * with a user, that user still has the credential version and the address the secret was
- * issued for; without one (sign-up, invitation), no account holds the address yet. One
+ * issued for; without one (sign-up, invitation), no account holds the address yet. A `lock`
+ * secret ("this wasn't me" in a notice) is bound to its user only: it exists because someone
+ * may have changed the password or the address, and that change must not void it. One
  * statement, so a credential change and a second consume cannot slip in between check and use.
  */
-async function claim(trx: Kysely<Database>, id: string, now: number): Promise<boolean> {
+async function claim(
+  trx: Kysely<Database>,
+  id: string,
+  purpose: AccountTokenPurpose,
+  now: number,
+): Promise<boolean> {
   const result = await trx
     .updateTable('account_tokens')
     .set({ used_at: now })
@@ -135,30 +142,37 @@ async function claim(trx: Kysely<Database>, id: string, now: number): Promise<bo
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
     .where((eb) =>
-      eb.or([
-        eb.and([
-          eb('account_tokens.user_id', 'is not', null),
-          eb.exists(
+      purpose === 'lock'
+        ? eb.exists(
             eb
               .selectFrom('users')
               .select(sql.lit(1).as('one'))
-              .whereRef('users.id', '=', 'account_tokens.user_id')
-              .whereRef('users.credential_version', '=', 'account_tokens.credential_version')
-              .whereRef('users.email', '=', 'account_tokens.email'),
-          ),
-        ]),
-        eb.and([
-          eb('account_tokens.user_id', 'is', null),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('users')
-                .select(sql.lit(1).as('one'))
-                .whereRef('users.email', '=', 'account_tokens.email'),
-            ),
-          ),
-        ]),
-      ]),
+              .whereRef('users.id', '=', 'account_tokens.user_id'),
+          )
+        : eb.or([
+            eb.and([
+              eb('account_tokens.user_id', 'is not', null),
+              eb.exists(
+                eb
+                  .selectFrom('users')
+                  .select(sql.lit(1).as('one'))
+                  .whereRef('users.id', '=', 'account_tokens.user_id')
+                  .whereRef('users.credential_version', '=', 'account_tokens.credential_version')
+                  .whereRef('users.email', '=', 'account_tokens.email'),
+              ),
+            ]),
+            eb.and([
+              eb('account_tokens.user_id', 'is', null),
+              eb.not(
+                eb.exists(
+                  eb
+                    .selectFrom('users')
+                    .select(sql.lit(1).as('one'))
+                    .whereRef('users.email', '=', 'account_tokens.email'),
+                ),
+              ),
+            ]),
+          ]),
     )
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
@@ -184,7 +198,7 @@ export async function consume(
       .where('token_hash', '=', sha256(request.token))
       .where('purpose', '=', request.purpose)
       .executeTakeFirst();
-    if (row === undefined || !(await claim(trx, row.id, now))) return null;
+    if (row === undefined || !(await claim(trx, row.id, row.purpose, now))) return null;
     return toToken(row);
   }
   const code = readCode(request.code);
@@ -201,7 +215,7 @@ export async function consume(
     .returningAll()
     .execute();
   const match = spent.find((row) => row.code_hash === codeDigest(row.id, code));
-  if (match === undefined || !(await claim(trx, match.id, now))) return null;
+  if (match === undefined || !(await claim(trx, match.id, match.purpose, now))) return null;
   return toToken(match);
 }
 

@@ -121,6 +121,33 @@ describe.each(backends)('e-mailed secrets on $name', ({ skip, create }) => {
     expect(await consume(db, { purpose: 'reset', token: current.token })).toBeNull();
   });
 
+  it.skipIf(skip)(
+    'a lock secret survives a password change, a disable and an address change, not a removal',
+    async () => {
+      const user = await newUser();
+      const lockFor = () =>
+        issue(db, {
+          ...resetFor(user),
+          purpose: 'lock',
+          ttlSeconds: 7 * 86400,
+          withCode: false,
+        });
+      const first = await lockFor();
+      const second = await lockFor();
+      await users.setPasswordHash(user.id, 'another-hash');
+      await users.setDisabled(user.id, true);
+      await users.setEmail(user.id, `moved-${user.email}`);
+      expect(await consume(db, { purpose: 'lock', token: first.token })).toMatchObject({
+        userId: user.id,
+        purpose: 'lock',
+      });
+      expect(await consume(db, { purpose: 'lock', token: first.token })).toBeNull();
+      expect(await consume(db, { purpose: 'reset', token: second.token })).toBeNull();
+      await users.remove(user.id);
+      expect(await consume(db, { purpose: 'lock', token: second.token })).toBeNull();
+    },
+  );
+
   it.skipIf(skip)('a code works typed loosely, and counts five tries', async () => {
     const user = await newUser();
     const issued = await issue(db, resetFor(user));

@@ -1,0 +1,336 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '../helpers/client.js';
+import { hasPostgres } from '../helpers/postgres.js';
+import { LoopbackSmtp, type ReceivedMail } from '../helpers/smtp.js';
+import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+
+/*
+ * "This wasn't me" (accounts spec, "Security notices"; issue 19 item 5), black-box: the built
+ * service (`npm run build` first), a real SMTP server on loopback; a password reset sends the
+ * notice, whose lock link is used as a person would (after a mail scanner opened every link).
+ * SQLite, and PostgreSQL under scripts/with-postgres.sh.
+ */
+
+const password = 'correct horse battery staple';
+const takenPassword = 'the password someone else chose';
+const userAgent = 'LockTest/1.0 (X11; Linux x86_64)';
+
+const browser = (service: AccountService) => new Client(service.url, { 'user-agent': userAgent });
+
+async function post(client: Client, path: string, body: Record<string, unknown>) {
+  const csrfToken = await client.csrfToken();
+  return client.request(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ csrfToken, ...body }),
+  });
+}
+
+const lock = (client: Client, token: string) => post(client, '/api/account/lock', { token });
+
+async function errorCode(response: Response) {
+  const body = (await response.json()) as { error: { code: string } };
+  return `${response.status} ${body.error.code}`;
+}
+
+async function mailTo(smtp: LoopbackSmtp, to: string, subject: RegExp, after: number) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const found = smtp.received
+      .slice(after)
+      .find((mail) => mail.envelopeTo.includes(to) && subject.test(mail.parsed.subject ?? ''));
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject}`);
+    await sleep(25);
+  }
+}
+
+const linkIn = (mail: ReceivedMail, path: string) => {
+  const text = mail.parsed.text ?? '';
+  const link = new RegExp(`https?://\\S+${path}\\?token=[\\w-]+`).exec(text)?.[0];
+  if (link === undefined) throw new Error(`no ${path} link in:\n${text}`);
+  return link;
+};
+
+/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
+async function scanEveryLink(smtp: LoopbackSmtp) {
+  for (const mail of smtp.received) {
+    const links =
+      `${mail.parsed.text ?? ''} ${typeof mail.parsed.html === 'string' ? mail.parsed.html : ''}`.match(
+        /https?:\/\/[^\s"'<>]+/g,
+      );
+    for (const link of links ?? []) {
+      const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
+      await response.arrayBuffer();
+    }
+  }
+}
+
+/**
+ * Someone with the mailbox resets the password: forgot → mail → reset link → new password.
+ * Returns the notice's "this wasn't me" link (the real owner's way out).
+ */
+async function takeOver(service: AccountService, smtp: LoopbackSmtp, email: string) {
+  const intruder = browser(service);
+  let before = smtp.received.length;
+  expect((await post(intruder, '/api/account/password/forgot', { email })).status).toBe(202);
+  const resetLink = linkIn(
+    await mailTo(smtp, email, /Reset your/, before),
+    '/account/password/reset',
+  );
+  before = smtp.received.length;
+  const token = new URL(resetLink).searchParams.get('token') ?? '';
+  const reset = await post(intruder, '/api/account/password/reset', {
+    token,
+    password: takenPassword,
+  });
+  expect(reset.status).toBe(200);
+  const notice = await mailTo(smtp, email, /password was changed/, before);
+  const link = linkIn(notice, '/account/lock');
+  expect(typeof notice.parsed.html === 'string' && notice.parsed.html).toContain(`href="${link}"`);
+  return { link, token: new URL(link).searchParams.get('token') ?? '' };
+}
+
+async function signIn(service: AccountService, email: string, pass: string) {
+  const client = browser(service);
+  await client.signIn(email, pass);
+  return client;
+}
+
+async function disabledIn(service: AccountService, email: string) {
+  const listed = await service.cli(['users', 'list', '--json']);
+  expect(listed.code).toBe(0);
+  const rows = JSON.parse(listed.stdout) as { email: string; disabled: boolean }[];
+  return rows.find((row) => row.email === email)?.disabled;
+}
+
+const backends = [
+  { name: 'SQLite', backend: 'sqlite' as const, skip: false },
+  { name: 'PostgreSQL', backend: 'postgres' as const, skip: !hasPostgres },
+];
+
+describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
+  let service: AccountService;
+  let smtp: LoopbackSmtp;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    if (skip) return;
+    smtp = await LoopbackSmtp.start('up');
+    const database = await serviceDatabase(backend);
+    dispose = database.dispose;
+    service = await startAccountService(database.env, {
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Acme <no-reply@acme.test>',
+      MAIL_RETRY_SECONDS: '1',
+    });
+    for (const name of ['ada', 'bob', 'cy']) {
+      await service.addUser(`${name}@example.com`, password);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    if (skip) return;
+    await service.stop();
+    await smtp.close();
+    await dispose();
+  });
+
+  it.skipIf(skip)(
+    "the notice's link, after a scanner opened it, locks the account: sessions end, sign-in is refused, the event is kept, an operator re-enables it",
+    async () => {
+      const { link, token } = await takeOver(service, smtp, 'ada@example.com');
+      const intruder = await signIn(service, 'ada@example.com', takenPassword);
+      const second = await signIn(service, 'ada@example.com', takenPassword);
+      expect(await intruder.session()).not.toBeNull();
+
+      // A scanner and the owner's own GET of the page use nothing.
+      await scanEveryLink(smtp);
+      const owner = browser(service);
+      const page = await owner.get(new URL(link).pathname + new URL(link).search);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      await page.arrayBuffer();
+      expect(await intruder.session()).not.toBeNull();
+      expect(await disabledIn(service, 'ada@example.com')).toBe(false);
+
+      const locked = await lock(owner, token);
+      expect(locked.status).toBe(200);
+      expect(locked.headers.get('cache-control')).toBe('no-store');
+      expect(await locked.json()).toEqual({ status: 'locked' });
+      expect(await intruder.session()).toBeNull();
+      expect(await second.session()).toBeNull();
+      expect((await signIn(service, 'ada@example.com', takenPassword)).sessionCookie()).toBe(
+        undefined,
+      );
+      expect(await disabledIn(service, 'ada@example.com')).toBe(true);
+      const listed = await service.cli(['users', 'list']);
+      expect(listed.stdout).toMatch(/^ada@example\.com\t[^\t]*\tdisabled\t/m);
+
+      // Single use.
+      expect(await errorCode(await lock(owner, token))).toBe('400 invalid_token');
+
+      // The operator re-enables it; the owner then resets the password as usual.
+      expect((await service.cli(['users', 'enable', '--email', 'ada@example.com'])).code).toBe(0);
+      expect(await disabledIn(service, 'ada@example.com')).toBe(false);
+      const back = await signIn(service, 'ada@example.com', takenPassword);
+      expect(back.sessionCookie()).toBeDefined();
+      const events = (await (await back.get('/api/account/events')).json()) as {
+        events: { type: string; device: string }[];
+      };
+      const lockEvent = events.events.find((event) => event.type === 'account_locked');
+      expect(lockEvent?.device).toBe(userAgent);
+      expect(events.events.map((event) => event.type)).toContain('password_reset');
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    'a later password change by the intruder does not void the link (it is bound to the user only)',
+    async () => {
+      const { token } = await takeOver(service, smtp, 'bob@example.com');
+      const intruder = await signIn(service, 'bob@example.com', takenPassword);
+      const changed = await post(intruder, '/api/account/password/change', {
+        currentPassword: takenPassword,
+        newPassword: 'yet another password of theirs',
+      });
+      expect(changed.status).toBe(200);
+      expect(await intruder.session()).not.toBeNull();
+      expect((await lock(browser(service), token)).status).toBe(200);
+      expect(await intruder.session()).toBeNull();
+      expect(await disabledIn(service, 'bob@example.com')).toBe(true);
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)('an account an operator disabled already still answers locked', async () => {
+    const { token } = await takeOver(service, smtp, 'cy@example.com');
+    expect((await service.cli(['users', 'disable', '--email', 'cy@example.com'])).code).toBe(0);
+    const locked = await lock(browser(service), token);
+    expect(locked.status).toBe(200);
+    expect(await locked.json()).toEqual({ status: 'locked' });
+    expect(await disabledIn(service, 'cy@example.com')).toBe(true);
+  });
+
+  it.skipIf(skip)(
+    'unknown tokens are 400 invalid_token, a missing one 422, and no CSRF token 403',
+    async () => {
+      const client = browser(service);
+      for (const token of ['x'.repeat(43), '', 'é'.repeat(5)]) {
+        expect(await errorCode(await lock(client, token))).toBe('400 invalid_token');
+      }
+      expect(await errorCode(await post(client, '/api/account/lock', {}))).toBe(
+        '422 invalid_field',
+      );
+      const bare = await fetch(`${service.url}/api/account/lock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: 'x' }),
+      });
+      expect(await errorCode(bare)).toBe('403 csrf');
+    },
+  );
+});
+
+describe('the lock pages, as plain forms (SQLite)', () => {
+  let service: AccountService;
+  let smtp: LoopbackSmtp;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    smtp = await LoopbackSmtp.start('up');
+    const database = await serviceDatabase('sqlite');
+    dispose = database.dispose;
+    service = await startAccountService(database.env, {
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Acme <no-reply@acme.test>',
+    });
+    await service.addUser('page@example.com', password);
+  }, 60_000);
+  afterAll(async () => {
+    await service.stop();
+    await smtp.close();
+    await dispose();
+  });
+
+  const csrfOf = (html: string) => /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
+  const formPost = { origin: 'null', 'sec-fetch-site': 'same-origin' };
+
+  it('the page asks, its button locks, and a second press explains the link is spent', async () => {
+    const { link, token } = await takeOver(service, smtp, 'page@example.com');
+    const intruder = await signIn(service, 'page@example.com', takenPassword);
+    const owner = browser(service);
+    const asked = await owner.get(new URL(link).pathname + new URL(link).search);
+    expect(asked.status).toBe(200);
+    expect(asked.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(asked.headers.get('referrer-policy')).toBe('no-referrer');
+    const askedHtml = await asked.text();
+    expect(askedHtml).toContain('Lock your account?');
+    expect(askedHtml).toMatch(/contact your administrator/i);
+    expect(askedHtml).toContain('<button type="submit">Lock my account</button>');
+    expect(askedHtml).not.toContain('<script');
+    expect(await intruder.session()).not.toBeNull();
+
+    // A foreign site's post is refused and locks nothing.
+    const foreign = await owner.postForm(
+      '/account/lock',
+      { csrfToken: csrfOf(askedHtml), token },
+      { origin: 'null', 'sec-fetch-site': 'cross-site' },
+    );
+    expect(foreign.status).toBe(403);
+    expect(await intruder.session()).not.toBeNull();
+
+    const done = await owner.postForm(
+      '/account/lock',
+      { csrfToken: csrfOf(askedHtml), token },
+      formPost,
+    );
+    expect(done.status).toBe(200);
+    expect(done.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(await done.text()).toContain('Your account is locked');
+    expect(await intruder.session()).toBeNull();
+
+    const again = await owner.postForm(
+      '/account/lock',
+      { csrfToken: csrfOf(askedHtml), token },
+      formPost,
+    );
+    expect(again.status).toBe(400);
+    const againHtml = await again.text();
+    expect(againHtml).toContain('<title>Error: Lock your account?');
+    expect(againHtml).toContain('expired or been used already');
+    expect(againHtml).not.toContain('name="token"');
+  });
+
+  it('a link cut short shows no button', async () => {
+    const page = await browser(service).get('/account/lock');
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('This link is not complete');
+    expect(html).not.toContain('<button type="submit">Lock my account</button>');
+  });
+});
+
+describe('without SMTP_URL in production', () => {
+  it('the lock route and page answer 404', async () => {
+    const database = await serviceDatabase('sqlite');
+    const service = await startAccountService(database.env, {
+      NODE_ENV: 'production',
+      AUTH_URL: 'https://auth.example',
+      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
+    });
+    try {
+      const route = await fetch(`${service.url}/api/account/lock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: 'x' }),
+      });
+      expect(route.status).toBe(404);
+      expect(((await route.json()) as { error: { code: string } }).error.code).toBe('not_found');
+      expect((await fetch(`${service.url}/account/lock?token=x`)).status).toBe(404);
+    } finally {
+      await service.stop();
+      await database.dispose();
+    }
+  }, 60_000);
+});
