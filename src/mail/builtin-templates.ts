@@ -88,10 +88,10 @@ ${lockHtml}`,
     subject: 'Your {{productName}} password was changed',
     text: `Hello{{#name}} {{name}}{{/name}},
 
-The password of your {{productName}} account ({{to}}) was just changed, and every other session was signed out.
+The password of your {{productName}} account ({{to}}) was just changed, and its sessions on other devices were signed out.
 ${lockText}`,
     html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>The password of your {{productName}} account ({{to}}) was just changed, and every other session was signed out.</p>
+<p>The password of your {{productName}} account ({{to}}) was just changed, and its sessions on other devices were signed out.</p>
 ${lockHtml}`,
     required: ['lockLink'],
   },
