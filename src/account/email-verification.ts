@@ -1,0 +1,52 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { MailQueue } from '../mail/mail-queue.js';
+import type { ResetMailLinks } from './password-reset.js';
+import { issue } from './tokens.js';
+
+/** Where a verification mail's link goes: the page whose GET consumes nothing. */
+export const verifyPagePath = '/account/email/verify';
+
+/** The account a verification mail is for, as it is when the mail is queued. */
+export interface VerifiedAccount {
+  id: string;
+  email: string;
+  name: string;
+  credentialVersion: number;
+}
+
+/**
+ * Queues "confirm your address" for an account, in the caller's transaction: the secret (purpose
+ * `verify`, bound to the user, the address and the credential version now) and its mail are
+ * written together, so one never exists without the other. The link carries the token in the
+ * query (a page without script never sees a fragment); the mail also has the short code.
+ */
+export async function issueVerificationMail(
+  trx: Kysely<Database>,
+  mail: MailQueue,
+  account: VerifiedAccount,
+  links: ResetMailLinks,
+): Promise<void> {
+  const issued = await issue(
+    trx,
+    {
+      purpose: 'verify',
+      userId: account.id,
+      email: account.email,
+      credentialVersion: account.credentialVersion,
+      ttlSeconds: links.ttlSeconds,
+    },
+    links.now,
+  );
+  await mail.enqueue(trx, {
+    kind: 'email-verification',
+    to: account.email,
+    values: {
+      ...(account.name !== '' && { name: account.name }),
+      link: `${links.origin}${verifyPagePath}?token=${issued.token}`,
+      ...(issued.code !== null && { code: issued.code }),
+      expiresInMinutes: String(Math.round(links.ttlSeconds / 60)),
+    },
+    expiresAt: new Date(issued.expiresAt),
+  });
+}
