@@ -2,48 +2,26 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  expectPaintedFor,
+  hasChromium,
+  launchChromium,
+  openPage,
+  screenVariants as variants,
+} from '../helpers/chromium.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 
 // Issue 19, item 6: the account page in a real Chromium with JavaScript switched off, light,
 // dark (prefers-color-scheme) and on a 390 px phone, each state screenshotted for a person to
 // look at (test-artifacts/e2e-browser/account/, gitignored), with the CSP holding in each.
 
-const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
 const newPassword = 'a brand new and long passphrase';
 const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'account');
 
-const variants = [
-  { name: 'light', viewport: { width: 1280, height: 800 }, colorScheme: 'light' as const },
-  { name: 'dark', viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
-  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
-];
-type Variant = (typeof variants)[number];
-
-/** A fresh browser profile without JavaScript, recording CSP violations. */
-async function openPage(browser: Browser, variant: Variant) {
-  const context = await browser.newContext({
-    viewport: variant.viewport,
-    colorScheme: variant.colorScheme,
-    javaScriptEnabled: false,
-  });
-  const page = await context.newPage();
-  const violations: string[] = [];
-  page.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) violations.push(message.text());
-  });
-  return { page, violations, close: () => context.close() };
-}
-
-const style = (page: Page, selector: string, property: string) =>
-  page
-    .locator(selector)
-    .first()
-    .evaluate((el, name) => getComputedStyle(el).getPropertyValue(name), property);
-
-describe.skipIf(!fs.existsSync(chromiumPath))('the account page in Chromium, no script', () => {
+describe.skipIf(!hasChromium)('the account page in Chromium, no script', () => {
   let server: TestServer;
   let browser: Browser;
   // Another origin, as a page of another site posting to the account's form would be.
@@ -76,19 +54,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('the account page in Chromium, no 
     fs.mkdirSync(artifacts, { recursive: true });
     [server, browser] = await Promise.all([
       startServer({ throttle: { emailMaxFailures: 2 } }),
-      chromium.launch({
-        executablePath: chromiumPath,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
+      launchChromium(),
     ]);
     foreign = http.createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -216,8 +182,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))('the account page in Chromium, no 
   ];
 
   it('a password change without script keeps this browser signed in and signs the other out', async () => {
-    const here = await openPage(browser, variants[0]!);
-    const there = await openPage(browser, variants[0]!);
+    const here = await openPage(browser, { ...variants[0]!, javaScriptEnabled: false });
+    const there = await openPage(browser, { ...variants[0]!, javaScriptEnabled: false });
     try {
       const email = await signedInAtAccount(here.page);
       await there.page.goto(`${server.url}/api/auth/signin`);
@@ -243,23 +209,17 @@ describe.skipIf(!fs.existsSync(chromiumPath))('the account page in Chromium, no 
 
   describe.each(variants)('$name', (variant) => {
     it.each(states)('%s', async (name, reach) => {
-      const { page, violations, close } = await openPage(browser, variant);
+      const { page, violations, close } = await openPage(browser, {
+        ...variant,
+        javaScriptEnabled: false,
+      });
       try {
         await reach(page);
         await page.screenshot({
           path: path.join(artifacts, `${name}-${variant.name}.png`),
           fullPage: true,
         });
-        // Nothing sticks out sideways.
-        await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBe(
-          variant.viewport.width,
-        );
-        const [card, text] =
-          variant.colorScheme === 'dark'
-            ? ['rgb(22, 27, 34)', 'rgb(230, 237, 243)']
-            : ['rgb(255, 255, 255)', 'rgb(31, 35, 40)'];
-        await expect(style(page, 'main', 'background-color')).resolves.toBe(card);
-        await expect(style(page, 'body', 'color')).resolves.toBe(text);
+        await expectPaintedFor(page, variant);
         expect(violations).toEqual([]);
       } finally {
         await close();

@@ -1,52 +1,22 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deviceMaxLength, listEvents, record } from '../../src/account/events.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createKyselyUserStore } from '../../src/users/kysely-store.js';
-import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
+import { databaseBackends, openMigrated } from '../helpers/backends.js';
 
-const backends = [
-  {
-    name: 'SQLite',
-    skip: false,
-    async create() {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-events-'));
-      return {
-        url: `file:${path.join(dir, 'events.db')}`,
-        dispose: async () => fs.rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: !hasPostgres,
-    async create() {
-      const database = await createTestDatabase();
-      return { url: database.url, dispose: () => database.drop() };
-    },
-  },
-];
+const backends = databaseBackends('events');
 
 describe.each(backends)('the account event record on $name', ({ skip, create }) => {
   let db: Kysely<Database>;
-  let dispose: () => Promise<void>;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
     if (skip) return;
-    const created = await create();
-    dispose = created.dispose;
-    db = openDatabase(created.url).db;
-    await migrateToLatest(db);
+    ({ db, close } = await openMigrated({ create }));
   });
   afterAll(async () => {
-    if (skip) return;
-    await db.destroy();
-    await dispose();
+    if (!skip) await close();
   });
 
   it.skipIf(skip)(

@@ -2,8 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
-import { LoopbackSmtp, type ReceivedMail } from '../helpers/smtp.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import type { LoopbackSmtp } from '../helpers/smtp.js';
+import { type ReceivedMail } from '../helpers/smtp.js';
+import {
+  serviceDatabase,
+  startAccountService,
+  startMailService,
+  type AccountService,
+  type MailService,
+} from './account-service.js';
 
 /*
  * "This wasn't me" (accounts spec, "Security notices"; issue 19 item 5), black-box: the built
@@ -113,28 +120,21 @@ const backends = [
 describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let mailed: MailService | undefined;
 
   beforeAll(async () => {
     if (skip) return;
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase(backend);
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_RETRY_SECONDS: '1',
+    mailed = await startMailService({
+      backend: backend,
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+      },
+      users: ['ada', 'bob', 'cy'].map((name) => `${name}@example.com`),
+      password,
     });
-    for (const name of ['ada', 'bob', 'cy']) {
-      await service.addUser(`${name}@example.com`, password);
-    }
+    ({ service, smtp } = mailed);
   }, 60_000);
-  afterAll(async () => {
-    if (skip) return;
-    await service.stop();
-    await smtp.close();
-    await dispose();
-  });
+  afterAll(() => mailed?.close());
 
   it.skipIf(skip)(
     "the notice's link, after a scanner opened it, locks the account: sessions end, sign-in is refused, the event is kept, an operator re-enables it",
@@ -235,23 +235,13 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
 describe('the lock pages, as plain forms (SQLite)', () => {
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let mailed: MailService | undefined;
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-    });
-    await service.addUser('page@example.com', password);
+    mailed = await startMailService({ users: ['page@example.com'], password });
+    ({ service, smtp } = mailed);
   }, 60_000);
-  afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
-  });
+  afterAll(() => mailed?.close());
 
   const csrfOf = (html: string) => /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
   const formPost = { origin: 'null', 'sec-fetch-site': 'same-origin' };

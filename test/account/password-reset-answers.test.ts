@@ -3,7 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { LoopbackSmtp, type SmtpMode } from '../helpers/smtp.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import {
+  serviceDatabase,
+  startAccountService,
+  startMailService,
+  type AccountService,
+  type MailService,
+} from './account-service.js';
 
 /*
  * What "forgot password" gives away: nothing. The same bytes and, by the sign-in's own
@@ -44,30 +50,25 @@ const median = (values: number[]) => {
 describe('forgot: the same answer and time for known and unknown addresses', () => {
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let mailed: MailService | undefined;
   const client = () => new Client(service.url, { 'user-agent': 'TimingTest/1.0' });
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_RETRY_SECONDS: '1',
-      // Hundreds of requests from one address for one account: the limits are not under test.
-      THROTTLE_EMAIL_MAX_FAILURES: '100000',
-      THROTTLE_IP_MAX_FAILURES: '100000',
-      // The per-address request budget (50 Fastify requests a second) is not under test either.
-      REQUEST_BUDGET_PER_SECOND: '0',
+    mailed = await startMailService({
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+        // Hundreds of requests from one address for one account: the limits are not under test.
+        THROTTLE_EMAIL_MAX_FAILURES: '100000',
+        THROTTLE_IP_MAX_FAILURES: '100000',
+        // The per-address request budget (50 Fastify requests a second) is not under test either.
+        REQUEST_BUDGET_PER_SECOND: '0',
+      },
+      users: ['known@example.com'],
+      password,
     });
-    await service.addUser('known@example.com', password);
+    ({ service, smtp } = mailed);
   }, 60_000);
-  afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
-  });
+  afterAll(() => mailed?.close());
 
   it.each<SmtpMode>(['up', 'down', 'stalled'])(
     'SMTP %s: known and unknown get the same bytes, and the same time within noise',

@@ -2,8 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
-import { LoopbackSmtp, type ReceivedMail } from '../helpers/smtp.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import type { LoopbackSmtp } from '../helpers/smtp.js';
+import { type ReceivedMail } from '../helpers/smtp.js';
+import { startMailService, type AccountService, type MailService } from './account-service.js';
 
 /*
  * Password reset (accounts spec, issue 19 item 2) as a person uses it, black-box: the built
@@ -87,28 +88,21 @@ const backends = [
 describe.each(backends)('password reset on $name', ({ backend, skip }) => {
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let mailed: MailService | undefined;
 
   beforeAll(async () => {
     if (skip) return;
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase(backend);
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_RETRY_SECONDS: '1',
+    mailed = await startMailService({
+      backend: backend,
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+      },
+      users: ['ada', 'bob', 'cy', 'dee', 'eve', 'fay'].map((name) => `${name}@example.com`),
+      password,
     });
-    for (const name of ['ada', 'bob', 'cy', 'dee', 'eve', 'fay']) {
-      await service.addUser(`${name}@example.com`, password);
-    }
+    ({ service, smtp } = mailed);
   }, 60_000);
-  afterAll(async () => {
-    if (skip) return;
-    await service.stop();
-    await smtp.close();
-    await dispose();
-  });
+  afterAll(() => mailed?.close());
 
   it.skipIf(skip)(
     'a person: forgot → mail → link page → new password; old sessions end, none is made, the notice follows',
@@ -289,23 +283,13 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
 describe('the reset pages, as plain forms (SQLite)', () => {
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let mailed: MailService | undefined;
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-    });
-    await service.addUser('page@example.com', password);
+    mailed = await startMailService({ users: ['page@example.com'], password });
+    ({ service, smtp } = mailed);
   }, 60_000);
-  afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
-  });
+  afterAll(() => mailed?.close());
 
   const csrfOf = (html: string) => /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
 

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,53 +9,26 @@ import {
   type IssueRequest,
 } from '../../src/account/tokens.js';
 import { ipPrefix } from '../../src/account/ip-prefix.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createKyselyUserStore } from '../../src/users/kysely-store.js';
 import type { UserStore } from '../../src/users/store.js';
-import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
+import { databaseBackends, openMigrated } from '../helpers/backends.js';
 
-const backends = [
-  {
-    name: 'SQLite',
-    skip: false,
-    async create() {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-tokens-'));
-      return {
-        url: `file:${path.join(dir, 'tokens.db')}`,
-        dispose: async () => fs.rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: !hasPostgres,
-    async create() {
-      const database = await createTestDatabase();
-      return { url: database.url, dispose: () => database.drop() };
-    },
-  },
-];
+const backends = databaseBackends('tokens');
 
 describe.each(backends)('e-mailed secrets on $name', ({ skip, create }) => {
   let db: Kysely<Database>;
   let users: UserStore;
-  let dispose: () => Promise<void>;
+  let close: () => Promise<void>;
   let count = 0;
 
   beforeAll(async () => {
     if (skip) return;
-    const created = await create();
-    dispose = created.dispose;
-    db = openDatabase(created.url).db;
-    await migrateToLatest(db);
+    ({ db, close } = await openMigrated({ create }));
     users = createKyselyUserStore(db);
   });
   afterAll(async () => {
-    if (skip) return;
-    await db.destroy();
-    await dispose();
+    if (!skip) await close();
   });
 
   const newUser = async () => {

@@ -4,8 +4,9 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumPath, hasChromium, launchChromium } from '../helpers/chromium.js';
 import { nginxPath, startNginx, type Nginx } from '../helpers/nginx.js';
 import {
   buildNextApp,
@@ -24,7 +25,6 @@ import { selfSignedCertificate, type Certificate } from '../helpers/tls.js';
 // cores, plus about 30 s for the first `next build` (cached in examples/nextjs/node_modules/.cache
 // afterwards). next, next-auth and React come from the example app's install (examples/nextjs/).
 
-const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
 const emailMaxFailures = 3;
 const fixtures = path.resolve(import.meta.dirname, '../fixtures');
@@ -32,7 +32,7 @@ const artifacts = path.resolve(import.meta.dirname, '../../test-artifacts/e2e-ne
 const mode = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'fast-paths-off' : 'fast-paths-on';
 
 const missing = [
-  fs.existsSync(chromiumPath) ? '' : `chromium (${chromiumPath})`,
+  hasChromium ? '' : `chromium (${chromiumPath})`,
   fs.existsSync(nginxPath) ? '' : `nginx (${nginxPath})`,
 ].filter(Boolean);
 const noOpenssl = canRun('openssl', ['version']) ? '' : 'openssl not installed';
@@ -150,19 +150,7 @@ describe.skipIf(missing.length > 0 || noNext !== '')(
       // Settled, not Promise.all: a failed launch must not leave a Next.js build or server
       // starting after afterAll has run.
       const [launched, bundled] = await Promise.allSettled([
-        chromium.launch({
-          executablePath: chromiumPath,
-          args: [
-            '--headless',
-            '--no-sandbox',
-            '--disable-gpu',
-            '--disable-quic',
-            '--no-first-run',
-            '--disable-background-networking',
-            '--disable-component-update',
-            '--disable-sync',
-          ],
-        }),
+        launchChromium(),
         build({
           entryPoints: [path.join(fixtures, 'next-auth-page/page.jsx')],
           outfile: path.join(www, 'app.js'),

@@ -75,6 +75,17 @@ export class LoopbackSmtp {
     return this.received;
   }
 
+  /** The first mail to `address` among those after the first `since`, waiting for it. */
+  async mailTo(address: string, since: number, timeoutMs = 10_000): Promise<ReceivedMail> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mail = this.received.slice(since).find((m) => m.envelopeTo.includes(address));
+      if (mail !== undefined) return mail;
+      if (Date.now() > deadline) throw new Error(`no mail to ${address} in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
   close(): Promise<void> {
     return this.#close();
   }

@@ -1,15 +1,11 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { openDatabase, type Dialect } from '../../src/db/open.js';
+import type { Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import type { DeliverySettings } from '../../src/mail/delivery-worker.js';
 import type { OutboxMail, OutboxState } from '../../src/mail/outbox-store.js';
 import { createMail, type Mail, type MailSettings } from '../../src/mail/start.js';
-import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
+import { databaseBackends, openMigrated } from '../helpers/backends.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 
 /**
@@ -17,31 +13,7 @@ import { LoopbackSmtp } from '../helpers/smtp.js';
  * TEST_POSTGRES_URL is set) and a real SMTP server on loopback driven up, down, stalled and
  * answering 4xx and 5xx. Times are shortened: retries from 100 ms, SMTP timeouts under a second.
  */
-const backends: {
-  name: string;
-  skip: boolean;
-  create(): Promise<{ url: string; dispose(): Promise<void> }>;
-}[] = [
-  {
-    name: 'SQLite',
-    skip: false,
-    async create() {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-mail-'));
-      return {
-        url: `file:${path.join(dir, 'mail.db')}`,
-        dispose: async () => fs.rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: !hasPostgres,
-    async create() {
-      const database = await createTestDatabase();
-      return { url: database.url, dispose: () => database.drop() };
-    },
-  },
-];
+const backends = databaseBackends('mail');
 
 const from = 'Acme Accounts <no-reply@acme.test>';
 const fast: Partial<DeliverySettings> = {
@@ -127,22 +99,16 @@ for (const backend of backends) {
   describe.skipIf(backend.skip)(`mail delivery on ${backend.name}`, () => {
     let db: Kysely<Database>;
     let dialect: Dialect;
-    let dispose: () => Promise<void>;
+    let close: (() => Promise<void>) | undefined;
     let smtp: LoopbackSmtp;
 
     beforeAll(async () => {
-      const created = await backend.create();
-      dispose = created.dispose;
-      const opened = openDatabase(created.url);
-      db = opened.db;
-      dialect = opened.dialect;
-      await migrateToLatest(db);
+      ({ db, dialect, close } = await openMigrated(backend));
       smtp = await LoopbackSmtp.start('up');
     });
     afterAll(async () => {
       await smtp?.close();
-      await db?.destroy();
-      await dispose?.();
+      await close?.();
     });
 
     it('delivers a mail once: From, Subject, text and HTML bodies with the link and code, values escaped; then erases its body', async () => {

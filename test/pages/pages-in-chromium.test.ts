@@ -1,34 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, openPage } from '../helpers/chromium.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 
-const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
 // Screenshots of every state of the pages, for a person to look at (gitignored).
 const artifacts = path.resolve('test-artifacts', 'e2e-browser');
 const desktop = { width: 1280, height: 800 };
 const phone = { width: 360, height: 740 };
-
-/** A fresh browser profile (own cookie jar) that records CSP violations, however they surface. */
-async function openPage(browser: Browser, viewport = desktop) {
-  const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  const violations: string[] = [];
-  page.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) violations.push(message.text());
-  });
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => {
-      console.error(
-        `Content Security Policy: ${event.violatedDirective} blocked ${event.blockedURI}`,
-      );
-    });
-  });
-  return { page, violations, close: () => context.close() };
-}
 
 function screenshot(page: Page, name: string) {
   return page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
@@ -59,7 +41,7 @@ async function signIn(page: Page, origin: string, email: string, secret: string,
 
 const alertText = (page: Page) => page.getByRole('alert').innerText();
 
-describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', () => {
+describe.skipIf(!hasChromium)('a person using a real browser', () => {
   let server: TestServer;
   let browser: Browser;
   let userId: string;
@@ -68,19 +50,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
     [server, browser] = await Promise.all([
       // Two failures lock an email, so the throttled state is quick to reach.
       startServer({ throttle: { emailMaxFailures: 2 } }),
-      chromium.launch({
-        executablePath: chromiumPath,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
+      launchChromium(),
     ]);
     userId = await addUser(server, 'ada@example.com', password, 'Ada Lovelace');
   }, 60_000);
@@ -90,7 +60,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('signs in on the page and lands on the callback URL, with no CSP violation', async () => {
-    const { page, violations, close } = await openPage(browser);
+    const { page, violations, close } = await openPage(browser, { viewport: desktop });
     const callbackUrl = `${server.url}/api/health`;
     await page.goto(`${server.url}/api/auth/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`);
     await screenshot(page, '01-signin');
@@ -112,7 +82,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('a wrong password is announced as an alert that describes both fields, on a phone too', async () => {
-    const { page, violations, close } = await openPage(browser);
+    const { page, violations, close } = await openPage(browser, { viewport: desktop });
     await signIn(page, server.url, 'ada@example.com', 'not the password at all');
     await page.waitForURL(`${server.url}/api/auth/signin?error=CredentialsSignin&code=credentials`);
     await expect(alertText(page)).resolves.toBe(
@@ -133,7 +103,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('a locked account says the password was not checked and when to try again', async () => {
-    const { page, violations, close } = await openPage(browser);
+    const { page, violations, close } = await openPage(browser, { viewport: desktop });
     for (let i = 0; i < 2; i += 1) {
       await signIn(page, server.url, 'grace@example.com', 'a wrong password, twice');
       await page.waitForURL(/code=credentials$/);
@@ -151,7 +121,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('a form whose CSRF cookie is gone says the form expired', async () => {
-    const { page, violations, close } = await openPage(browser);
+    const { page, violations, close } = await openPage(browser, { viewport: desktop });
     await fillSignIn(page, server.url, 'ada@example.com', password);
     await page.context().clearCookies();
     await page.getByRole('button', { name: /sign in/i }).click();
@@ -164,7 +134,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('a sign-in the service cannot take shows the busy page with its 503', async () => {
-    const { page, violations, close } = await openPage(browser);
+    const { page, violations, close } = await openPage(browser, { viewport: desktop });
     await fillSignIn(page, server.url, 'ada@example.com', password);
     const other = new DatabaseSync(path.join(server.dir, 'test.db'));
     other.exec('begin exclusive');
@@ -194,7 +164,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('signs out by pressing the button on the sign-out page, which then says so', async () => {
-    const { page, violations, close } = await openPage(browser);
+    const { page, violations, close } = await openPage(browser, { viewport: desktop });
     await signIn(page, server.url, 'ada@example.com', password);
     await page.waitForURL(`${server.url}/`);
     await expect(sessionOf(page)).resolves.toMatchObject({ user: { id: userId } });
@@ -212,7 +182,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('an application sending back an ended session gets a plain explanation', async () => {
-    const { page, violations, close } = await openPage(browser, phone);
+    const { page, violations, close } = await openPage(browser, { viewport: phone });
     await page.goto(`${server.url}/api/auth/signin?error=SessionRequired`);
     await expect(page.getByRole('status').innerText()).resolves.toBe(
       'Your session has ended. Please sign in again to continue.',
@@ -223,7 +193,9 @@ describe.skipIf(!fs.existsSync(chromiumPath))('a person using a real browser', (
   });
 
   it('the sign-in page renders styled, focus is visible, and script on it cannot reach the API', async () => {
-    const { page, violations, close } = await openPage(browser, { width: 800, height: 600 });
+    const { page, violations, close } = await openPage(browser, {
+      viewport: { width: 800, height: 600 },
+    });
     await page.goto(`${server.url}/api/auth/signin`);
     // The page's own stylesheet applied (so its hash matched): not browser defaults.
     const style = (selector: string, property: string) =>
