@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { revokeUserSessions } from '../sessions/session-store.js';
 import { record, type NewAccountEvent } from './events.js';
+import type { NoticedAccount } from './security-notice.js';
 
 /** A user as the account routes show them. */
 export interface AccountView {
@@ -57,8 +58,9 @@ export function createAccountStore(db: Kysely<Database>) {
      * password was checked against: a concurrent change wins), the credential version moved on
      * (so sign-ins that verified the old password and every e-mailed secret issued before it
      * are void), every session of the user ended, and the current one continued under a new
-     * id (its sign-in time kept for the absolute cap, its proof of the password now). Returns
-     * the new session id, or null when the password changed meanwhile.
+     * id (its sign-in time kept for the absolute cap, its proof of the password now), and
+     * `notify` (the notice's mail) in the same transaction. Returns the new session id, or null
+     * when the password changed meanwhile.
      */
     async changePassword(change: {
       userId: string;
@@ -67,6 +69,7 @@ export function createAccountStore(db: Kysely<Database>) {
       newHash: string;
       at: number;
       event: Omit<NewAccountEvent, 'userId' | 'type'>;
+      notify?: (trx: Kysely<Database>, account: NoticedAccount) => Promise<void>;
     }): Promise<{ sessionId: string; endedOthers: number } | null> {
       const { userId, at } = change;
       return db.transaction().execute(async (trx) => {
@@ -87,8 +90,9 @@ export function createAccountStore(db: Kysely<Database>) {
           }))
           .where('id', '=', userId)
           .where('password_hash', '=', change.oldHash)
+          .returning(['email', 'name', 'credential_version'])
           .executeTakeFirst();
-        if (Number(updated.numUpdatedRows) !== 1) return null;
+        if (updated === undefined) return null;
         const ended = Number((await revokeUserSessions(trx, userId, at)).numUpdatedRows);
         const sessionId = randomUUID();
         await trx
@@ -107,6 +111,12 @@ export function createAccountStore(db: Kysely<Database>) {
           userId,
           type: 'password_changed',
           detail: { endedSessions: endedOthers },
+        });
+        await change.notify?.(trx, {
+          id: userId,
+          email: updated.email,
+          name: updated.name,
+          credentialVersion: Number(updated.credential_version),
         });
         return { sessionId, endedOthers };
       });

@@ -3,6 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { GateFullError } from '../../traffic/work-gate.js';
 import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
 import { clientOf, type AccountAction } from '../action.js';
+import { queueSecurityNotice } from '../security-notice.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 const fields = z.object({
@@ -17,7 +18,8 @@ const passwordPolicy = () => import('../../users/password-policy.js');
  * `POST /api/account/password/change` {currentPassword, newPassword}: the current password
  * checked and throttled as a sign-in (403, 429), the new one against the password policy
  * (422 `weak_password`), hashed with argon2id; every other session ends and this one goes on
- * under a new id (a copy of its old cookie ends with the others).
+ * under a new id (a copy of its old cookie ends with the others). When mail is on, the
+ * "password changed" notice with its "this wasn't me" link is queued in the same transaction.
  */
 export const changePassword: AccountAction = async (deps, { request, reply, signedIn, body }) => {
   const { currentPassword, newPassword } = fieldsOf(fields, body);
@@ -43,6 +45,8 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
     if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
     throw error;
   });
+  const { mail } = deps;
+  const origin = deps.originOf(request);
   const changed = await deps.store.changePassword({
     userId: user.id,
     sessionId: session.claims.sid,
@@ -50,6 +54,15 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
     newHash,
     at: deps.now(),
     event: client,
+    ...(mail !== undefined && {
+      notify: (trx, account) =>
+        queueSecurityNotice(trx, mail, {
+          kind: 'password-changed-notice',
+          account,
+          origin,
+          now: deps.now(),
+        }),
+    }),
   });
   // The password or the session changed while this request ran: the other change stands.
   if (changed === null) throw new HttpError('invalid_credentials');
