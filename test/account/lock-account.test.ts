@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
+import { linkIn, scanEveryLink } from '../helpers/mail-reading.js';
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import type { LoopbackSmtp } from '../helpers/smtp.js';
-import { type ReceivedMail } from '../helpers/smtp.js';
 import {
   serviceDatabase,
   startAccountService,
@@ -25,54 +25,9 @@ const userAgent = 'LockTest/1.0 (X11; Linux x86_64)';
 
 const browser = (service: AccountService) => new Client(service.url, { 'user-agent': userAgent });
 
-async function post(client: Client, path: string, body: Record<string, unknown>) {
-  const csrfToken = await client.csrfToken();
-  return client.request(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ csrfToken, ...body }),
-  });
-}
+const post = postWithCsrf;
 
 const lock = (client: Client, token: string) => post(client, '/api/account/lock', { token });
-
-async function errorCode(response: Response) {
-  const body = (await response.json()) as { error: { code: string } };
-  return `${response.status} ${body.error.code}`;
-}
-
-async function mailTo(smtp: LoopbackSmtp, to: string, subject: RegExp, after: number) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = smtp.received
-      .slice(after)
-      .find((mail) => mail.envelopeTo.includes(to) && subject.test(mail.parsed.subject ?? ''));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject}`);
-    await sleep(25);
-  }
-}
-
-const linkIn = (mail: ReceivedMail, path: string) => {
-  const text = mail.parsed.text ?? '';
-  const link = new RegExp(`https?://\\S+${path}\\?token=[\\w-]+`).exec(text)?.[0];
-  if (link === undefined) throw new Error(`no ${path} link in:\n${text}`);
-  return link;
-};
-
-/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
-async function scanEveryLink(smtp: LoopbackSmtp) {
-  for (const mail of smtp.received) {
-    const links =
-      `${mail.parsed.text ?? ''} ${typeof mail.parsed.html === 'string' ? mail.parsed.html : ''}`.match(
-        /https?:\/\/[^\s"'<>]+/g,
-      );
-    for (const link of links ?? []) {
-      const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
-      await response.arrayBuffer();
-    }
-  }
-}
 
 /**
  * Someone with the mailbox resets the password: forgot → mail → reset link → new password.
@@ -83,7 +38,7 @@ async function takeOver(service: AccountService, smtp: LoopbackSmtp, email: stri
   let before = smtp.received.length;
   expect((await post(intruder, '/api/account/password/forgot', { email })).status).toBe(202);
   const resetLink = linkIn(
-    await mailTo(smtp, email, /Reset your/, before),
+    await smtp.mailTo(email, before, /Reset your/),
     '/account/password/reset',
   );
   before = smtp.received.length;
@@ -93,7 +48,7 @@ async function takeOver(service: AccountService, smtp: LoopbackSmtp, email: stri
     password: takenPassword,
   });
   expect(reset.status).toBe(200);
-  const notice = await mailTo(smtp, email, /password was changed/, before);
+  const notice = await smtp.mailTo(email, before, /password was changed/);
   const link = linkIn(notice, '/account/lock');
   expect(typeof notice.parsed.html === 'string' && notice.parsed.html).toContain(`href="${link}"`);
   return { link, token: new URL(link).searchParams.get('token') ?? '' };
@@ -129,7 +84,7 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
       env: {
         MAIL_RETRY_SECONDS: '1',
       },
-      users: ['ada', 'bob', 'cy'].map((name) => `${name}@example.com`),
+      users: ['ada', 'bob', 'cy', 'dee'].map((name) => `${name}@example.com`),
       password,
     });
     ({ service, smtp } = mailed);
@@ -181,6 +136,29 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
       const lockEvent = events.events.find((event) => event.type === 'account_locked');
       expect(lockEvent?.device).toBe(userAgent);
       expect(events.events.map((event) => event.type)).toContain('password_reset');
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    'a password change by whoever holds a session sends the notice too; its link locks the account and ends that session',
+    async () => {
+      const intruder = await signIn(service, 'dee@example.com', password);
+      const before = smtp.received.length;
+      const changed = await post(intruder, '/api/account/password/change', {
+        currentPassword: password,
+        newPassword: takenPassword,
+      });
+      expect(changed.status).toBe(200);
+      const notice = await smtp.mailTo('dee@example.com', before, /password was changed/);
+      expect(notice.parsed.text).toContain('its sessions on other devices were signed out');
+      const link = linkIn(notice, '/account/lock');
+      await scanEveryLink(smtp);
+      expect(await intruder.session()).not.toBeNull();
+      const token = new URL(link).searchParams.get('token') ?? '';
+      expect((await lock(browser(service), token)).status).toBe(200);
+      expect(await intruder.session()).toBeNull();
+      expect(await disabledIn(service, 'dee@example.com')).toBe(true);
     },
     60_000,
   );

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
+import { scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import type { LoopbackSmtp } from '../helpers/smtp.js';
@@ -18,60 +20,14 @@ const userAgent = 'ResetTest/1.0 (X11; Linux x86_64)';
 
 const browser = (service: AccountService) => new Client(service.url, { 'user-agent': userAgent });
 
-async function post(client: Client, path: string, body: Record<string, unknown>) {
-  const csrfToken = await client.csrfToken();
-  return client.request(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ csrfToken, ...body }),
-  });
-}
+const post = postWithCsrf;
 
 const forgot = (client: Client, email: string) =>
   post(client, '/api/account/password/forgot', { email });
 const reset = (client: Client, body: Record<string, unknown>) =>
   post(client, '/api/account/password/reset', body);
 
-async function errorCode(response: Response) {
-  const body = (await response.json()) as { error: { code: string } };
-  return `${response.status} ${body.error.code}`;
-}
-
-/** The first mail to `to` whose subject matches, waiting for it. */
-async function mailTo(smtp: LoopbackSmtp, to: string, subject: RegExp, after = 0) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = smtp.received
-      .slice(after)
-      .find((mail) => mail.envelopeTo.includes(to) && subject.test(mail.parsed.subject ?? ''));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject}`);
-    await sleep(25);
-  }
-}
-
-/** The link and code a person reads in the plain-text body. */
-function secretsOf(mail: ReceivedMail) {
-  const text = mail.parsed.text ?? '';
-  const link = /https?:\/\/\S+\/account\/password\/reset\?token=[\w-]+/.exec(text)?.[0];
-  const code = /enter this code on the page: ([A-Z0-9]+)/.exec(text)?.[1];
-  if (link === undefined || code === undefined) throw new Error(`no link or code in:\n${text}`);
-  return { link, token: new URL(link).searchParams.get('token') ?? '', code };
-}
-
-/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
-async function scanEveryLink(smtp: LoopbackSmtp) {
-  for (const mail of smtp.received) {
-    const links =
-      `${mail.parsed.text ?? ''} ${typeof mail.parsed.html === 'string' ? mail.parsed.html : ''}`.match(
-        /https?:\/\/[^\s"'<>]+/g,
-      );
-    for (const link of links ?? []) {
-      const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
-      await response.arrayBuffer();
-    }
-  }
-}
+const secretsOf = (mail: ReceivedMail) => secretsIn(mail, '/account/password/reset');
 
 async function signedIn(service: AccountService, email: string, pass = password) {
   const client = browser(service);
@@ -113,7 +69,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
       const asked = await forgot(person, 'ADA@example.com ');
       expect(asked.status).toBe(202);
       expect(await asked.json()).toEqual({ status: 'accepted' });
-      const mail = await mailTo(smtp, 'ada@example.com', /Reset your/);
+      const mail = await smtp.mailTo('ada@example.com', 0, /Reset your/);
       await scanEveryLink(smtp);
       const { link, token } = secretsOf(mail);
       expect(link.startsWith(service.url)).toBe(true);
@@ -138,7 +94,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
       const again = browser(service);
       await again.signIn('ada@example.com', newPassword);
       expect(again.sessionCookie()).toBeDefined();
-      const notice = await mailTo(smtp, 'ada@example.com', /password was changed/, before);
+      const notice = await smtp.mailTo('ada@example.com', before, /password was changed/);
       expect(notice.parsed.text).toMatch(/\/account\/lock\?token=[\w-]+/);
       const events = (await (await again.get('/api/account/events')).json()) as {
         events: { type: string }[];
@@ -152,7 +108,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
     const person = browser(service);
     const before = smtp.received.length;
     await forgot(person, 'bob@example.com');
-    const { token } = secretsOf(await mailTo(smtp, 'bob@example.com', /Reset your/, before));
+    const { token } = secretsOf(await smtp.mailTo('bob@example.com', before, /Reset your/));
     expect((await reset(person, { token, password: newPassword })).status).toBe(200);
     expect(await errorCode(await reset(person, { token, password: `${newPassword} again` }))).toBe(
       '400 invalid_token',
@@ -166,7 +122,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
     const person = browser(service);
     const before = smtp.received.length;
     await forgot(person, 'cy@example.com');
-    const { token } = secretsOf(await mailTo(smtp, 'cy@example.com', /Reset your/, before));
+    const { token } = secretsOf(await smtp.mailTo('cy@example.com', before, /Reset your/));
     expect(await errorCode(await reset(person, { token, password: 'short' }))).toBe(
       '422 weak_password',
     );
@@ -177,7 +133,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
     const person = browser(service);
     const before = smtp.received.length;
     await forgot(person, 'dee@example.com');
-    const { token, code } = secretsOf(await mailTo(smtp, 'dee@example.com', /Reset your/, before));
+    const { token, code } = secretsOf(await smtp.mailTo('dee@example.com', before, /Reset your/));
     const owner = await signedIn(service, 'dee@example.com');
     const changed = await post(owner, '/api/account/password/change', {
       currentPassword: password,
@@ -198,7 +154,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
     const person = browser(service);
     let before = smtp.received.length;
     await forgot(person, 'eve@example.com');
-    const first = secretsOf(await mailTo(smtp, 'eve@example.com', /Reset your/, before));
+    const first = secretsOf(await smtp.mailTo('eve@example.com', before, /Reset your/));
     const other = browser(service);
     expect(
       (
@@ -211,7 +167,7 @@ describe.each(backends)('password reset on $name', ({ backend, skip }) => {
     ).toBe(200);
     before = smtp.received.length;
     await forgot(person, 'eve@example.com');
-    const second = secretsOf(await mailTo(smtp, 'eve@example.com', /Reset your/, before));
+    const second = secretsOf(await smtp.mailTo('eve@example.com', before, /Reset your/));
     const wrong = second.code.startsWith('A') ? 'B' : 'A';
     for (let i = 0; i < 5; i += 1) {
       expect(
@@ -311,7 +267,7 @@ describe('the reset pages, as plain forms (SQLite)', () => {
     const sentHtml = await sent.text();
     expect(sentHtml).toContain("If an account exists for that address, we've sent a link");
 
-    const { link } = secretsOf(await mailTo(smtp, 'page@example.com', /Reset your/));
+    const { link } = secretsOf(await smtp.mailTo('page@example.com', 0, /Reset your/));
     const path = new URL(link).pathname + new URL(link).search;
     const resetPage = await person.get(path);
     expect(resetPage.status).toBe(200);

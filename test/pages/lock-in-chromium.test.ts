@@ -8,6 +8,7 @@ import {
   openVariantPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
+import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 
 // Issue 19, item 5: the "this wasn't me" page in a real Chromium against the built service.
@@ -19,14 +20,7 @@ const password = 'correct horse battery staple';
 const newPassword = 'a brand new and long passphrase';
 const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'lock');
 
-async function post(client: Client, route: string, body: Record<string, unknown>) {
-  const csrfToken = await client.csrfToken();
-  return client.request(route, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ csrfToken, ...body }),
-  });
-}
+const post = postWithCsrf;
 
 describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
   let mailed: MailService;
