@@ -8,9 +8,9 @@ export const invitationPath = '/account/invitation';
 const rulesId = 'password-rules';
 
 /**
- * "You're invited": the address, a name (the operator's, editable) and a password. The GET
- * shows it and uses nothing (a mail scanner that opens the link spends no invitation); the
- * button posts the token with the fields.
+ * "Create your account": "You're invited to <product> as <address>", a name (the operator's,
+ * editable) and a password. The GET shows it and uses nothing (a mail scanner that opens the
+ * link spends no invitation); the button posts the token with the fields.
  */
 export function renderInvitationPage(
   shell: PageShell,
@@ -26,7 +26,7 @@ export function renderInvitationPage(
   const { notice } = view;
   const passwordState = markup` aria-describedby="${rulesId}${notice !== undefined ? ` ${noticeId}` : ''}"${notice?.fieldsInvalid === true && markup` aria-invalid="true"`}`;
   // The username beside the new password lets a password manager file it under the address.
-  const content = markup`<p class="lead">You're invited to ${shell.productName} as <strong>${view.email}</strong>. Choose a password to create your account.</p>
+  const content = markup`<p class="lead">You're invited to ${shell.productName} as <strong>${view.email}</strong>. Choose your name and a password.</p>
 ${renderNotice(notice)}
 <form method="post" action="${invitationPath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
@@ -40,7 +40,7 @@ ${renderNotice(notice)}
 <button type="submit">Create my account</button>
 </form>
 <p class="hint">The invitation works once. Already accepted it? <a href="${shell.basePath}/signin">Sign in</a></p>`;
-  return renderDocument(shell, "You're invited", content, notice);
+  return renderDocument(shell, 'Create your account', content, notice);
 }
 
 /** Done: the account exists, nobody is signed in yet. */
@@ -62,7 +62,7 @@ export function renderInvitationInvalidPage(
 ): string {
   const notice: Notice = view.notice ?? {
     tone: 'error',
-    text: 'This invitation link cannot be used: it may have been used already, have expired, or been replaced by a newer invitation.',
+    text: 'The link may have been used already, have expired, or been replaced by a newer invitation.',
   };
   const content = markup`${renderNotice(notice)}
 <p>If you already accepted it, sign in with the address it was sent to. Otherwise, ask the person who invited you to send a new invitation.</p>

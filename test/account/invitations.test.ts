@@ -279,7 +279,7 @@ describe('the invitation page, as a plain form (SQLite)', () => {
     const weak = await form({ name: 'Pat', password: 'short' }, html);
     expect(weak.status).toBe(422);
     const weakHtml = await weak.text();
-    expect(weakHtml).toContain('<title>Error: You&#39;re invited');
+    expect(weakHtml).toContain('<title>Error: Create your account – Acme Portal</title>');
     expect(weakHtml).toContain('aria-invalid="true"');
     expect(weakHtml).toContain('value="Pat"');
     const done = await form({ name: 'Pat', password }, weakHtml);
