@@ -29,8 +29,7 @@ export async function startInviteService(
     AUTH_URL: authUrl,
     ...env,
   });
-  const { PORT: _port, ...cliSettings } = env;
-  const cliEnv = { ...databaseEnv, AUTH_URL: authUrl, ...cliSettings };
+  const cliEnv = { ...databaseEnv, AUTH_URL: authUrl, ...env };
   return Object.assign(service, {
     cliEnv,
     invite: (args: string[], extra: Record<string, string> = {}) =>
