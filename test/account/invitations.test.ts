@@ -124,6 +124,20 @@ describe.each(backends)('accepting an invitation on $name', ({ backend, skip }) 
     expect(await page.text()).toContain('ask the person who invited you');
   });
 
+  it.skipIf(skip)('two accepts of one invitation at once: exactly one account', async () => {
+    const link = await invitedLink('par@example.com');
+    const answers = await Promise.all(
+      ['first passphrase here', 'second passphrase here'].map((chosen) =>
+        accept(browser(service), { token: tokenOf(link), password: chosen }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
+    const winner = answers[0]?.status === 200 ? 'first passphrase here' : 'second passphrase here';
+    const client = browser(service);
+    await client.signIn('par@example.com', winner);
+    expect(client.sessionCookie()).toBeDefined();
+  });
+
   it.skipIf(skip)('the name in the form wins over the invitation’s', async () => {
     const link = await invitedLink('cy@example.com', ['--name', 'Cy Operator-Typed']);
     const done = await accept(browser(service), { token: tokenOf(link), password, name: ' Cy ' });
