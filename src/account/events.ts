@@ -17,7 +17,9 @@ export type AccountEventType =
   | 'recovery_code_used'
   | 'passkey_added'
   | 'passkey_removed'
-  | 'account_locked';
+  | 'account_locked'
+  // Not in the spec's list: how an account came to be (now: an accepted invitation).
+  | 'account_created';
 
 export interface NewAccountEvent {
   userId: string;

@@ -11,9 +11,11 @@ import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
+import { invitationPath } from '../pages/invitation-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
+import { acceptInvitationAction } from './actions/accept-invitation.js';
 import { changePassword } from './actions/change-password.js';
 import { forgotPassword } from './actions/forgot-password.js';
 import { listOwnEvents } from './actions/list-events.js';
@@ -26,6 +28,7 @@ import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
+import { registerInvitationPages } from './invitation-pages.js';
 import { registerResetPages, resetPagePaths } from './reset-pages.js';
 import { createPasswordProof } from './password-proof.js';
 import { registerAccountPages } from './page-routes.js';
@@ -69,6 +72,8 @@ const allRoutes: Record<string, Route> = {
     needsMail: true,
   },
   '/lock': { method: 'POST', guard: 'none', action: lockAccountAction, needsMail: true },
+  // Not a mail flow: `gatehouse users invite --print-link` works without mail.
+  '/invitation/accept': { method: 'POST', guard: 'none', action: acceptInvitationAction },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
 
@@ -164,6 +169,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     site.declareRoutes(
       Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
     );
+  site.declareRoutes({ [invitationPath]: ['GET', 'HEAD', 'POST'] });
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
@@ -194,6 +200,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
     }
     if (mail !== undefined) registerResetPages(scope, actionDeps, config);
+    registerInvitationPages(scope, actionDeps, config);
     done();
   });
   // The same actions behind HTML pages (`/account`), for browsers without script.

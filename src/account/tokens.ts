@@ -29,6 +29,8 @@ export interface IssueRequest {
   credentialVersion: number | null;
   /** For `email_change`: the address being verified (`email` is the current one). */
   newEmail?: string;
+  /** For `invite`: the name the operator gave, for the account the invitation creates. */
+  name?: string;
   ttlSeconds: number;
   /** A short code beside the link (default); invitations and lock links need none. */
   withCode?: boolean;
@@ -100,6 +102,7 @@ export async function issue(
       credential_version: request.credentialVersion,
       email: request.email,
       new_email: request.newEmail ?? null,
+      name: request.name ?? null,
       expires_at: expiresAt,
       used_at: null,
       created_at: now,

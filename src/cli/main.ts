@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as add from './commands/add.js';
+import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail.js';
 import * as setPassword from './commands/set-password.js';
@@ -26,6 +27,11 @@ const commands: Record<string, Command> = {
     run: add.run,
   },
   list: { help: list.help, options: { json: { type: 'boolean' } }, run: list.run },
+  invite: {
+    help: invite.help,
+    options: { ...email, name: { type: 'string' }, 'print-link': { type: 'boolean' } },
+    run: invite.run,
+  },
   'set-password': {
     help: setPassword.help,
     options: { ...email, 'password-stdin': { type: 'boolean' } },
@@ -78,6 +84,7 @@ const usage = `Usage: gatehouse users <command> [options]
 Commands:
   add               create a user (password from a hidden prompt or --password-stdin)
   list              list users
+  invite            invite someone by a link to choose their own password (mailed, or --print-link)
   set-password      set a user's password and end their sessions
   disable           refuse sign-in and end the user's sessions
   enable            allow sign-in again

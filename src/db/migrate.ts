@@ -4,6 +4,7 @@ import * as initial from './migrations/001-initial.js';
 import * as credentialVersion from './migrations/002-credential-version.js';
 import * as mailOutbox from './migrations/003-mail-outbox.js';
 import * as accounts from './migrations/004-accounts.js';
+import * as invitations from './migrations/005-invitations.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '002-credential-version': credentialVersion,
   '003-mail-outbox': mailOutbox,
   '004-accounts': accounts,
+  '005-invitations': invitations,
 };
 
 const provider: MigrationProvider = {

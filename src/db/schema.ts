@@ -44,6 +44,8 @@ export interface AccountTokensTable {
   credential_version: number | null;
   email: string;
   new_email: string | null;
+  /** An invitation's name for the account it creates (migration 005); null otherwise. */
+  name: string | null;
   expires_at: number;
   used_at: number | null;
   created_at: number;

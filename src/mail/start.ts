@@ -41,7 +41,7 @@ export function mailModeOf(settings: Pick<MailSettings, 'production' | 'smtpUrl'
 /** The one sentence start-up says about mail when it is not sent, or undefined when it is. */
 export function mailStartupNote(mode: MailMode): string | undefined {
   if (mode === 'off')
-    return 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification, invitations and sign-up answer 404 until then';
+    return 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)';
   if (mode === 'hold')
     return 'mail is held in the outbox (development without SMTP_URL): links and codes are logged, and `gatehouse mail show ID` shows each mail';
   return undefined;

@@ -43,6 +43,7 @@ const badValues: Record<string, string | null> = {
   THROTTLE_IP_MAX_ATTEMPTS: '1e9',
   THROTTLE_WINDOW_SECONDS: '15m',
   THROTTLE_LOCK_SECONDS: '86401',
+  INVITE_TTL: '7d',
   HASH_CONCURRENCY: '0',
   HASH_NICE: '20',
   HASH_QUEUE_MAX: '-5',

@@ -8,6 +8,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import * as credentialVersionMigration from '../../src/db/migrations/002-credential-version.js';
 import * as mailOutboxMigration from '../../src/db/migrations/003-mail-outbox.js';
 import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
+import * as invitationsMigration from '../../src/db/migrations/005-invitations.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createServices } from '../../src/services.js';
@@ -516,6 +517,7 @@ for (const backend of backends) {
         const user = await createUser('ada@example.com');
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
+        await invitationsMigration.down(db as unknown as Kysely<unknown>);
         await accountsMigration.down(db as unknown as Kysely<unknown>);
         await mailOutboxMigration.down(db as unknown as Kysely<unknown>);
         await credentialVersionMigration.down(db as unknown as Kysely<unknown>);

@@ -84,9 +84,11 @@ describe('docs/openapi.yaml', () => {
         '/account/password/forgot',
         '/account/password/reset',
         '/account/lock',
+        '/account/invitation',
         '/api/account',
         '/api/account/events',
         '/api/account/lock',
+        '/api/account/invitation/accept',
         '/api/account/password/change',
         '/api/account/password/forgot',
         '/api/account/password/reset',
@@ -278,6 +280,35 @@ describe('docs/openapi.yaml', () => {
     const throttled = await locked.postForm(change, wrong);
     expect(throttled.status).toBe(429);
     await conforms(throttled, 'POST', change);
+  });
+
+  it('the invitation route and page answer as documented, with mail off too', async () => {
+    const client = new Client(server.url);
+    const csrfToken = await client.csrfToken();
+    const accept = '/api/account/invitation/accept';
+    const post = (body: Record<string, unknown>) =>
+      client.request(accept, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ csrfToken, ...body }),
+      });
+    await conforms(await post({ token: 'nope', password }), 'POST', accept);
+    await conforms(await post({ token: 'nope', password: 'short' }), 'POST', accept);
+    await conforms(await post({ password }), 'POST', accept);
+    await conforms(await client.postForm(accept, { token: 'nope', password }), 'POST', accept);
+    await conforms(await fetch(url(accept), { method: 'POST' }), 'POST', accept);
+    await conforms(await fetch(url(accept)), 'POST', accept);
+    const page = '/account/invitation';
+    await conforms(await client.get(`${page}?token=nope`), 'GET', page);
+    await conforms(
+      await client.postForm(
+        page,
+        { csrfToken, token: 'nope', password },
+        { origin: 'null', 'sec-fetch-site': 'same-origin' },
+      ),
+      'POST',
+      page,
+    );
   });
 
   it('session update and sign-out answer as documented', async () => {

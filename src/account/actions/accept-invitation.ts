@@ -1,0 +1,74 @@
+import * as z from 'zod/mini';
+import { HttpError } from '../../http/errors.js';
+import { GateFullError } from '../../traffic/work-gate.js';
+import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { clientOf, type AccountDeps, type AnonymousAction } from '../action.js';
+import { acceptInvitation, findLiveInvitation } from '../invitations.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+import { nameMaxLength } from './profile.js';
+
+// Control characters (Unicode category Cc) would break the pages and mails a name is printed in.
+const controlCharacter = /\p{Cc}/u;
+
+const fields = z.object({
+  token: boundedString(256),
+  password: boundedString(passwordRawMaxLength),
+  // Optional; a form's empty field means "keep the invitation's". Bounded before NFC and trim.
+  name: z.optional(
+    z
+      .pipe(
+        boundedString(nameMaxLength * 4),
+        z.transform((raw) => raw.normalize('NFC').trim()),
+      )
+      .check(z.refine((name) => name.length <= nameMaxLength && !controlCharacter.test(name))),
+  ),
+});
+
+// The common-password list is large: loaded on the first use, not at start-up.
+const passwordPolicy = () => import('../../users/password-policy.js');
+
+/** A wrong or spent link counts as a failed attempt from the client's address. */
+async function refuse(deps: AccountDeps, ip: string): Promise<never> {
+  const retryAfter = await deps.throttle.refused(null, ip, deps.now());
+  if (retryAfter !== null)
+    throw new HttpError('rate_limited', { 'retry-after': String(retryAfter) });
+  throw new HttpError('invalid_token');
+}
+
+/**
+ * `POST /api/account/invitation/accept` {token, password, name?} (anyone): 200
+ * `{"status":"accepted"}`. The password is checked first (422 `weak_password` keeps the
+ * invitation), then the link must look live before any hashing (junk costs no argon2 work),
+ * then one transaction uses it and creates the account, its address verified. No session is
+ * created: the person signs in next. Unknown, used, expired or replaced links, and an address
+ * an account took meanwhile: 400 `invalid_token`, one answer, counted as a failed attempt from
+ * the address (429 past the limit). It works with mail off: `--print-link` needs no mail.
+ */
+export const acceptInvitationAction: AnonymousAction = async (deps, { request, body }) => {
+  const input = fieldsOf(fields, body);
+  const name = input.name === undefined || input.name === '' ? undefined : input.name;
+  const normalised = normalisePassword(input.password);
+  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
+  const problem = checkNewPassword(normalised, deps.passwordMinLength);
+  if (problem !== null) {
+    const message = passwordProblemMessages[problem](deps.passwordMinLength);
+    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
+  }
+  if ((await findLiveInvitation(deps.db, input.token, deps.now())) === null)
+    return refuse(deps, request.ip);
+
+  const passwordHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
+    // The hasher's queue is full: shed as sign-in does, with nothing changed.
+    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
+    throw error;
+  });
+  const done = await acceptInvitation(deps.db, {
+    token: input.token,
+    passwordHash,
+    name,
+    now: deps.now(),
+    event: clientOf(request),
+  });
+  if (done === null) return refuse(deps, request.ip);
+  return { status: 'accepted' };
+};

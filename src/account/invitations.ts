@@ -1,0 +1,201 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { OutboxQueue } from '../mail/outbox-queue.js';
+import { invitationPath } from '../pages/invitation-pages.js';
+import { record, type NewAccountEvent } from './events.js';
+import { consume, issue } from './tokens.js';
+
+export interface NewInvitation {
+  /** The normalised address. */
+  email: string;
+  /** The name the operator gave; empty: none (the person types one, or the address's local part). */
+  name: string;
+  /** The public origin the link is built on (AUTH_URL). */
+  origin: string;
+  ttlSeconds: number;
+  now: number;
+}
+
+export type IssuedInvitation =
+  | { outcome: 'taken' }
+  | {
+      outcome: 'issued';
+      /** The link with its secret: for the mail or for the operator's screen, never a log. */
+      link: string;
+      expiresAt: number;
+      /** Earlier live invitations of the address that this one voided. */
+      voided: number;
+      /** The outbox mail's id, when the invitation was mailed. */
+      mailId?: string;
+    };
+
+/** The mail's "expires in": days from two days up, else minutes (never overstated). */
+function expiresIn(ttlSeconds: number): Record<string, string> {
+  return ttlSeconds >= 2 * 86_400
+    ? { expiresInDays: String(Math.floor(ttlSeconds / 86_400)) }
+    : { expiresInMinutes: String(Math.max(1, Math.floor(ttlSeconds / 60))) };
+}
+
+/**
+ * An operator's invitation, in one transaction: the address must have no account (`taken`
+ * otherwise, nothing written), earlier live invitations of the address end (only the newest
+ * link works), the `invite` secret is written (256 bits, hashed, single use, no code, no user
+ * yet), and, when `mail` is given, the 'invitation' mail is queued with it. With `mail` absent
+ * the link is only returned (`--print-link`).
+ */
+export async function issueInvitation(
+  db: Kysely<Database>,
+  mail: OutboxQueue | undefined,
+  invitation: NewInvitation,
+): Promise<IssuedInvitation> {
+  const { email, now } = invitation;
+  return db.transaction().execute(async (trx) => {
+    const holder = await trx
+      .selectFrom('users')
+      .select('id')
+      .where('email', '=', email)
+      .executeTakeFirst();
+    if (holder !== undefined) return { outcome: 'taken' as const };
+    const voided = await trx
+      .updateTable('account_tokens')
+      .set({ expires_at: now })
+      .where('purpose', '=', 'invite')
+      .where('email', '=', email)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    const issued = await issue(
+      trx,
+      {
+        purpose: 'invite',
+        userId: null,
+        email,
+        credentialVersion: null,
+        ...(invitation.name !== '' && { name: invitation.name }),
+        ttlSeconds: invitation.ttlSeconds,
+        withCode: false,
+      },
+      now,
+    );
+    const link = `${invitation.origin}${invitationPath}?token=${issued.token}`;
+    const mailId =
+      mail === undefined
+        ? undefined
+        : await mail.enqueueWithId(trx, {
+            kind: 'invitation',
+            to: email,
+            values: {
+              ...(invitation.name !== '' && { name: invitation.name }),
+              link,
+              ...expiresIn(invitation.ttlSeconds),
+            },
+            expiresAt: new Date(issued.expiresAt),
+          });
+    return {
+      outcome: 'issued' as const,
+      link,
+      expiresAt: issued.expiresAt,
+      voided: Number(voided.numUpdatedRows),
+      ...(mailId !== undefined && { mailId }),
+    };
+  });
+}
+
+/** A live invitation as its page shows it. */
+export interface InvitationView {
+  email: string;
+  name: string | null;
+  expiresAt: number;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/**
+ * The invitation a link names, if it could still be accepted (unused, unexpired, no account has
+ * the address): read only, so the page's GET and a mail scanner spend nothing, and the accept
+ * route hashes a password only for a link worth the work. The consume decides.
+ */
+export async function findLiveInvitation(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<InvitationView | null> {
+  if (token.length === 0 || token.length > 128) return null;
+  const row = await db
+    .selectFrom('account_tokens')
+    .select(['email', 'name', 'expires_at'])
+    .where('token_hash', '=', sha256(token))
+    .where('purpose', '=', 'invite')
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('users')
+            .select(sql.lit(1).as('one'))
+            .whereRef('users.email', '=', 'account_tokens.email'),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  return { email: row.email, name: row.name, expiresAt: Number(row.expires_at) };
+}
+
+/**
+ * Accepting, in one transaction: the invitation used (single use; it holds only while no
+ * account has its address), the user created with the address counted as verified (the link
+ * came through that mailbox, or from the operator's hand), the name from the form or else the
+ * invitation's (else the address's local part, as `users add` does), and `account_created`
+ * recorded with the invitation's time. No session is created. Returns the new user, or null
+ * when the invitation is not valid or an account took the address meanwhile.
+ */
+export async function acceptInvitation(
+  db: Kysely<Database>,
+  accept: {
+    token: string;
+    passwordHash: string;
+    name: string | undefined;
+    now: number;
+    event: Omit<NewAccountEvent, 'userId' | 'type'>;
+  },
+): Promise<{ userId: string; email: string } | null> {
+  const at = accept.now;
+  return db.transaction().execute(async (trx) => {
+    const token = await consume(trx, { purpose: 'invite', token: accept.token }, at);
+    if (token === null) return null;
+    const invited = await trx
+      .selectFrom('account_tokens')
+      .select('name')
+      .where('id', '=', token.id)
+      .executeTakeFirst();
+    const name = accept.name ?? invited?.name ?? token.email.split('@')[0] ?? '';
+    const userId = randomUUID();
+    // The claim saw no account with the address; one made since (another transaction) wins.
+    const created = await trx
+      .insertInto('users')
+      .values({
+        id: userId,
+        email: token.email,
+        name,
+        password_hash: accept.passwordHash,
+        disabled: 0,
+        email_verified_at: at,
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict((conflict) => conflict.column('email').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (created === undefined) return null;
+    await record(trx, {
+      ...accept.event,
+      userId,
+      type: 'account_created',
+      detail: { via: 'invitation', invitedBy: 'operator', invitedAt: token.createdAt },
+    });
+    return { userId, email: token.email };
+  });
+}
