@@ -31,7 +31,7 @@ const successes = {
   profile: 'Your name was changed.',
   password: 'Password changed; your other sessions were signed out.',
   email:
-    'We sent a link to the new address. Open it within the hour and press its button: your address changes then, not before. Nothing there? Check the spelling and the spam folder.',
+    'We sent a link to the new address. Open it there and press its button: your address changes then, not before. Nothing arrived? Check the spelling and the spam folder.',
   verification: 'We sent the confirmation mail again. Open its link and press the button.',
   verified: 'Your address is already verified: there is nothing to confirm.',
 } as const satisfies Record<AccountForm | 'verified', string>;

@@ -82,7 +82,10 @@ function emailSection(view: AccountPageView): SafeHtml {
 ${csrfField(view)}
 <button type="submit" class="secondary">Send the confirmation mail again</button>
 </form>`;
-  const change = markup`<form method="post" action="/account/email/change">
+  // Folded away until wanted (no script: `<details>`), open again when its post was refused.
+  const change = markup`<details${view.sent?.form === 'email' && markup` open`}>
+<summary>Change your address</summary>
+<form method="post" action="/account/email/change">
 ${csrfField(view)}
 <input type="email" autocomplete="username" value="${user.email}" hidden>
 <label for="newEmail">New address</label>
@@ -91,7 +94,8 @@ ${csrfField(view)}
 <input id="emailPassword" name="currentPassword" type="password" autocomplete="current-password" required${state('currentPassword')}>
 <button type="submit">Change address</button>
 </form>
-<p class="hint after">We mail a link to the new address; your address changes when you open it. Your other sessions are then signed out, and the old address gets a notice.</p>`;
+<p class="hint after">We mail a link to the new address; your address changes when you open it. Your other sessions are then signed out, and the old address gets a notice.</p>
+</details>`;
   return markup`<section aria-labelledby="email-title">
 <h2 id="email-title">Email</h2>
 <p class="fact"><span class="label">Address</span> ${user.email} <span class="hint">(${verified})</span></p>
