@@ -113,6 +113,8 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       SMTP_URL: smtp.url,
       MAIL_FROM: 'Acme <no-reply@acme.test>',
       MAIL_RETRY_SECONDS: '1',
+      // Every line the service can write, to show that none holds a secret.
+      LOG_LEVEL: 'debug',
     });
     for (const name of ['ada', 'bob', 'cy', 'dee', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jo']) {
       await service.addUser(`${name}@example.com`, password);
@@ -160,6 +162,9 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       expect(await resent.json()).toEqual({ status: 'already_verified' });
       await sleep(500);
       expect(smtp.received.length).toBe(again);
+      expect(service.output()).toContain('/account/email/verify');
+      expect(service.output()).not.toContain(token);
+      expect(service.output()).not.toContain(secretsOf(mail).code);
     },
     60_000,
   );
