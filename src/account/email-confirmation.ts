@@ -3,7 +3,8 @@ import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { verifyPagePath, type VerifiedAccount } from './email-verification.js';
 import { record, type NewAccountEvent } from './events.js';
-import { lockLinkTtlSeconds, type ResetMailLinks } from './password-reset.js';
+import type { ResetMailLinks } from './password-reset.js';
+import { queueSecurityNotice } from './security-notice.js';
 import { consume, issue, type ConsumeRequest } from './tokens.js';
 
 /**
@@ -163,27 +164,18 @@ async function changeAddress(
     type: 'email_changed',
     detail: { from: oldEmail, to: newEmail, endedSessions: ended },
   });
-  const lock = await issue(
-    trx,
-    {
-      purpose: 'lock',
-      userId,
-      email: oldEmail,
-      credentialVersion: Number(updated.credential_version),
-      ttlSeconds: lockLinkTtlSeconds,
-      withCode: false,
-    },
-    at,
-  );
-  await mail.enqueue(trx, {
+  // To the OLD address: its owner learns of the move, with the "this wasn't me" lock link.
+  await queueSecurityNotice(trx, mail, {
     kind: 'email-changed-notice',
-    to: oldEmail,
-    values: {
-      ...(updated.name !== '' && { name: updated.name }),
-      newEmail,
-      lockLink: `${request.links.origin}/account/lock?token=${lock.token}`,
+    account: {
+      id: userId,
+      email: oldEmail,
+      name: updated.name,
+      credentialVersion: Number(updated.credential_version),
     },
-    expiresAt: new Date(lock.expiresAt),
+    origin: request.links.origin,
+    now: at,
+    values: { newEmail },
   });
   return { outcome: 'changed', email: newEmail, endedSessions: ended };
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/processes.js';
 import { createTestDatabase } from '../helpers/postgres.js';
+import { LoopbackSmtp, type SmtpMode } from '../helpers/smtp.js';
 import { distDir, runNode } from '../helpers/spawn.js';
 
 export const serviceSecret = 'account-test-secret-0123456789abcdefghijklmnop';
@@ -81,4 +82,47 @@ export async function startAccountService(
       await exited;
     },
   };
+}
+
+/** The built service mailing a loopback SMTP server, over a database of its own, with users. */
+export interface MailService {
+  service: AccountService;
+  smtp: LoopbackSmtp;
+  /** Stops the service, then the SMTP server, then drops the database. */
+  close(): Promise<void>;
+}
+
+export interface MailServiceOptions {
+  backend?: 'sqlite' | 'postgres';
+  smtpMode?: SmtpMode;
+  /** More variables for the service (SMTP_URL and MAIL_FROM are set). */
+  env?: Record<string, string>;
+  /** Addresses to add, each with `password`. */
+  users?: readonly string[];
+  password?: string;
+}
+
+export async function startMailService(options: MailServiceOptions = {}): Promise<MailService> {
+  const smtp = await LoopbackSmtp.start(options.smtpMode ?? 'up');
+  const database = await serviceDatabase(options.backend ?? 'sqlite');
+  let service: AccountService | undefined;
+  const close = async () => {
+    await service?.stop();
+    await smtp.close();
+    await database.dispose();
+  };
+  try {
+    service = await startAccountService(database.env, {
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Acme <no-reply@acme.test>',
+      ...options.env,
+    });
+    for (const email of options.users ?? []) {
+      await service.addUser(email, options.password ?? 'correct horse battery staple');
+    }
+    return { service, smtp, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
-import { LoopbackSmtp, type SmtpMode } from '../helpers/smtp.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import type { SmtpMode } from '../helpers/smtp.js';
+import { startMailService, type AccountService, type MailService } from './account-service.js';
 
 /*
  * What "change e-mail" gives away about the new address: nothing. A signed-in user asking to
@@ -32,30 +32,26 @@ const median = (values: number[]) => {
 };
 
 describe('change e-mail: the same answer and time for a taken and a free address', () => {
+  let mailed: MailService;
   let service: AccountService;
-  let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let smtp: MailService['smtp'];
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_RETRY_SECONDS: '1',
-      // Hundreds of requests from one address: the limits are not under test.
-      THROTTLE_EMAIL_MAX_FAILURES: '100000',
-      THROTTLE_IP_MAX_FAILURES: '100000',
-      REQUEST_BUDGET_PER_SECOND: '0',
+    mailed = await startMailService({
+      users: ['mover@example.com', 'holder@example.com'],
+      password,
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+        // Hundreds of requests from one address: the limits are not under test.
+        THROTTLE_EMAIL_MAX_FAILURES: '100000',
+        THROTTLE_IP_MAX_FAILURES: '100000',
+        REQUEST_BUDGET_PER_SECOND: '0',
+      },
     });
-    await service.addUser('mover@example.com', password);
-    await service.addUser('holder@example.com', password);
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it.each<SmtpMode>(['up', 'down'])(

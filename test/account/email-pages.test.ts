@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
-import { LoopbackSmtp } from '../helpers/smtp.js';
+import { secretsIn } from '../helpers/mail-reading.js';
 import {
   browserAccept,
   hidden,
@@ -9,7 +9,7 @@ import {
   submitSignInForm,
   unescape,
 } from '../pages/page-helpers.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import { startMailService, type AccountService, type MailService } from './account-service.js';
 
 /*
  * Verify and change e-mail as a browser without script does them (issue 19 items 3 and 6):
@@ -54,41 +54,25 @@ async function after(client: Client, response: Response) {
 const linkPost = { origin: 'null', 'sec-fetch-site': 'same-origin' };
 
 describe('the e-mail pages (SQLite)', () => {
+  let mailed: MailService;
   let service: AccountService;
-  let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let smtp: MailService['smtp'];
 
+  /** The link (and code) of the first mail to `to` after `before` whose subject matches. */
   async function mailTo(to: string, subject: RegExp, before: number) {
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const mail = smtp.received
-        .slice(before)
-        .find((m) => m.envelopeTo.includes(to) && subject.test(m.parsed.subject ?? ''));
-      if (mail !== undefined) {
-        const text = mail.parsed.text ?? '';
-        const link = /https?:\/\/\S+\/account\/email\/verify\?token=[\w-]+/.exec(text)?.[0] ?? '';
-        const code = /enter this code on the page: ([A-Z0-9]+)/.exec(text)?.[1] ?? '';
-        return { link: new URL(link), code, text };
-      }
-      if (Date.now() > deadline) throw new Error(`no mail to ${to}`);
-      await sleep(25);
-    }
+    const secrets = secretsIn(await smtp.mailTo(to, before, subject), '/account/email/verify');
+    return { link: new URL(secrets.link), code: secrets.code };
   }
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
+    mailed = await startMailService({
+      users: ['ada', 'bob', 'cy'].map((name) => `${name}@example.com`),
+      password,
     });
-    for (const name of ['ada', 'bob', 'cy']) await service.addUser(`${name}@example.com`, password);
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it('not verified: send again → mail → link page (button, nothing used) → confirmed', async () => {

@@ -1,9 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
+import { scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
 import { hasPostgres } from '../helpers/postgres.js';
-import { LoopbackSmtp, type ReceivedMail } from '../helpers/smtp.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import type { ReceivedMail } from '../helpers/smtp.js';
+import {
+  serviceDatabase,
+  startAccountService,
+  startMailService,
+  type AccountService,
+  type MailService,
+} from './account-service.js';
 
 /*
  * Verify e-mail and change e-mail (accounts spec; issue 19 item 3), as a person does them,
@@ -17,60 +25,16 @@ const userAgent = 'EmailTest/1.0 (X11; Linux x86_64)';
 
 const browser = (service: AccountService) => new Client(service.url, { 'user-agent': userAgent });
 
-async function post(client: Client, path: string, body: Record<string, unknown> = {}) {
-  const csrfToken = await client.csrfToken();
-  return client.request(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ csrfToken, ...body }),
-  });
-}
-
+const post = (client: Client, path: string, body: Record<string, unknown> = {}) =>
+  postWithCsrf(client, path, body);
 const resend = (client: Client) => post(client, '/api/account/email/verification');
 const verify = (client: Client, body: Record<string, unknown>) =>
   post(client, '/api/account/email/verify', body);
 const change = (client: Client, email: string) =>
   post(client, '/api/account/email/change', { email });
 
-async function errorCode(response: Response) {
-  const body = (await response.json()) as { error: { code: string } };
-  return `${response.status} ${body.error.code}`;
-}
-
-async function mailTo(smtp: LoopbackSmtp, to: string, subject: RegExp, after: number) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = smtp.received
-      .slice(after)
-      .find((mail) => mail.envelopeTo.includes(to) && subject.test(mail.parsed.subject ?? ''));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject}`);
-    await sleep(25);
-  }
-}
-
-/** The link and code a person reads in the plain-text body. */
-function secretsOf(mail: ReceivedMail) {
-  const text = mail.parsed.text ?? '';
-  const link = /https?:\/\/\S+\/account\/email\/verify\?token=[\w-]+/.exec(text)?.[0];
-  const code = /enter this code on the page: ([A-Z0-9]+)/.exec(text)?.[1];
-  if (link === undefined || code === undefined) throw new Error(`no link or code in:\n${text}`);
-  return { link, token: new URL(link).searchParams.get('token') ?? '', code };
-}
-
-/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
-async function scanEveryLink(smtp: LoopbackSmtp) {
-  for (const mail of smtp.received) {
-    const links =
-      `${mail.parsed.text ?? ''} ${typeof mail.parsed.html === 'string' ? mail.parsed.html : ''}`.match(
-        /https?:\/\/[^\s"'<>]+/g,
-      );
-    for (const link of links ?? []) {
-      const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
-      await response.arrayBuffer();
-    }
-  }
-}
+/** The link, token and code of a verify or change mail, as a person reads them. */
+const secretsOf = (mail: ReceivedMail) => secretsIn(mail, '/account/email/verify');
 
 async function signedIn(service: AccountService, email: string, pass = password) {
   const client = browser(service);
@@ -100,31 +64,25 @@ const backends = [
 ];
 
 describe.each(backends)('verify and change e-mail on $name', ({ backend, skip }) => {
+  let mailed: MailService;
   let service: AccountService;
-  let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let smtp: MailService['smtp'];
 
   beforeAll(async () => {
     if (skip) return;
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase(backend);
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_RETRY_SECONDS: '1',
+    mailed = await startMailService({
+      backend,
+      users: ['ada', 'bob', 'cy', 'dee', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jo'].map(
+        (name) => `${name}@example.com`,
+      ),
+      password,
       // Every line the service can write, to show that none holds a secret.
-      LOG_LEVEL: 'debug',
+      env: { MAIL_RETRY_SECONDS: '1', LOG_LEVEL: 'debug' },
     });
-    for (const name of ['ada', 'bob', 'cy', 'dee', 'eve', 'fay', 'gus', 'hal', 'ivy', 'jo']) {
-      await service.addUser(`${name}@example.com`, password);
-    }
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    if (skip) return;
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it.skipIf(skip)(
@@ -136,7 +94,7 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const sent = await resend(ada);
       expect(sent.status).toBe(202);
       expect(await sent.json()).toEqual({ status: 'accepted' });
-      const mail = await mailTo(smtp, 'ada@example.com', /Confirm your address/, before);
+      const mail = await smtp.mailTo('ada@example.com', before, /Confirm your address/);
       await scanEveryLink(smtp);
       const { link, token } = secretsOf(mail);
       expect(link.startsWith(`${service.url}/account/email/verify?token=`)).toBe(true);
@@ -175,10 +133,10 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const bob = await signedIn(service, 'bob@example.com');
       let before = smtp.received.length;
       await resend(bob);
-      const first = secretsOf(await mailTo(smtp, 'bob@example.com', /Confirm your/, before));
+      const first = secretsOf(await smtp.mailTo('bob@example.com', before, /Confirm your/));
       before = smtp.received.length;
       await resend(bob);
-      const second = secretsOf(await mailTo(smtp, 'bob@example.com', /Confirm your/, before));
+      const second = secretsOf(await smtp.mailTo('bob@example.com', before, /Confirm your/));
       const other = browser(service);
       const wrong = second.code.startsWith('A') ? 'B' : 'A';
       for (let i = 0; i < 5; i += 1) {
@@ -205,7 +163,7 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const cy = await signedIn(service, 'cy@example.com');
       before = smtp.received.length;
       await resend(cy);
-      const third = secretsOf(await mailTo(smtp, 'cy@example.com', /Confirm your/, before));
+      const third = secretsOf(await smtp.mailTo('cy@example.com', before, /Confirm your/));
       const typed = `${third.code.slice(0, 4).toLowerCase()}-${third.code.slice(4)}`;
       expect((await verify(other, { email: ' CY@Example.com', code: typed })).status).toBe(200);
       expect((await accountOf(cy)).emailVerified).toBe(true);
@@ -220,14 +178,14 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       // A reset asked before the change: the change voids its link.
       let before = smtp.received.length;
       await post(browser(service), '/api/account/password/forgot', { email: 'dee@example.com' });
-      const resetMail = await mailTo(smtp, 'dee@example.com', /Reset your/, before);
+      const resetMail = await smtp.mailTo('dee@example.com', before, /Reset your/);
       const resetToken = /reset\?token=([\w-]+)/.exec(resetMail.parsed.text ?? '')?.[1] ?? '';
 
       before = smtp.received.length;
       const asked = await change(laptop, 'Dee.New@Example.com');
       expect(asked.status).toBe(202);
       expect(await asked.json()).toEqual({ status: 'accepted' });
-      const mail = await mailTo(smtp, 'dee.new@example.com', /Confirm your new address/, before);
+      const mail = await smtp.mailTo('dee.new@example.com', before, /Confirm your new address/);
       await scanEveryLink(smtp);
       const { token } = secretsOf(mail);
       // Nothing changed before the button.
@@ -243,12 +201,7 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       expect(await phone.session()).toBeNull();
       expect(await errorCode(await verify(laptop, { token }))).toBe('400 invalid_token');
 
-      const notice = await mailTo(
-        smtp,
-        'dee@example.com',
-        /address of your .* was changed/,
-        before,
-      );
+      const notice = await smtp.mailTo('dee@example.com', before, /address of your .* was changed/);
       expect(notice.parsed.text).toContain('to dee.new@example.com');
       expect(notice.parsed.text).toMatch(/\/account\/lock\?token=[\w-]+/);
       expect(
@@ -283,11 +236,11 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       let before = smtp.received.length;
       await change(intruder, 'eve.stolen@example.com');
       const { token } = secretsOf(
-        await mailTo(smtp, 'eve.stolen@example.com', /Confirm your new/, before),
+        await smtp.mailTo('eve.stolen@example.com', before, /Confirm your new/),
       );
       before = smtp.received.length;
       expect((await verify(intruder, { token })).status).toBe(200);
-      const notice = await mailTo(smtp, 'eve@example.com', /was changed/, before);
+      const notice = await smtp.mailTo('eve@example.com', before, /was changed/);
       await scanEveryLink(smtp);
       expect(await owner.session()).toBeNull();
       const lockToken = /\/account\/lock\?token=([\w-]+)/.exec(notice.parsed.text ?? '')?.[1] ?? '';
@@ -308,7 +261,7 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const fay = await signedIn(service, 'fay@example.com');
       const before = smtp.received.length;
       await change(fay, 'fay.new@example.com');
-      const { code } = secretsOf(await mailTo(smtp, 'fay.new@example.com', /Confirm your/, before));
+      const { code } = secretsOf(await smtp.mailTo('fay.new@example.com', before, /Confirm your/));
       const other = browser(service);
       expect(await errorCode(await verify(other, { email: 'fay@example.com', code }))).toBe(
         '400 invalid_token',
@@ -334,7 +287,7 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const free = await bytesOf(await change(gus, 'gus.free@example.com'));
       expect(taken).toBe(free);
       expect(free).toContain('202');
-      await mailTo(smtp, 'gus.free@example.com', /Confirm your new/, before);
+      await smtp.mailTo('gus.free@example.com', before, /Confirm your new/);
       await sleep(500);
       expect(
         smtp.received.slice(before).some((m) => m.envelopeTo.includes('hal@example.com')),
@@ -363,10 +316,10 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const jo = await signedIn(service, 'jo@example.com');
       let before = smtp.received.length;
       await change(ivy, 'shared@example.com');
-      const ivyMail = await mailTo(smtp, 'shared@example.com', /Confirm your new/, before);
+      const ivyMail = await smtp.mailTo('shared@example.com', before, /Confirm your new/);
       before = smtp.received.length;
       await change(jo, 'shared@example.com');
-      const joMail = await mailTo(smtp, 'shared@example.com', /Confirm your new/, before);
+      const joMail = await smtp.mailTo('shared@example.com', before, /Confirm your new/);
       expect((await verify(jo, { token: secretsOf(joMail).token })).status).toBe(200);
       const late = await verify(ivy, { token: secretsOf(ivyMail).token });
       expect(late.status).toBe(400);
@@ -385,7 +338,7 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
     const hal = await signedIn(service, 'hal@example.com');
     const before = smtp.received.length;
     await change(hal, 'hal.new@example.com');
-    const { token } = secretsOf(await mailTo(smtp, 'hal.new@example.com', /Confirm your/, before));
+    const { token } = secretsOf(await smtp.mailTo('hal.new@example.com', before, /Confirm your/));
     const changed = await post(hal, '/api/account/password/change', {
       currentPassword: password,
       newPassword: 'another long and fine passphrase',
@@ -412,37 +365,30 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
 });
 
 describe('limits, expiry and recent sign-in (SQLite)', () => {
+  let mailed: MailService;
   let service: AccountService;
-  let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
+  let smtp: MailService['smtp'];
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_TOKEN_TTL: '1',
-      REAUTH_MAX_AGE: '2',
+    mailed = await startMailService({
+      users: ['kim', 'lee', 'max'].map((name) => `${name}@example.com`),
+      password,
+      env: { MAIL_TOKEN_TTL: '1', REAUTH_MAX_AGE: '2' },
     });
-    for (const name of ['kim', 'lee', 'max'])
-      await service.addUser(`${name}@example.com`, password);
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it('after MAIL_TOKEN_TTL the link and the code are 400 invalid_token', async () => {
     const kim = await signedIn(service, 'kim@example.com');
     let before = smtp.received.length;
     await resend(kim);
-    const verifyMail = secretsOf(await mailTo(smtp, 'kim@example.com', /Confirm your/, before));
+    const verifyMail = secretsOf(await smtp.mailTo('kim@example.com', before, /Confirm your/));
     before = smtp.received.length;
     await change(kim, 'kim.new@example.com');
-    const changeMail = secretsOf(await mailTo(smtp, 'kim.new@example.com', /Confirm/, before));
+    const changeMail = secretsOf(await smtp.mailTo('kim.new@example.com', before, /Confirm/));
     await sleep(1_200);
     for (const secret of [
       { token: verifyMail.token },

@@ -75,6 +75,32 @@ export class LoopbackSmtp {
     return this.received;
   }
 
+  /**
+   * The first mail to `address` (whose subject matches, if given) among those after the first
+   * `since`, waiting for it.
+   */
+  async mailTo(
+    address: string,
+    since = 0,
+    subject?: RegExp,
+    timeoutMs = 15_000,
+  ): Promise<ReceivedMail> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const mail = this.received
+        .slice(since)
+        .find(
+          (m) =>
+            m.envelopeTo.includes(address) &&
+            (subject === undefined || subject.test(m.parsed.subject ?? '')),
+        );
+      if (mail !== undefined) return mail;
+      if (Date.now() > deadline)
+        throw new Error(`no mail to ${address} matching ${String(subject)} in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
   close(): Promise<void> {
     return this.#close();
   }

@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+/** Debian's Chromium: browser tests skip, saying so, where it is not installed. */
+export const chromiumPath = '/usr/bin/chromium';
+export const hasChromium = fs.existsSync(chromiumPath);
+
+/** Every page is looked at three ways: light, dark, and a 390 px phone. */
+export const screenVariants = [
+  { name: 'light', viewport: { width: 1280, height: 800 }, colorScheme: 'light' as const },
+  { name: 'dark', viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
+  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
+];
+export type ScreenVariant = (typeof screenVariants)[number];
+
+/** Headless, and quiet: nothing of Chromium's own reaches out to the network. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** A fresh browser profile (its own cookie jar) that records CSP violations. */
+export interface OpenPage {
+  context: BrowserContext;
+  page: Page;
+  /** Each Content Security Policy violation, however it surfaced: a page must have none. */
+  violations: string[];
+  close(): Promise<void>;
+}
+
+export async function openPage(
+  browser: Browser,
+  options: {
+    viewport: { width: number; height: number };
+    colorScheme?: 'light' | 'dark';
+    javaScriptEnabled?: boolean;
+  },
+): Promise<OpenPage> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) violations.push(message.text());
+  });
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(
+        `Content Security Policy: ${event.violatedDirective} blocked ${event.blockedURI}`,
+      );
+    });
+  });
+  return { context, page, violations, close: () => context.close() };
+}
+
+/** A page in one variant, with a screenshot maker: `<artifacts>/<variant>-<step>.png`. */
+export async function openVariantPage(
+  browser: Browser,
+  variant: ScreenVariant,
+  artifacts: string,
+): Promise<OpenPage & { shot(step: string): Promise<Buffer> }> {
+  fs.mkdirSync(artifacts, { recursive: true });
+  const opened = await openPage(browser, variant);
+  const shot = (step: string) =>
+    opened.page.screenshot({
+      path: path.join(artifacts, `${variant.name}-${step}.png`),
+      fullPage: true,
+    });
+  return { ...opened, shot };
+}
+
+const style = (page: Page, selector: string, property: string) =>
+  page
+    .locator(selector)
+    .first()
+    .evaluate((el, name) => getComputedStyle(el).getPropertyValue(name), property);
+
+/**
+ * What a person would see wrong at a glance: something sticking out sideways, or a theme other
+ * than the one the browser prefers (the card and text colours of src/pages/theme.ts).
+ */
+export async function expectPaintedFor(page: Page, variant: ScreenVariant): Promise<void> {
+  await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBe(
+    variant.viewport.width,
+  );
+  const [card, text] =
+    variant.colorScheme === 'dark'
+      ? ['rgb(22, 27, 34)', 'rgb(230, 237, 243)']
+      : ['rgb(255, 255, 255)', 'rgb(31, 35, 40)'];
+  await expect(style(page, 'main', 'background-color')).resolves.toBe(card);
+  await expect(style(page, 'body', 'color')).resolves.toBe(text);
+}
