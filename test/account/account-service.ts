@@ -38,7 +38,8 @@ export async function startAccountService(
   databaseEnv: Record<string, string>,
   env: Record<string, string> = {},
 ): Promise<AccountService> {
-  const port = await freePort();
+  // A port given in `env` (to build AUTH_URL on before the start) is the one listened on.
+  const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
     env: {
       PATH: process.env.PATH ?? '',
