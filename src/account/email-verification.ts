@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
+import { verifyPagePath } from '../pages/verify-pages.js';
 import type { ResetMailLinks } from './password-reset.js';
 import { issue } from './tokens.js';
 
 /** Where a verification mail's link goes: the page whose GET consumes nothing. */
-export const verifyPagePath = '/account/email/verify';
+export { verifyPagePath };
 
 /** The account a verification mail is for, as it is when the mail is queued. */
 export interface VerifiedAccount {

@@ -18,7 +18,9 @@ import { signOutDestination } from '../pages/destinations.js';
 import { queryOf } from '../pages/form-post.js';
 import type { Notice } from '../pages/notices.js';
 import { runAction, type AccountAction, type AccountDeps, type SignedIn } from './action.js';
+import { changeEmailWithPassword, plausibleNewEmail } from './actions/change-email.js';
 import { changePassword } from './actions/change-password.js';
+import { resendVerification } from './actions/resend-verification.js';
 import { updateProfile } from './actions/profile.js';
 import { CsrfRefusal } from './csrf-guard.js';
 import type { Guards } from './guards.js';
@@ -39,6 +41,10 @@ interface FormRoute {
   keep: readonly string[];
   /** The page's own check before the action: when it fails nothing is checked or counted. */
   precheck?: (body: Record<string, unknown>) => FormFailure | undefined;
+  /** A mail flow: no form when mail is off. */
+  needsMail?: boolean;
+  /** The success notice's `done` value for the action's answer (default: the form's name). */
+  doneOf?: (answer: unknown) => string;
 }
 
 /**
@@ -52,7 +58,7 @@ const repeated = (body: Record<string, unknown>): FormFailure | undefined =>
     : { code: 'password_mismatch', message: 'The new passwords differ.' };
 
 /** Every form of the account pages, read as a table (the mail flows add their pages next). */
-const forms: Record<string, FormRoute> = {
+const allForms: Record<string, FormRoute> = {
   '/account/profile': { form: 'profile', guard: 'session', action: updateProfile, keep: ['name'] },
   '/account/password/change': {
     form: 'password',
@@ -60,6 +66,23 @@ const forms: Record<string, FormRoute> = {
     action: changePassword,
     keep: [],
     precheck: repeated,
+  },
+  '/account/email/verification': {
+    form: 'verification',
+    guard: 'session',
+    action: resendVerification,
+    keep: [],
+    needsMail: true,
+    doneOf: (answer) =>
+      (answer as { status?: string }).status === 'already_verified' ? 'verified' : 'verification',
+  },
+  '/account/email/change': {
+    form: 'email',
+    guard: 'session',
+    action: changeEmailWithPassword,
+    keep: ['email'],
+    precheck: plausibleNewEmail,
+    needsMail: true,
   },
 };
 
@@ -94,6 +117,11 @@ export interface AccountPageDeps {
  */
 export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   const { actionDeps, guards, pages } = deps;
+  const forms = Object.fromEntries(
+    Object.entries(allForms).filter(
+      ([, route]) => route.needsMail !== true || actionDeps.mail !== undefined,
+    ),
+  );
 
   const toSignIn = (request: FastifyRequest, reply: FastifyReply) =>
     reply
@@ -133,6 +161,7 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         csrfToken: view.csrf.csrfToken,
         signOutUrl: signOutDestination(undefined, view.origin, authBasePath),
         passwordMinLength: actionDeps.passwordMinLength,
+        mailEnabled: actionDeps.mail !== undefined,
         ...said,
       },
       { ...answer, cookies: view.csrf.cookies },
@@ -211,8 +240,14 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     let refused = await refusal(route, body, signedIn, csrf);
     if (refused === undefined) {
       try {
-        await runAction(route.action, actionDeps, { request, reply, signedIn, body });
-        const done = `${deps.originOf(request)}${accountPagePath}?${doneParam}=${route.form}`;
+        const answer = await runAction(route.action, actionDeps, {
+          request,
+          reply,
+          signedIn,
+          body,
+        });
+        const form = route.doneOf?.(answer) ?? route.form;
+        const done = `${deps.originOf(request)}${accountPagePath}?${doneParam}=${form}`;
         return reply.code(303).header('location', done).send();
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;

@@ -16,14 +16,17 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
 import { acceptInvitationAction } from './actions/accept-invitation.js';
+import { changeEmail } from './actions/change-email.js';
 import { changePassword } from './actions/change-password.js';
 import { forgotPassword } from './actions/forgot-password.js';
 import { listOwnEvents } from './actions/list-events.js';
 import { lockAccountAction } from './actions/lock-account.js';
 import { updateProfile } from './actions/profile.js';
 import { reauthenticate } from './actions/reauthenticate.js';
+import { resendVerification } from './actions/resend-verification.js';
 import { resetPasswordAction } from './actions/reset-password.js';
 import { showAccount } from './actions/show.js';
+import { verifyEmail } from './actions/verify-email.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
@@ -74,6 +77,21 @@ const allRoutes: Record<string, Route> = {
   '/lock': { method: 'POST', guard: 'none', action: lockAccountAction, needsMail: true },
   // Not a mail flow: `gatehouse users invite --print-link` works without mail.
   '/invitation/accept': { method: 'POST', guard: 'none', action: acceptInvitationAction },
+  '/email/verify': { method: 'POST', guard: 'none', action: verifyEmail, needsMail: true },
+  '/email/verification': {
+    method: 'POST',
+    guard: 'session',
+    action: resendVerification,
+    status: 202,
+    needsMail: true,
+  },
+  '/email/change': {
+    method: 'POST',
+    guard: 'recent',
+    action: changeEmail,
+    status: 202,
+    needsMail: true,
+  },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
 

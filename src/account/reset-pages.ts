@@ -12,6 +12,7 @@ import { formatWait } from '../pages/notices.js';
 import { lockPagePath, renderLockedPage, renderLockPage } from '../pages/lock-pages.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
+import { renderVerifyDonePage, renderVerifyPage, verifyPagePath } from '../pages/verify-pages.js';
 import {
   forgotPagePath,
   renderForgotPage,
@@ -25,10 +26,11 @@ import { runAction } from './action.js';
 import { forgotPassword } from './actions/forgot-password.js';
 import { lockAccountAction } from './actions/lock-account.js';
 import { resetPasswordAction } from './actions/reset-password.js';
+import { addressTakenMessage, confirmEmailRequest } from './actions/verify-email.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { readBody } from './request-body.js';
 
-export const resetPagePaths = [forgotPagePath, resetPagePath, lockPagePath];
+export const resetPagePaths = [forgotPagePath, resetPagePath, lockPagePath, verifyPagePath];
 
 export interface ResetPageSettings {
   authSecrets: readonly string[];
@@ -42,8 +44,9 @@ const equal = (a: string, b: string) =>
 
 /**
  * The mailed-link pages (no script): `GET|POST /account/password/forgot`,
- * `GET|POST /account/password/reset` and `GET|POST /account/lock` ("this wasn't me"). Their
- * posts run the same actions as the JSON routes. The reset and lock pages carry a secret in
+ * `GET|POST /account/password/reset`, `GET|POST /account/lock` ("this wasn't me") and
+ * `GET|POST /account/email/verify` (verify or change e-mail). Their posts run the same actions
+ * as the JSON routes. The reset, lock and verify pages carry a secret in
  * their URL, so they send `Referrer-Policy: no-referrer`;
  * browsers then post its form with `Origin: null`, which is taken as this site's only together
  * with `Sec-Fetch-Site: same-origin` (a foreign or opaque origin stays refused). CSRF: the
@@ -208,5 +211,42 @@ export function registerResetPages(
       return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
     }
     return send(reply, 200, renderLockedPage(shell), csrf, 'no-referrer');
+  });
+
+  scope.get(verifyPagePath, async (request, reply) => {
+    const csrf = csrfFor(request);
+    const token = new URLSearchParams(request.url.split('?')[1] ?? '').get('token') ?? undefined;
+    const html = renderVerifyPage(shell, { csrfToken: csrf.token, token: token || undefined });
+    return send(reply, 200, html, csrf, 'no-referrer');
+  });
+
+  scope.post(verifyPagePath, async (request, reply) => {
+    const body = readBody(request);
+    assertCsrf(request, body);
+    const csrf = csrfFor(request);
+    let done: Awaited<ReturnType<typeof confirmEmailRequest>>;
+    try {
+      done = (await runAction(confirmEmailRequest, deps, { request, reply, body })) as typeof done;
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      // A spent or wrong secret leaves the code form, saying what to do next.
+      const notice: Notice =
+        error.code !== 'invalid_token'
+          ? noticeOf(error)
+          : {
+              tone: 'error',
+              text:
+                error.message === addressTakenMessage
+                  ? `${addressTakenMessage} Choose another address on your account page.`
+                  : 'This link or code is not valid: it may have expired or been used already. Sign in and ask for a new mail on your account page.',
+            };
+      const html = renderVerifyPage(shell, {
+        csrfToken: csrf.token,
+        email: text(body.email),
+        notice,
+      });
+      return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
+    }
+    return send(reply, 200, renderVerifyDonePage(shell, done), csrf, 'no-referrer');
   });
 }

@@ -59,6 +59,10 @@ export interface AccountToken {
 
 export type ConsumeRequest =
   | { purpose: AccountTokenPurpose; token: string }
+  /**
+   * `email`: the address the mail with the code went to, as the person types it back: the
+   * row's `email`, or for `email_change` its `newEmail` (that mail goes to the new address).
+   */
   | { purpose: AccountTokenPurpose; email: string; code: string };
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -210,7 +214,7 @@ export async function consume(
     .updateTable('account_tokens')
     .set((eb) => ({ code_tries_left: eb('code_tries_left', '-', 1) }))
     .where('purpose', '=', request.purpose)
-    .where('email', '=', request.email)
+    .where(request.purpose === 'email_change' ? 'new_email' : 'email', '=', request.email)
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
     .where('code_tries_left', '>', 0)

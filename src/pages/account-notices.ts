@@ -2,7 +2,7 @@ import type { ErrorCode } from '../http/errors.js';
 import { formatWait, type Notice } from './notices.js';
 
 /** The forms of the account page, each posting to `/account/<its JSON route>`. */
-export type AccountForm = 'profile' | 'password';
+export type AccountForm = 'profile' | 'password' | 'email' | 'verification';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -30,13 +30,17 @@ export const doneParam = 'done';
 const successes = {
   profile: 'Your name was changed.',
   password: 'Password changed; your other sessions were signed out.',
-} as const satisfies Record<AccountForm, string>;
+  email:
+    'We sent a link to the new address. Open it there and press its button: your address changes then, not before. Nothing arrived? Check the spelling and the spam folder.',
+  verification: 'We sent the confirmation mail again. Open its link and press the button.',
+  verified: 'Your address is already verified: there is nothing to confirm.',
+} as const satisfies Record<AccountForm | 'verified', string>;
 
 /** The success notice for the account page's query string, or none. */
 export function accountDoneNotice(params: URLSearchParams): Notice | undefined {
   const done = params.get(doneParam);
   return done !== null && Object.hasOwn(successes, done)
-    ? { tone: 'info', text: successes[done as AccountForm] }
+    ? { tone: 'info', text: successes[done as keyof typeof successes] }
     : undefined;
 }
 
@@ -59,9 +63,13 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
     case 'csrf':
       return error(formExpired);
     case 'invalid_credentials':
-      return error('Your current password is not correct, so your password was not changed.', [
-        'currentPassword',
-      ]);
+      return form === 'email'
+        ? error('Your current password is not correct, so your address was not changed.', [
+            'currentPassword',
+          ])
+        : error('Your current password is not correct, so your password was not changed.', [
+            'currentPassword',
+          ]);
     case 'weak_password':
       return error(`${failure.message} Your password was not changed.`, ['newPassword']);
     case 'password_mismatch':
@@ -70,6 +78,16 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
         ['newPassword', 'newPasswordRepeat'],
       );
     case 'invalid_field':
+      if (form === 'email') {
+        if (failure.message.startsWith('Field currentPassword'))
+          return error('Enter your current password to change your address.', ['currentPassword']);
+        return error(
+          failure.message.startsWith('Field email')
+            ? 'Enter the new address, like name@example.com.'
+            : failure.message,
+          ['email'],
+        );
+      }
       return form === 'profile'
         ? error('Enter a name of 1 to 200 characters.', ['name'])
         : error('Fill in your current password and the new one.', [
@@ -77,6 +95,10 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
             'newPassword',
           ]);
     case 'rate_limited':
+      if (form === 'verification' || form === 'email')
+        return error(
+          `Too many attempts or mails asked for; nothing was sent this time. ${tryAgainIn(failure.retryAfterSeconds)}`,
+        );
       // Said outright: people who are told nothing retry with the right password at once.
       return error(
         `Too many wrong passwords. Password checks for your account are paused for now to keep it safe, and your password was not checked this time. ${tryAgainIn(failure.retryAfterSeconds)}`,

@@ -33,6 +33,8 @@ export interface AccountPageView {
   passwordMinLength: number;
   notice: Notice | undefined;
   sent?: SentForm | undefined;
+  /** The mail flows are on: the page offers the address's change and the mail sent again. */
+  mailEnabled?: boolean;
 }
 
 const rulesId = 'password-rules';
@@ -50,16 +52,55 @@ const csrfField = (view: AccountPageView) =>
 function profileSection(view: AccountPageView): SafeHtml {
   const { user } = view;
   const typed = view.sent?.form === 'profile' ? view.sent.values.name : undefined;
-  const verified = user.emailVerified ? 'verified' : 'not verified yet';
   return markup`<section aria-labelledby="profile-title">
 <h2 id="profile-title">Profile</h2>
-<p class="fact"><span class="label">Email</span> ${user.email} <span class="hint">(${verified})</span></p>
 <form method="post" action="/account/profile">
 ${csrfField(view)}
 <label for="name">Name</label>
 <input id="name" name="name" type="text" autocomplete="name" maxlength="200" required value="${typed ?? user.name}"${fieldState(view, 'profile', 'name')}>
 <button type="submit">Save name</button>
 </form>
+</section>`;
+}
+
+/**
+ * The address, whether it is verified, "send the confirmation mail again" while it is not, and
+ * the change-address form. A change needs a recent proof of the password, so the form asks for
+ * it as the password form does. Without mail (production without SMTP_URL) only the address.
+ */
+function emailSection(view: AccountPageView): SafeHtml {
+  const { user } = view;
+  const verified = user.emailVerified ? 'verified' : 'not verified yet';
+  const typed = view.sent?.form === 'email' ? view.sent.values.email : undefined;
+  const state = (field: string, describedBy?: string) =>
+    fieldState(view, 'email', field, describedBy);
+  const resend =
+    !user.emailVerified &&
+    view.mailEnabled === true &&
+    markup`<p>We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?</p>
+<form method="post" action="/account/email/verification">
+${csrfField(view)}
+<button type="submit" class="secondary">Send the confirmation mail again</button>
+</form>`;
+  // Folded away until wanted (no script: `<details>`), open again when its post was refused.
+  const change = markup`<details${view.sent?.form === 'email' && markup` open`}>
+<summary>Change your address</summary>
+<form method="post" action="/account/email/change">
+${csrfField(view)}
+<input type="email" autocomplete="username" value="${user.email}" hidden>
+<label for="newEmail">New address</label>
+<input id="newEmail" name="email" type="email" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="254" required value="${typed ?? ''}"${state('email')}>
+<label for="emailPassword">Current password</label>
+<input id="emailPassword" name="currentPassword" type="password" autocomplete="current-password" required${state('currentPassword')}>
+<button type="submit">Change address</button>
+</form>
+<p class="hint after">We mail a link to the new address; your address changes when you open it. Your other sessions are then signed out, and the old address gets a notice.</p>
+</details>`;
+  return markup`<section aria-labelledby="email-title">
+<h2 id="email-title">Email</h2>
+<p class="fact"><span class="label">Address</span> ${user.email} <span class="hint">(${verified})</span></p>
+${resend}
+${view.mailEnabled === true && change}
 </section>`;
 }
 
@@ -86,13 +127,13 @@ ${csrfField(view)}
 }
 
 /**
- * `/account`: the signed-in account, one `<section>` per part (profile, password; e-mail,
+ * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password;
  * second factors and sessions slot in as sections of their own), each with a plain form posting
  * to `/account/…`, then the sign-out button. No script: the forms work as they are, and a
  * refused one comes back with its notice at the top and its fields marked.
  */
 export function renderAccountPage(shell: PageShell, view: AccountPageView): string {
-  const sections = [profileSection(view), passwordSection(view)];
+  const sections = [profileSection(view), emailSection(view), passwordSection(view)];
   const content = markup`${renderNotice(view.notice)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true })}

@@ -1,0 +1,181 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { MailQueue } from '../mail/mail-queue.js';
+import { verifyPagePath, type VerifiedAccount } from './email-verification.js';
+import { record, type NewAccountEvent } from './events.js';
+import type { ResetMailLinks } from './password-reset.js';
+import { queueSecurityNotice } from './security-notice.js';
+import { consume, issue, type ConsumeRequest } from './tokens.js';
+
+/**
+ * "Change e-mail" (accounts spec): queues the `email_change` secret and its mail to the NEW
+ * address, in one transaction. The secret is bound to the account as it is now (its current
+ * address, its credential version), so a password change or another address change since voids
+ * it; `newEmail` is the address the confirmation makes the account's. The link goes to the same
+ * page as a verification mail's, whose GET consumes nothing.
+ */
+export async function issueEmailChangeMail(
+  db: Kysely<Database>,
+  mail: MailQueue,
+  account: VerifiedAccount,
+  newEmail: string,
+  links: ResetMailLinks,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const issued = await issue(
+      trx,
+      {
+        purpose: 'email_change',
+        userId: account.id,
+        email: account.email,
+        newEmail,
+        credentialVersion: account.credentialVersion,
+        ttlSeconds: links.ttlSeconds,
+      },
+      links.now,
+    );
+    await mail.enqueue(trx, {
+      kind: 'email-change',
+      to: newEmail,
+      values: {
+        ...(account.name !== '' && { name: account.name }),
+        link: `${links.origin}${verifyPagePath}?token=${issued.token}`,
+        ...(issued.code !== null && { code: issued.code }),
+        expiresInMinutes: String(Math.round(links.ttlSeconds / 60)),
+      },
+      expiresAt: new Date(issued.expiresAt),
+    });
+  });
+}
+
+/** What a confirmation did: the address verified, changed, or nothing (the secret is void). */
+export type Confirmation =
+  | { outcome: 'verified'; email: string }
+  | { outcome: 'changed'; email: string; endedSessions: number }
+  /** The new address belongs to another account now (the secret is spent). */
+  | { outcome: 'taken' }
+  | null;
+
+export interface ConfirmRequest {
+  /** A link token, or the address the mail went to and its code. */
+  secret: { token: string } | { email: string; code: string };
+  /** The session posting the confirmation, if any: an address change keeps it, if it is the user's. */
+  sessionId: string | null;
+  links: ResetMailLinks;
+  event: Omit<NewAccountEvent, 'userId' | 'type'>;
+}
+
+const purposes = ['verify', 'email_change'] as const;
+
+/** PostgreSQL's unique_violation, or SQLite's "UNIQUE constraint failed" (extended code 2067). */
+function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
+  return code === '23505' || errcode === 2067;
+}
+
+/**
+ * Uses a `verify` or `email_change` secret, in one transaction. A verification marks the address
+ * verified (a second verification of a verified address changes nothing and answers the same).
+ * An address change: the address becomes the new one and counts as verified; the credential
+ * version moves on (every other e-mailed secret and every sign-in in flight is void); every
+ * session of the user ends except the one confirming, if it is theirs; `email_changed` is
+ * recorded with both addresses; and the old address gets the notice with its "this wasn't me"
+ * link. Null when the secret is not valid (a wrong code's try stays spent: the transaction
+ * commits). A code guess spends a try of both kinds of code for that address: the person types
+ * the address the mail went to, and either mail may be the one they hold.
+ */
+export async function confirmEmail(
+  db: Kysely<Database>,
+  mail: MailQueue,
+  request: ConfirmRequest,
+): Promise<Confirmation> {
+  const at = request.links.now;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      for (const purpose of purposes) {
+        const secret: ConsumeRequest = { purpose, ...request.secret };
+        const token = await consume(trx, secret, at);
+        if (token === null || token.userId === null || token.credentialVersion === null) continue;
+        if (purpose === 'verify') {
+          await trx
+            .updateTable('users')
+            .set({ email_verified_at: at, updated_at: at })
+            .where('id', '=', token.userId)
+            .where('email_verified_at', 'is', null)
+            .execute();
+          return { outcome: 'verified', email: token.email };
+        }
+        return changeAddress(trx, mail, request, {
+          userId: token.userId,
+          oldEmail: token.email,
+          newEmail: token.newEmail ?? '',
+          credentialVersion: token.credentialVersion,
+        });
+      }
+      return null;
+    });
+  } catch (error) {
+    // Another account took the address between the check and the write: nothing changed.
+    if (isUniqueViolation(error)) return { outcome: 'taken' };
+    throw error;
+  }
+}
+
+async function changeAddress(
+  trx: Kysely<Database>,
+  mail: MailQueue,
+  request: ConfirmRequest,
+  change: { userId: string; oldEmail: string; newEmail: string; credentialVersion: number },
+): Promise<Confirmation> {
+  const at = request.links.now;
+  const { userId, oldEmail, newEmail } = change;
+  if (newEmail === '') return null;
+  const taken = await trx
+    .selectFrom('users')
+    .select('id')
+    .where('email', '=', newEmail)
+    .executeTakeFirst();
+  if (taken !== undefined) return { outcome: 'taken' };
+  const updated = await trx
+    .updateTable('users')
+    .set((eb) => ({
+      email: newEmail,
+      email_verified_at: at,
+      credential_version: eb('credential_version', '+', 1),
+      updated_at: at,
+    }))
+    .where('id', '=', userId)
+    .where('credential_version', '=', change.credentialVersion)
+    .where('disabled', '=', 0)
+    .returning(['name', 'credential_version'])
+    .executeTakeFirst();
+  if (updated === undefined) return null;
+  let ending = trx
+    .updateTable('sessions')
+    .set({ revoked_at: at })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null);
+  if (request.sessionId !== null) ending = ending.where('id', '!=', request.sessionId);
+  const ended = Number((await ending.executeTakeFirst()).numUpdatedRows);
+  await record(trx, {
+    ...request.event,
+    userId,
+    type: 'email_changed',
+    detail: { from: oldEmail, to: newEmail, endedSessions: ended },
+  });
+  // To the OLD address: its owner learns of the move, with the "this wasn't me" lock link.
+  await queueSecurityNotice(trx, mail, {
+    kind: 'email-changed-notice',
+    account: {
+      id: userId,
+      email: oldEmail,
+      name: updated.name,
+      credentialVersion: Number(updated.credential_version),
+    },
+    origin: request.links.origin,
+    now: at,
+    values: { newEmail },
+  });
+  return { outcome: 'changed', email: newEmail, endedSessions: ended };
+}
