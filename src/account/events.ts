@@ -17,7 +17,9 @@ export type AccountEventType =
   | 'recovery_code_used'
   | 'passkey_added'
   | 'passkey_removed'
-  | 'account_locked';
+  | 'account_locked'
+  // Not in the spec's list: the first event of an account made by open sign-up (docs/behaviour.md).
+  | 'account_created';
 
 export interface NewAccountEvent {
   userId: string;

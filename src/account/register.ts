@@ -11,6 +11,7 @@ import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
+import { signupPagePath } from '../pages/signup-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
@@ -22,11 +23,13 @@ import { updateProfile } from './actions/profile.js';
 import { reauthenticate } from './actions/reauthenticate.js';
 import { resetPasswordAction } from './actions/reset-password.js';
 import { showAccount } from './actions/show.js';
+import { signUpAction } from './actions/signup.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { registerResetPages, resetPagePaths } from './reset-pages.js';
+import { registerSignupPages } from './signup-pages.js';
 import { createPasswordProof } from './password-proof.js';
 import { registerAccountPages } from './page-routes.js';
 import { readBody } from './request-body.js';
@@ -69,6 +72,7 @@ const allRoutes: Record<string, Route> = {
     needsMail: true,
   },
   '/lock': { method: 'POST', guard: 'none', action: lockAccountAction, needsMail: true },
+  '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
 
@@ -82,6 +86,8 @@ export interface AccountSettings {
   passwordMinLength: number;
   /** MAIL_TOKEN_TTL. */
   mailTokenTtlSeconds: number;
+  /** SIGNUP=open; closed when absent. */
+  signupOpen?: boolean | undefined;
   /** The sign-in throttle's numbers, which mail requests are limited by too. */
   mailRequestLimits: MailRequestLimits;
   /** The pages' branding, as the sign-in page has it (the reset pages look the same). */
@@ -144,6 +150,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     originOf: (request) => originOf(request, config.authUrl),
+    signupOpen: config.signupOpen === true,
     log,
   };
   const assertCsrf = createCsrfGuard({
@@ -164,6 +171,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     site.declareRoutes(
       Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
     );
+  if (mail !== undefined) site.declareRoutes({ [signupPagePath]: ['GET', 'HEAD', 'POST'] });
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
@@ -194,6 +202,13 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
     }
     if (mail !== undefined) registerResetPages(scope, actionDeps, config);
+    if (mail !== undefined)
+      registerSignupPages(
+        scope,
+        actionDeps,
+        { assertCsrf, secureOf: (request) => isSecure(request, config.authUrl) },
+        config,
+      );
     done();
   });
   // The same actions behind HTML pages (`/account`), for browsers without script.

@@ -4,6 +4,7 @@ import * as list from './commands/list.js';
 import * as mail from './commands/mail.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
+import * as verifyEmail from './commands/verify-email.js';
 import { openCliContext, type CliContext } from './context.js';
 import { CliError } from './prompt.js';
 import { closest } from './suggest.js';
@@ -22,7 +23,12 @@ const email = { email: { type: 'string' } } as const;
 const commands: Record<string, Command> = {
   add: {
     help: add.help,
-    options: { ...email, name: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+    options: {
+      ...email,
+      name: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      verified: { type: 'boolean' },
+    },
     run: add.run,
   },
   list: { help: list.help, options: { json: { type: 'boolean' } }, run: list.run },
@@ -46,6 +52,7 @@ const commands: Record<string, Command> = {
     options: { ...email, 'new-email': { type: 'string' } },
     run: state.setEmail,
   },
+  'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
 };
 
 const mailCommands: Record<string, Command> = {
@@ -86,6 +93,7 @@ Commands:
   unlock            lift a sign-in lock from an email
   rename            change a user's name
   set-email         change a user's email and end their sessions
+  verify-email      mark a user's address verified
 
 Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).
 The outbox: gatehouse mail --help.`;

@@ -1,19 +1,28 @@
 import * as z from 'zod/mini';
-import { integer } from './kinds.js';
+import { integer, oneOf, trueFalse } from './kinds.js';
 
 /**
  * The account routes (src/account/): how recent a password proof must be for (recent) routes,
- * and how long an e-mailed reset or verification secret lives.
+ * how long an e-mailed reset or verification secret lives, whether anyone may sign up, and
+ * whether an unverified address may sign in.
  */
 export const accounts = z.pipe(
   z.object({
     REAUTH_MAX_AGE: integer(1, 86400, 600),
     MAIL_TOKEN_TTL: integer(1, 86400, 3600),
+    SIGNUP: oneOf(['closed', 'open'], 'closed'),
+    // False by default: accounts an operator made before it existed are all unverified, and
+    // turning it on by default would lock every one of them out.
+    REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
   }),
   z.transform((e) => ({
     /** Seconds a sign-in or re-authentication counts as recent. */
     reauthMaxAgeSeconds: e.REAUTH_MAX_AGE,
     /** Seconds an e-mailed reset or verification link and code stay valid. */
     mailTokenTtlSeconds: e.MAIL_TOKEN_TTL,
+    /** SIGNUP=open: anyone may create an account (`POST /api/account/signup`). */
+    signupOpen: e.SIGNUP === 'open',
+    /** REQUIRE_VERIFIED_EMAIL: a correct password of an unverified address signs nobody in. */
+    requireVerifiedEmail: e.REQUIRE_VERIFIED_EMAIL,
   })),
 );

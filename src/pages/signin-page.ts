@@ -19,6 +19,8 @@ export interface SignInView {
   email?: string | undefined;
   /** The "Forgot your password?" page, when mail is on; undefined: no link. */
   forgotPasswordUrl?: string | undefined;
+  /** The sign-up page, when SIGNUP=open; undefined: no link. */
+  signupUrl?: string | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
@@ -56,6 +58,10 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
     view.forgotPasswordUrl !== undefined &&
     markup`
 <p class="hint"><a href="${view.forgotPasswordUrl}">Forgot your password?</a></p>`
+  }${
+    view.signupUrl !== undefined &&
+    markup`
+<p class="hint">New here? <a href="${view.signupUrl}">Create an account</a></p>`
   }`;
   let content: SafeHtml;
   if (signedIn === undefined) {
