@@ -42,6 +42,7 @@ const commands: Record<string, Command> = {
   remove: { help: state.removeHelp, options: email, run: state.remove },
   'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
   unlock: { help: state.unlockHelp, options: email, run: state.unlock },
+  'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
   rename: {
     help: state.renameHelp,
     options: { ...email, name: { type: 'string' } },
@@ -52,7 +53,6 @@ const commands: Record<string, Command> = {
     options: { ...email, 'new-email': { type: 'string' } },
     run: state.setEmail,
   },
-  'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
 };
 
 const mailCommands: Record<string, Command> = {
@@ -91,9 +91,9 @@ Commands:
   remove            delete a user and their sessions
   revoke-sessions   end every session of a user
   unlock            lift a sign-in lock from an email
+  verify-email      mark a user's address verified
   rename            change a user's name
   set-email         change a user's email and end their sessions
-  verify-email      mark a user's address verified
 
 Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).
 The outbox: gatehouse mail --help.`;
