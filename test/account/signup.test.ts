@@ -386,6 +386,17 @@ describe('SIGNUP=closed (the default), and mail off', () => {
       );
       expect(await listUsers(service)).toEqual([]);
       expect(service.output()).not.toContain('SIGNUP=open');
+      // The refusal's words name only the address this browser typed (kept in a cookie), never
+      // anything from the URL.
+      const crafted = await (
+        await client.get(
+          '/api/auth/signin?error=CredentialsSignin&code=email_unverified&email=evil%40example.com',
+        )
+      ).text();
+      expect(crafted).toContain(
+        'Confirm your address first: we have sent a new link to your address.',
+      );
+      expect(crafted).not.toContain('evil@example.com');
     } finally {
       await service.stop();
       await smtp.close();
