@@ -201,7 +201,8 @@ export function createAuthPages(
         page = renderSignInPage(shell, {
           csrfToken: csrf.csrfToken,
           callbackUrl,
-          notice: signInNotice(params, email),
+          // The forgot link exists exactly when mail is on (src/app.ts).
+          notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
           email,
           signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
           forgotPasswordUrl,

@@ -50,11 +50,14 @@ function throttled(retryAfterSeconds: number | undefined): Notice {
 }
 
 // Said only after the password was proven (src/auth/authorize.ts), so it tells a guesser nothing.
-function emailUnverified(email: string | undefined): Notice {
+// Without mail (production without SMTP_URL) no link was sent: only an operator can confirm it.
+function emailUnverified(email: string | undefined, mailOn: boolean): Notice {
   const where = email ?? 'your address';
   return {
     tone: 'error',
-    text: `Confirm your address first: we have sent a new link to ${where}. Open it, then sign in again. Nothing arrived? Check your spam folder, or sign in again for another link.`,
+    text: mailOn
+      ? `Confirm your address first: we have sent a new link to ${where}. Open it, then sign in again. Nothing arrived? Check your spam folder, or sign in again for another link.`
+      : `Your address (${where}) has not been confirmed yet, so you cannot sign in. Ask your administrator to confirm it.`,
   };
 }
 
@@ -92,7 +95,11 @@ export const signOutBusy: Notice = {
  * `retryAfter` and `signedOut`. Values map to fixed texts; nothing from the URL is printed (the
  * address in "confirm your address first" is the kept one, src/pages/kept-email.ts).
  */
-export function signInNotice(params: URLSearchParams, email?: string): Notice | undefined {
+export function signInNotice(
+  params: URLSearchParams,
+  email?: string,
+  mailOn = true,
+): Notice | undefined {
   const error = params.get('error');
   if (error === null || error === '') {
     return params.get(signedOutParam) === '1' ? signedOut : undefined;
@@ -103,7 +110,7 @@ export function signInNotice(params: URLSearchParams, email?: string): Notice | 
         case 'rate_limited':
           return throttled(readRetryAfter(params));
         case 'email_unverified':
-          return emailUnverified(email);
+          return emailUnverified(email, mailOn);
         default:
           return wrongCredentials;
       }

@@ -428,6 +428,34 @@ describe('SIGNUP=closed (the default), and mail off', () => {
   }, 60_000);
 });
 
+describe('REQUIRE_VERIFIED_EMAIL=true with mail off (production without SMTP_URL)', () => {
+  it('refuses with the same code, and the page sends people to the administrator, not to a mail', async () => {
+    const database = await serviceDatabase('sqlite');
+    const service = await startAccountService(database.env, {
+      NODE_ENV: 'production',
+      AUTH_URL: 'https://auth.example',
+      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
+      REQUIRE_VERIFIED_EMAIL: 'true',
+    });
+    try {
+      await service.addUser('offline@example.com', password);
+      const refused = await signInUrl(browser(service), 'offline@example.com', password);
+      expect(refused.url.searchParams.get('code')).toBe('email_unverified');
+      const page = await (
+        await browser(service).get('/api/auth/signin?error=CredentialsSignin&code=email_unverified')
+      ).text();
+      expect(page).toContain(
+        'has not been confirmed yet, so you cannot sign in. Ask your administrator',
+      );
+      expect(page).not.toContain('we have sent');
+      expect(service.output()).not.toMatch(/sign-in: could not queue/);
+    } finally {
+      await service.stop();
+      await database.dispose();
+    }
+  }, 60_000);
+});
+
 describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ backend, skip }) => {
   let service: AccountService;
   let smtp: LoopbackSmtp;
