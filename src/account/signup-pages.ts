@@ -13,11 +13,11 @@ import {
   signupPagePath,
   type SignupField,
 } from '../pages/signup-pages.js';
+import { readEmail } from '../users/email.js';
 import { runAction, type AccountDeps } from './action.js';
 import { signUpAction } from './actions/signup.js';
 import { createFormCsrf } from './form-csrf.js';
 import { readBody } from './request-body.js';
-import { readEmail } from '../users/email.js';
 
 export interface SignupPageSettings {
   authSecrets: readonly string[];
