@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import { createEventSink } from './account/event-sink.js';
+import { createMailRequestLimits } from './account/mail-limits.js';
 import { registerAccount, type AccountSettings } from './account/register.js';
+import { createUnverifiedSignIn } from './account/unverified-signin.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
 import type { ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
@@ -14,13 +16,19 @@ import type { MailQueue } from './mail/mail-queue.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
 import { forgotPagePath } from './pages/reset-pages.js';
+import { signupPagePath } from './pages/signup-pages.js';
 
 export type AppConfig = SiteConfig &
   AuthSettings &
   // Optional: apps built without them (tests) get the defaults.
   Partial<
-    Pick<AccountSettings, 'reauthMaxAgeSeconds' | 'passwordMinLength' | 'mailTokenTtlSeconds'>
+    Pick<
+      AccountSettings,
+      'reauthMaxAgeSeconds' | 'passwordMinLength' | 'mailTokenTtlSeconds' | 'signupOpen'
+    >
   > & {
+    /** REQUIRE_VERIFIED_EMAIL; false when absent. */
+    requireVerifiedEmail?: boolean;
     /** The sign-in throttle's numbers (the mail request limits use them too). */
     throttle?: ThrottleSettings;
   };
@@ -55,30 +63,45 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     observer,
   });
   const events = createEventSink({ db: deps.db, users: deps.users, log: site.app.log });
+  const throttle = deps.config.throttle;
+  const mailRequestLimits = {
+    emailMax: throttle?.emailMaxFailures ?? 10,
+    ipMax: throttle?.ipMaxFailures ?? 100,
+    windowSeconds: throttle?.windowSeconds ?? 900,
+  };
+  // Timed by the database's clock, as the sign-in throttle's counters are (services.ts).
+  const throttleStore = createKyselyThrottleStore(deps.db, deps.dialect ?? 'sqlite');
+  const mailTokenTtlSeconds = deps.config.mailTokenTtlSeconds ?? 3600;
+  const mailOn = deps.mail?.enabled === true;
   const auth = registerAuth(site, {
     ...deps,
     observer,
     events,
-    ...(deps.mail?.enabled === true && { forgotPasswordUrl: forgotPagePath }),
+    ...(mailOn && { forgotPasswordUrl: forgotPagePath }),
+    ...(mailOn && deps.config.signupOpen === true && { signupUrl: signupPagePath }),
+    ...(deps.config.requireVerifiedEmail === true && {
+      verifiedEmail: createUnverifiedSignIn({
+        db: deps.db,
+        mail: deps.mail,
+        mailRequests: createMailRequestLimits(throttleStore, mailRequestLimits, site.now),
+        mailTokenTtlSeconds,
+        now: site.now,
+        log: site.app.log,
+      }),
+    }),
   });
-  const throttle = deps.config.throttle;
   registerAccount(site, {
     ...deps,
     config: {
       ...deps.config,
       reauthMaxAgeSeconds: deps.config.reauthMaxAgeSeconds ?? 600,
       passwordMinLength: deps.config.passwordMinLength ?? 12,
-      mailTokenTtlSeconds: deps.config.mailTokenTtlSeconds ?? 3600,
-      mailRequestLimits: {
-        emailMax: throttle?.emailMaxFailures ?? 10,
-        ipMax: throttle?.ipMaxFailures ?? 100,
-        windowSeconds: throttle?.windowSeconds ?? 900,
-      },
+      mailTokenTtlSeconds,
+      mailRequestLimits,
     },
     sessions: auth.sessions,
     pageView: auth.pageView,
-    // Timed by the database's clock, as the sign-in throttle's counters are (services.ts).
-    throttleStore: createKyselyThrottleStore(deps.db, deps.dialect ?? 'sqlite'),
+    throttleStore,
   });
   return site.app;
 }

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { eventsListDays, pruneEvents } from './account/events.js';
+import { signupStartupWarning } from './account/signup.js';
 import { pruneTokens } from './account/tokens.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
@@ -84,8 +85,10 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   mail.worker.start();
   // Said once per start: by the one process, or the first worker of a cluster.
   const mailNote = mailStartupNote(mail.mode);
-  if (mailNote !== undefined && (cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0'))
-    app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
+  const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
+  if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
+  const signupWarning = signupStartupWarning(config);
+  if (signupWarning !== undefined && saysOnce) app.log.warn(signupWarning);
   if (metricsServer !== undefined) {
     app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
   }

@@ -37,6 +37,8 @@ export interface AccountDeps {
   mailTokenTtlSeconds: number;
   /** The public origin mailed links are built on. */
   originOf(request: FastifyRequest): string;
+  /** SIGNUP=open: `POST /api/account/signup` creates accounts (else 403 `signup_closed`). */
+  signupOpen: boolean;
   /** Where work done after the answer logs its failures. */
   log: { error(fields: object, message: string): void };
 }

@@ -18,7 +18,7 @@ export type AccountEventType =
   | 'passkey_added'
   | 'passkey_removed'
   | 'account_locked'
-  // Not in the spec's list: how an account came to be (now: an accepted invitation).
+  // Not in the spec's list: how an account came to be (an accepted invitation, open sign-up).
   | 'account_created';
 
 export interface NewAccountEvent {

@@ -81,7 +81,8 @@ export async function resetLinkLooksLive(
 
 /**
  * The reset itself, in one transaction: the secret used (single use, still bound to the
- * credential version and address it was issued for), the new hash, the credential version
+ * credential version and address it was issued for), the new hash, the address marked verified
+ * (the mailbox was proven), the credential version
  * moved on (every other e-mailed secret and every sign-in in flight is void), every session
  * ended, the `password_reset` event, and the notice with its "this wasn't me" link queued.
  * No session is created. Returns the user's address, or null when the secret is not valid
@@ -107,6 +108,10 @@ export async function resetPassword(
       .set((eb) => ({
         password_hash: reset.newHash,
         credential_version: eb('credential_version', '+', 1),
+        // The secret came to this address and was used: its holder reads its mail. This also
+        // ends a pre-hijack: someone who signed up with another person's address first holds
+        // a password the owner's reset replaces (docs/behaviour.md).
+        email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(at)),
         updated_at: at,
       }))
       .where('id', '=', userId)

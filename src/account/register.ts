@@ -12,6 +12,7 @@ import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
 import { invitationPath } from '../pages/invitation-pages.js';
+import { signupPagePath } from '../pages/signup-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
@@ -27,12 +28,14 @@ import { resendVerification } from './actions/resend-verification.js';
 import { resetPasswordAction } from './actions/reset-password.js';
 import { showAccount } from './actions/show.js';
 import { verifyEmail } from './actions/verify-email.js';
+import { signUpAction } from './actions/signup.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { registerInvitationPages } from './invitation-pages.js';
 import { registerResetPages, resetPagePaths } from './reset-pages.js';
+import { registerSignupPages } from './signup-pages.js';
 import { createPasswordProof } from './password-proof.js';
 import { registerAccountPages } from './page-routes.js';
 import { readBody } from './request-body.js';
@@ -92,6 +95,7 @@ const allRoutes: Record<string, Route> = {
     status: 202,
     needsMail: true,
   },
+  '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
 
@@ -105,6 +109,8 @@ export interface AccountSettings {
   passwordMinLength: number;
   /** MAIL_TOKEN_TTL. */
   mailTokenTtlSeconds: number;
+  /** SIGNUP=open; closed when absent. */
+  signupOpen?: boolean | undefined;
   /** The sign-in throttle's numbers, which mail requests are limited by too. */
   mailRequestLimits: MailRequestLimits;
   /** The pages' branding, as the sign-in page has it (the reset pages look the same). */
@@ -167,6 +173,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     originOf: (request) => originOf(request, config.authUrl),
+    signupOpen: config.signupOpen === true,
     log,
   };
   const assertCsrf = createCsrfGuard({
@@ -188,6 +195,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
     );
   site.declareRoutes({ [invitationPath]: ['GET', 'HEAD', 'POST'] });
+  if (mail !== undefined) site.declareRoutes({ [signupPagePath]: ['GET', 'HEAD', 'POST'] });
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
@@ -219,6 +227,13 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     }
     if (mail !== undefined) registerResetPages(scope, actionDeps, config);
     registerInvitationPages(scope, actionDeps, config);
+    if (mail !== undefined)
+      registerSignupPages(
+        scope,
+        actionDeps,
+        { assertCsrf, secureOf: (request) => isSecure(request, config.authUrl) },
+        config,
+      );
     done();
   });
   // The same actions behind HTML pages (`/account`), for browsers without script.

@@ -1,7 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authCookieNames } from '../auth/cookie-names.js';
-import { parseCookies } from '../auth/cookies.js';
 import { isSecure, originOf } from '../auth/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { HttpError } from '../http/errors.js';
@@ -28,6 +25,7 @@ import { lockAccountAction } from './actions/lock-account.js';
 import { resetPasswordAction } from './actions/reset-password.js';
 import { addressTakenMessage, confirmEmailRequest } from './actions/verify-email.js';
 import { createCsrfGuard } from './csrf-guard.js';
+import { createFormCsrf } from './form-csrf.js';
 import { readBody } from './request-body.js';
 
 export const resetPagePaths = [forgotPagePath, resetPagePath, lockPagePath, verifyPagePath];
@@ -38,9 +36,6 @@ export interface ResetPageSettings {
   page?: PageSettings | undefined;
   mailTokenTtlSeconds: number;
 }
-
-const equal = (a: string, b: string) =>
-  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /**
  * The mailed-link pages (no script): `GET|POST /account/password/forgot`,
@@ -66,8 +61,6 @@ export function registerResetPages(
     basePath: '/api/auth',
   };
   const policy = pagePolicy(style, page.logoUrl);
-  const secret = settings.authSecrets.join(',');
-  const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
   const secureOf = (request: FastifyRequest) => isSecure(request, settings.authUrl);
   const assertCsrf = createCsrfGuard({
     secrets: settings.authSecrets,
@@ -79,16 +72,7 @@ export function registerResetPages(
   });
 
   /** The browser's CSRF token, and the cookie to set when it held no valid one. */
-  const csrfFor = (request: FastifyRequest): { token: string; cookie?: string } => {
-    const name = authCookieNames(secureOf(request), '__Secure-').csrf;
-    const held = parseCookies(request.headers.cookie).get(name);
-    const [token = '', hash = ''] = (held ?? '').split('|');
-    if (token !== '' && equal(hash, hashOf(token))) return { token };
-    const fresh = randomBytes(32).toString('hex');
-    const secure = secureOf(request) ? '; Secure' : '';
-    const value = encodeURIComponent(`${fresh}|${hashOf(fresh)}`);
-    return { token: fresh, cookie: `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}` };
-  };
+  const csrfFor = createFormCsrf(settings.authSecrets, secureOf);
 
   const send = (
     reply: FastifyReply,

@@ -197,6 +197,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       const webRequest = toWebRequest(request, url, usable.body, headers);
       const context: AuthRequestContext = {
         clientIp: request.ip,
+        origin,
         // As Auth.js reads it (chunked or not): signing in again must end the session held.
         previousSessionToken: held.token,
         // Sign-out ends every session the request holds a token for, whatever else it carries.
@@ -245,7 +246,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       const config = secure ? options.configs.https : options.configs.http;
       const response = await Auth(
         new Request(url, { headers }),
-        config({ clientIp: request.ip, previousSessionToken: undefined }),
+        config({ clientIp: request.ip, origin, previousSessionToken: undefined }),
       );
       if (response.status !== 200) return { ok: false, response };
       const { csrfToken } = (await response.json()) as { csrfToken: string };

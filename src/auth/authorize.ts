@@ -2,7 +2,7 @@ import { CredentialsSignin } from '@auth/core/errors';
 import { readEmail } from '../users/email.js';
 import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js';
 import { readPassword } from '../users/password.js';
-import type { UserStore } from '../users/store.js';
+import type { User, UserStore } from '../users/store.js';
 import { GateFullError } from '../traffic/work-gate.js';
 import type { DeviceCookies } from './device-cookie.js';
 import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
@@ -11,6 +11,25 @@ import type { Throttle } from './throttle.js';
 /** Auth.js turns this into `?error=CredentialsSignin&code=rate_limited`. */
 export class RateLimited extends CredentialsSignin {
   override code = 'rate_limited';
+}
+
+/**
+ * REQUIRE_VERIFIED_EMAIL: the password was right but the address is not verified. Auth.js turns
+ * it into `?error=CredentialsSignin&code=email_unverified`; no session is issued.
+ */
+export class EmailUnverified extends CredentialsSignin {
+  override code = 'email_unverified';
+}
+
+/** REQUIRE_VERIFIED_EMAIL's part of sign-in (src/account/unverified-signin.ts implements it). */
+export interface VerifiedEmailGate {
+  /** Whether the user's address is verified. */
+  isVerified(userId: string): Promise<boolean>;
+  /**
+   * Told when a correct password was refused for an unverified address: it queues a fresh
+   * "confirm your address" mail (within the mail request limits). Fire and forget.
+   */
+  refused(user: User, client: { ip: string; origin: string }): void;
 }
 
 export interface SignedInUser {
@@ -24,6 +43,8 @@ export interface AuthorizeDeps {
   hasher: PasswordHasher;
   throttle: Throttle;
   deviceCookies: DeviceCookies;
+  /** Set when REQUIRE_VERIFIED_EMAIL is true; absent: any address may sign in. */
+  verifiedEmail?: VerifiedEmailGate | undefined;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -104,6 +125,19 @@ export function createAuthorize(deps: AuthorizeDeps) {
       await fromStore(context, () =>
         deps.throttle.succeeded(admission.keys, admission.pastEmailLock),
       );
+      // Only once the password is proven: a guesser learns nothing from this refusal.
+      const gate = deps.verifiedEmail;
+      if (gate !== undefined && !(await fromStore(context, () => gate.isVerified(user.id)))) {
+        deps.log.info({ reason: 'email_unverified', clientIp, userId: user.id }, 'sign-in refused');
+        context.signInResult = 'invalid';
+        context.accountEvent = {
+          type: 'signin_failed',
+          userId: user.id,
+          detail: { reason: 'email_unverified' },
+        };
+        gate.refused(user, { ip: clientIp, origin: context.origin });
+        throw new EmailUnverified();
+      }
       if (deps.hasher.needsRehash(user.passwordHash)) {
         const upgraded = await deps.hasher.hash(password);
         await fromStore(context, () =>
@@ -118,6 +152,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       context.issuedDeviceCookie = deps.deviceCookies.issue(email, deps.now());
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
+      if (error instanceof EmailUnverified) throw error;
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
       else interrupt(context, { kind: 'internal', error });
       if (!checked) {

@@ -8,7 +8,7 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './auth-config.js';
-import { createAuthorize } from './authorize.js';
+import { createAuthorize, type VerifiedEmailGate } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';
 import { heldSessionToken, parseCookies } from './cookies.js';
 import { createDeviceCookies } from './device-cookie.js';
@@ -41,6 +41,10 @@ export interface AuthRegistration {
   events?: AccountEventSink;
   /** Where "Forgot your password?" leads (mail on); undefined: the sign-in page has no link. */
   forgotPasswordUrl?: string;
+  /** Where "Create an account" leads (SIGNUP=open, mail on); undefined: no link. */
+  signupUrl?: string;
+  /** REQUIRE_VERIFIED_EMAIL's check (src/account/unverified-signin.ts); absent: none. */
+  verifiedEmail?: VerifiedEmailGate;
 }
 
 /** What other route groups use of the auth wing. */
@@ -80,6 +84,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     hasher: deps.hasher,
     throttle: deps.throttle,
     deviceCookies: createDeviceCookies(config.authSecrets),
+    verifiedEmail: deps.verifiedEmail,
     now,
     log: site.app.log,
   });
@@ -183,7 +188,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       publicOrigin: config.authUrl,
       bodyLimitBytes: config.bodyLimitBytes,
       signIns,
-      pages: createAuthPages(authBasePath, config.page, deps.forgotPasswordUrl),
+      pages: createAuthPages(authBasePath, config.page, deps.forgotPasswordUrl, deps.signupUrl),
       signedInUser,
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),

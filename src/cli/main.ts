@@ -5,6 +5,7 @@ import * as list from './commands/list.js';
 import * as mail from './commands/mail.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
+import * as verifyEmail from './commands/verify-email.js';
 import { openCliContext, type CliContext } from './context.js';
 import { CliError } from './prompt.js';
 import { closest } from './suggest.js';
@@ -23,7 +24,12 @@ const email = { email: { type: 'string' } } as const;
 const commands: Record<string, Command> = {
   add: {
     help: add.help,
-    options: { ...email, name: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+    options: {
+      ...email,
+      name: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      verified: { type: 'boolean' },
+    },
     run: add.run,
   },
   list: { help: list.help, options: { json: { type: 'boolean' } }, run: list.run },
@@ -42,6 +48,7 @@ const commands: Record<string, Command> = {
   remove: { help: state.removeHelp, options: email, run: state.remove },
   'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
   unlock: { help: state.unlockHelp, options: email, run: state.unlock },
+  'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
   rename: {
     help: state.renameHelp,
     options: { ...email, name: { type: 'string' } },
@@ -91,6 +98,7 @@ Commands:
   remove            delete a user and their sessions
   revoke-sessions   end every session of a user
   unlock            lift a sign-in lock from an email
+  verify-email      mark a user's address verified
   rename            change a user's name
   set-email         change a user's email and end their sessions
 

@@ -1,9 +1,10 @@
 import * as z from 'zod/mini';
-import { integer } from './kinds.js';
+import { integer, oneOf, trueFalse } from './kinds.js';
 
 /**
  * The account routes (src/account/): how recent a password proof must be for (recent) routes,
- * how long an e-mailed reset or verification secret lives, and how long an invitation does.
+ * how long an e-mailed reset or verification secret lives, how long an invitation does, whether
+ * anyone may sign up, and whether an unverified address may sign in.
  */
 export const accounts = z.pipe(
   z.object({
@@ -11,6 +12,10 @@ export const accounts = z.pipe(
     MAIL_TOKEN_TTL: integer(1, 86400, 3600),
     // Seven days by default: long enough for a weekend and a slow mailbox; 30 days at most.
     INVITE_TTL: integer(1, 2_592_000, 604_800),
+    SIGNUP: oneOf(['closed', 'open'], 'closed'),
+    // False by default: accounts an operator made before it existed are all unverified, and
+    // turning it on by default would lock every one of them out.
+    REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
   }),
   z.transform((e) => ({
     /** Seconds a sign-in or re-authentication counts as recent. */
@@ -19,5 +24,9 @@ export const accounts = z.pipe(
     mailTokenTtlSeconds: e.MAIL_TOKEN_TTL,
     /** Seconds an invitation's link stays valid (`gatehouse users invite`). */
     inviteTtlSeconds: e.INVITE_TTL,
+    /** SIGNUP=open: anyone may create an account (`POST /api/account/signup`). */
+    signupOpen: e.SIGNUP === 'open',
+    /** REQUIRE_VERIFIED_EMAIL: a correct password of an unverified address signs nobody in. */
+    requireVerifiedEmail: e.REQUIRE_VERIFIED_EMAIL,
   })),
 );

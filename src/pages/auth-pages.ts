@@ -102,6 +102,8 @@ export function createAuthPages(
   settings: PageSettings = pageDefaults,
   /** The reset page the sign-in page links to when mail is on. */
   forgotPasswordUrl?: string,
+  /** The sign-up page the sign-in page links to when SIGNUP=open (and mail is on). */
+  signupUrl?: string,
 ): AuthPages {
   const style = pageStyle(paletteFor(settings.accentColor));
   const shell: PageShell = {
@@ -181,6 +183,7 @@ export function createAuthPages(
             notice: signInBusy,
             email: postedField(request, 'email'),
             forgotPasswordUrl,
+            signupUrl,
           });
     return send(reply, error.status, error.headers, csrf.cookies, page);
   }
@@ -198,10 +201,12 @@ export function createAuthPages(
         page = renderSignInPage(shell, {
           csrfToken: csrf.csrfToken,
           callbackUrl,
-          notice: signInNotice(params),
+          // The forgot link exists exactly when mail is on (src/app.ts).
+          notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
           email,
           signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
           forgotPasswordUrl,
+          signupUrl,
         });
       } else {
         page = renderSignOutPage(shell, {

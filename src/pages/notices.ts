@@ -49,6 +49,18 @@ function throttled(retryAfterSeconds: number | undefined): Notice {
   };
 }
 
+// Said only after the password was proven (src/auth/authorize.ts), so it tells a guesser nothing.
+// Without mail (production without SMTP_URL) no link was sent: only an operator can confirm it.
+function emailUnverified(email: string | undefined, mailOn: boolean): Notice {
+  const where = email ?? 'your address';
+  return {
+    tone: 'error',
+    text: mailOn
+      ? `Confirm your address first: we have sent a new link to ${where}. Open it, then sign in again. Nothing arrived? Check your spam folder, or sign in again for another link.`
+      : `Your address (${where}) has not been confirmed yet, so you cannot sign in. Ask your administrator to confirm it.`,
+  };
+}
+
 const formExpired: Notice = {
   tone: 'error',
   text: 'This form expired before it was sent, so nothing happened. Please try again. If this keeps happening, allow cookies for this site.',
@@ -80,18 +92,28 @@ export const signOutBusy: Notice = {
 
 /**
  * The notice for the sign-in page's query string: Auth.js's `error` (and `code`) values, our own
- * `retryAfter` and `signedOut`. Values map to fixed texts; nothing from the URL is printed.
+ * `retryAfter` and `signedOut`. Values map to fixed texts; nothing from the URL is printed (the
+ * address in "confirm your address first" is the kept one, src/pages/kept-email.ts).
  */
-export function signInNotice(params: URLSearchParams): Notice | undefined {
+export function signInNotice(
+  params: URLSearchParams,
+  email?: string,
+  mailOn = true,
+): Notice | undefined {
   const error = params.get('error');
   if (error === null || error === '') {
     return params.get(signedOutParam) === '1' ? signedOut : undefined;
   }
   switch (error) {
     case 'CredentialsSignin':
-      return params.get('code') === 'rate_limited'
-        ? throttled(readRetryAfter(params))
-        : wrongCredentials;
+      switch (params.get('code')) {
+        case 'rate_limited':
+          return throttled(readRetryAfter(params));
+        case 'email_unverified':
+          return emailUnverified(email, mailOn);
+        default:
+          return wrongCredentials;
+      }
     case 'MissingCSRF':
       return formExpired;
     // Auth.js's code for "this page needs a session" (next-auth's useSession({ required })).

@@ -19,6 +19,8 @@ export interface SignInView {
   email?: string | undefined;
   /** The "Forgot your password?" page, when mail is on; undefined: no link. */
   forgotPasswordUrl?: string | undefined;
+  /** The sign-up page, when SIGNUP=open; undefined: no link. */
+  signupUrl?: string | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
@@ -44,6 +46,17 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
   const focusEmail = signedIn === undefined && email === undefined && markup` autofocus`;
   const focusPassword = signedIn === undefined && email !== undefined && markup` autofocus`;
   const kept = email !== undefined && markup` value="${email}"`;
+  const forgot =
+    view.forgotPasswordUrl !== undefined &&
+    markup`<a href="${view.forgotPasswordUrl}">Forgot your password?</a>`;
+  const signup =
+    view.signupUrl !== undefined &&
+    markup`New here? <a href="${view.signupUrl}">Create an account</a>`;
+  // One paragraph under the form, centred as the form's hint is.
+  const links =
+    (forgot !== false || signup !== false) &&
+    markup`
+<p class="hint">${forgot}${forgot !== false && signup !== false && markup`<br>`}${signup}</p>`;
   const form = markup`<form method="post" action="${shell.basePath}/callback/credentials">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
@@ -52,11 +65,7 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword}${describedBy}${invalid}>
 <button type="submit">Sign in</button>
-</form>${
-    view.forgotPasswordUrl !== undefined &&
-    markup`
-<p class="hint"><a href="${view.forgotPasswordUrl}">Forgot your password?</a></p>`
-  }`;
+</form>${links}`;
   let content: SafeHtml;
   if (signedIn === undefined) {
     content = markup`${renderNotice(notice)}

@@ -239,11 +239,18 @@ describe.skipIf(missing.length > 0 || noNext !== '')(
         const port = await freePort();
         origin = `${scheme}://127.0.0.1:${port}`;
         gatehouse = await startServer({
-          config: { authUrl: origin, trustProxy: ['127.0.0.1'] },
+          config: { authUrl: origin, trustProxy: ['127.0.0.1'], requireVerifiedEmail: true },
           throttle: { emailMaxFailures },
         });
         adaId = await addUser(gatehouse, 'ada@example.com', password, 'Ada Lovelace');
         await addUser(gatehouse, 'grace@example.com', password, 'Grace Hopper');
+        // REQUIRE_VERIFIED_EMAIL is on: these two proved their address, the third did not.
+        await gatehouse.db
+          .updateTable('users')
+          .set({ email_verified_at: Date.now() })
+          .where('email', 'in', ['ada@example.com', 'grace@example.com'])
+          .execute();
+        await addUser(gatehouse, 'unverified@example.com', password, 'Una Verified');
         const proxies: Record<string, string> = { '/api/auth/': gatehouse.url };
         if (nextServer !== undefined) proxies['/whoami'] = `http://127.0.0.1:${nextPort}`;
         nginx = await startNginx(dir, port, { scheme, root: www, proxies, tls: certificate });
@@ -361,6 +368,22 @@ describe.skipIf(missing.length > 0 || noNext !== '')(
           });
           await expect(page.locator('#status').innerText()).resolves.toBe('unauthenticated');
           await screenshot(page, scheme, '4-throttled');
+        });
+
+        it("REQUIRE_VERIFIED_EMAIL: the right password of an unverified address resolves code 'email_unverified', and no session", async () => {
+          const { context, page } = await openPage();
+          await waitForStatus(page, 'unauthenticated');
+          const result = await signIn(page, 'unverified@example.com', password);
+          expect(result).toEqual({
+            error: 'CredentialsSignin',
+            code: 'email_unverified',
+            status: 200,
+            ok: true,
+            url: null,
+          });
+          await expect(page.locator('#status').innerText()).resolves.toBe('unauthenticated');
+          const names = (await context.cookies(origin)).map((c) => c.name);
+          expect(names).not.toContain(cookieNames[scheme].session);
         });
 
         it("update({ name: 'Mallory' }) cannot change the name: the session keeps the stored one", async () => {

@@ -52,6 +52,8 @@ const badValues: Record<string, string | null> = {
   PAGE_PRODUCT_NAME: ' ',
   PAGE_ACCENT_COLOR: 'blue',
   PAGE_LOGO_URL: 'http://cdn.example.com/logo.svg',
+  SIGNUP: 'yes',
+  REQUIRE_VERIFIED_EMAIL: 'required',
   AUTH_SECRET_FILE: '/nonexistent/auth-secret',
   DATABASE_URL_FILE: '/nonexistent/database-url',
 };

@@ -9,19 +9,20 @@ export const nameMaxLength = 200;
 // Control characters (Unicode category Cc) would break the pages and mails a name is printed in.
 const controlCharacter = /\p{Cc}/u;
 
-const fields = z.object({
-  // Bounded before NFC and trimming, whose cost it bounds.
-  name: z
-    .pipe(
-      boundedString(nameMaxLength * 4),
-      z.transform((raw) => raw.normalize('NFC').trim()),
-    )
-    .check(
-      z.refine(
-        (name) => name.length > 0 && name.length <= nameMaxLength && !controlCharacter.test(name),
-      ),
+/** A display name as a person types it: NFC, trimmed, 1-200 characters, no control characters. */
+export const displayName = z
+  .pipe(
+    // Bounded before NFC and trimming, whose cost it bounds.
+    boundedString(nameMaxLength * 4),
+    z.transform((raw) => raw.normalize('NFC').trim()),
+  )
+  .check(
+    z.refine(
+      (name) => name.length > 0 && name.length <= nameMaxLength && !controlCharacter.test(name),
     ),
-});
+  );
+
+const fields = z.object({ name: displayName });
 
 /** `POST /api/account/profile` {name}: renames; sessions stay. */
 export const updateProfile: AccountAction = async (deps, { signedIn, body }) => {

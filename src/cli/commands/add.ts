@@ -2,16 +2,19 @@ import type { CliContext } from '../context.js';
 import { requireEmail } from '../context.js';
 import { readAcceptablePassword } from '../new-password.js';
 import { CliError } from '../prompt.js';
+import { markVerified } from './verify-email.js';
 
-export const help = `Usage: gatehouse users add --email <email> [--name <name>] [--password-stdin]
+export const help = `Usage: gatehouse users add --email <email> [--name <name>] [--password-stdin] [--verified]
 
 Creates a user. The password is asked for twice at a hidden prompt, or read from
 standard input with --password-stdin. It must be at least PASSWORD_MIN_LENGTH (12)
-characters and not a commonly used password.`;
+characters and not a commonly used password. The address is unverified unless --verified
+says the operator knows it is the user's (REQUIRE_VERIFIED_EMAIL=true refuses sign-in to
+an unverified one; \`users verify-email\` marks it later).`;
 
 export async function run(
   context: CliContext,
-  values: { email?: string; name?: string; 'password-stdin'?: boolean },
+  values: { email?: string; name?: string; 'password-stdin'?: boolean; verified?: boolean },
 ) {
   const email = requireEmail(values.email);
   const name = (values.name ?? email.split('@')[0] ?? '').trim();
@@ -26,5 +29,7 @@ export async function run(
   const passwordHash = await context.services.hasher.hash(password);
   const user = await context.services.users.create({ email, name, passwordHash });
   if (user === null) throw new CliError(`a user with email ${email} already exists`);
-  context.out(`added ${user.email} (id ${user.id})`);
+  if (values.verified === true) await markVerified(context.db, user.id, user.createdAt);
+  const verified = values.verified === true ? ', address verified' : '';
+  context.out(`added ${user.email} (id ${user.id})${verified}`);
 }

@@ -2,8 +2,9 @@ import type { CliContext } from '../context.js';
 
 export const help = `Usage: gatehouse users list [--json]
 
-Lists every user: email, name, state and id, then "locked until <time>" when failed sign-ins
-put a lock on the email (lift it with \`users unlock\`). --json prints one JSON array, with
+Lists every user: email, name, state, id and whether the address is verified, then
+"locked until <time>" when failed sign-ins put a lock on the email (lift it with
+\`users unlock\`). --json prints one JSON array, with emailVerified (true or false) and
 lockedUntil (an ISO time, or null).`;
 
 /**
@@ -26,6 +27,16 @@ export function printable(text: string): string {
 
 export async function run(context: CliContext, values: { json?: boolean }) {
   const users = await context.services.users.list();
+  // One read for every row: the user store does not carry verification (src/account/ does).
+  const verified = new Set(
+    (
+      await context.db
+        .selectFrom('users')
+        .select('id')
+        .where('email_verified_at', 'is not', null)
+        .execute()
+    ).map((row) => row.id),
+  );
   const now = Date.now();
   const locks = await Promise.all(
     users.map(async ({ email }) => {
@@ -39,6 +50,7 @@ export async function run(context: CliContext, values: { json?: boolean }) {
       email,
       name,
       disabled,
+      emailVerified: verified.has(id),
       createdAt: new Date(createdAt).toISOString(),
       lockedUntil: locks[index] ?? null,
     }));
@@ -50,10 +62,12 @@ export async function run(context: CliContext, values: { json?: boolean }) {
     return;
   }
   users.forEach((user, index) => {
-    // The lock column comes last and only when a lock holds: scripts reading four columns go on working.
+    // New columns go after the first four: scripts reading four columns go on working. The
+    // lock column comes last and only when a lock holds.
     const lock = locks[index] ? `\tlocked until ${locks[index]}` : '';
+    const address = verified.has(user.id) ? 'verified' : 'unverified';
     context.out(
-      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}${lock}`,
+      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}\t${address}${lock}`,
     );
   });
 }

@@ -1,0 +1,70 @@
+import * as z from 'zod/mini';
+import { HttpError } from '../../http/errors.js';
+import { GateFullError } from '../../traffic/work-gate.js';
+import { emailRawMaxLength, readEmail } from '../../users/email.js';
+import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { clientOf, type AnonymousAction } from '../action.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+import { signUp } from '../signup.js';
+import { displayName } from './profile.js';
+
+const fields = z.object({
+  email: boundedString(emailRawMaxLength),
+  name: displayName,
+  password: boundedString(passwordRawMaxLength),
+});
+
+// The common-password list is large: loaded on the first sign-up, not at start-up.
+const passwordPolicy = () => import('../../users/password-policy.js');
+
+/**
+ * `POST /api/account/signup` {email, name, password}: 202 `{"status":"accepted"}`, the same
+ * bytes and time for a new, a taken and a disabled address. SIGNUP=closed: 403
+ * `signup_closed`. Before the answer runs only what does not depend on the address having an
+ * account: the fields (422 `invalid_field`), the password policy (422 `weak_password`, as reset
+ * and change), the mail request limits per client and address (429), and the argon2 hash of
+ * the password (503 `overloaded` when the hasher is full: every address pays it, so nothing is
+ * lost silently and no answer is faster). The account's lookup, creation and mail run after
+ * the answer has been written (src/account/signup.ts), so their time cannot show in it.
+ */
+export const signUpAction: AnonymousAction = async (deps, { request, reply, body }) => {
+  if (!deps.signupOpen) throw new HttpError('signup_closed');
+  const mail = deps.mail;
+  if (mail === undefined) throw new HttpError('not_found');
+  const input = fieldsOf(fields, body);
+  const email = readEmail(input.email);
+  if (email === null)
+    throw new HttpError('invalid_field', {}, 'Field email is missing or not valid.');
+  const normalised = normalisePassword(input.password);
+  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
+  const problem = checkNewPassword(normalised, deps.passwordMinLength);
+  if (problem !== null) {
+    const message = passwordProblemMessages[problem](deps.passwordMinLength);
+    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
+  }
+  await deps.mailRequests.charge(email, request.ip);
+  const passwordHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
+    // The hasher's queue is full: shed as sign-in does, with nothing changed.
+    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
+    throw error;
+  });
+  const work = {
+    email,
+    name: input.name,
+    passwordHash,
+    links: {
+      origin: deps.originOf(request),
+      ttlSeconds: deps.mailTokenTtlSeconds,
+      now: deps.now(),
+    },
+    event: clientOf(request),
+  };
+  // 'close' follows the last byte of the answer (or a dropped connection): never before it.
+  reply.raw.once('close', () => {
+    signUp(deps.db, mail, work).catch((error: unknown) => {
+      deps.log.error({ err: error }, 'sign-up: could not create the account or queue its mail');
+    });
+  });
+  reply.code(202);
+  return { status: 'accepted' };
+};

@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { VerifiedEmailGate } from '../auth/authorize.js';
+import type { Database } from '../db/schema.js';
+import { HttpError } from '../http/errors.js';
+import type { MailQueue } from '../mail/mail-queue.js';
+import { issueVerificationMail } from './email-verification.js';
+import type { MailRequestLimiter } from './mail-limits.js';
+
+export interface UnverifiedSignInDeps {
+  db: Kysely<Database>;
+  /** The outbox; undefined or not `enabled` (mail off): the refusal stands, no mail is sent. */
+  mail: MailQueue | undefined;
+  mailRequests: MailRequestLimiter;
+  mailTokenTtlSeconds: number;
+  now: () => number;
+  log: { error(fields: object, message: string): void };
+}
+
+/**
+ * REQUIRE_VERIFIED_EMAIL for sign-in: whether an address is verified, and, when a correct
+ * password was refused for want of it, a fresh "confirm your address" mail. Such a person has no
+ * session to ask for one with, so the refusal is their way to get it; it is charged to the same
+ * per-address and per-client mail limits as "forgot password" (past them no mail is queued, and
+ * the refusal is the same), so signing in again and again cannot flood a mailbox.
+ */
+export function createUnverifiedSignIn(deps: UnverifiedSignInDeps): VerifiedEmailGate {
+  const mail = deps.mail?.enabled === true ? deps.mail : undefined;
+  async function queue(
+    user: Parameters<VerifiedEmailGate['refused']>[0],
+    client: { ip: string; origin: string },
+  ): Promise<void> {
+    if (mail === undefined) return;
+    try {
+      await deps.mailRequests.charge(user.email, client.ip);
+    } catch (error) {
+      // Past the mail limits: a recent mail is on its way already.
+      if (error instanceof HttpError && error.code === 'rate_limited') return;
+      throw error;
+    }
+    const links = { origin: client.origin, ttlSeconds: deps.mailTokenTtlSeconds, now: deps.now() };
+    await deps.db.transaction().execute((trx) => issueVerificationMail(trx, mail, user, links));
+  }
+  return {
+    async isVerified(userId) {
+      const row = await deps.db
+        .selectFrom('users')
+        .select('email_verified_at')
+        .where('id', '=', userId)
+        .executeTakeFirst();
+      return row !== undefined && row.email_verified_at !== null;
+    },
+    refused(user, client) {
+      queue(user, client).catch((error: unknown) => {
+        deps.log.error({ err: error }, 'sign-in: could not queue a verification mail');
+      });
+    },
+  };
+}
