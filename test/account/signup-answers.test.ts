@@ -11,10 +11,18 @@ import { serviceDatabase, startAccountService, type AccountService } from './acc
  * timed, medians compared, within 10 %), the same time for a new and a taken address, with SMTP
  * up and down. Each "new" sample is an address never seen before, so it really creates an
  * account. Built service, SQLite.
+ *
+ * What the timing half can catch: a wait on the account's fate in the answer that costs more
+ * than a tenth of it. The argon2 hash that every sign-up pays before the answer (the same for
+ * every address) is most of the answer's time, so a few database writes moved into it would hide
+ * in the noise: the equal time rests on the design (that work runs after the answer is sent),
+ * and the bytes are checked exactly. The timing half runs once, with fast paths on: they change
+ * how sessions are read, and sign-up reads none.
  */
 
 const password = 'correct horse battery staple';
-const timingSamples = 300;
+const timingSamples = 100;
+const timed = process.env.GATEHOUSE_TEST_FAST_PATHS !== 'off';
 
 /** status, headers but Date, body: what a client can compare. */
 async function bytesOf(response: Response): Promise<string> {
@@ -71,9 +79,11 @@ describe('sign-up: the same answer and time for new and taken addresses', () => 
       const csrfToken = await browser.csrfToken();
       const bytes = { new: new Set<string>(), taken: new Set<string>() };
       const samples: Record<'new' | 'taken', number[]> = { new: [], taken: [] };
+      let newAddresses = 0;
       const attempt = async (kind: 'new' | 'taken', keep: boolean) => {
         fresh += 1;
         const email = kind === 'taken' ? 'taken@example.com' : `new-${mode}-${fresh}@example.com`;
+        if (kind === 'new') newAddresses += 1;
         const body = JSON.stringify({ csrfToken, email, name: 'Timing Person', password });
         const started = performance.now();
         const response = await browser.request('/api/account/signup', {
@@ -92,7 +102,7 @@ describe('sign-up: the same answer and time for new and taken addresses', () => 
       }
       // Up to three rounds: a burst of noise from a neighbour (the machine is shared) passes,
       // a real difference (the account's work in the answer) stays.
-      let within = false;
+      let within = !timed;
       for (let round = 1; round <= 3 && !within; round += 1) {
         samples.new = [];
         samples.taken = [];
@@ -113,17 +123,21 @@ describe('sign-up: the same answer and time for new and taken addresses', () => 
       expect([...bytes.taken]).toEqual([...bytes.new]);
       expect([...bytes.new][0]).toContain('202');
       expect(within).toBe(true);
-      // Every new address did become an account (the work after the answer was done). Read
-      // from the file: \`users list\` output this long is cut short in a pipe (its process exits
-      // before stdout drains).
+      // Every new address did become an account (the work after the answer was done, or is
+      // finishing). Read from the file: `users list` output this long is cut short in a pipe.
       const { db } = openDatabase(`file:${dataDir}/gatehouse.db`);
-      const row = await db
-        .selectFrom('users')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('email', 'like', `new-${mode}-%`)
-        .executeTakeFirstOrThrow();
+      const accounts = async () =>
+        Number(
+          (
+            await db
+              .selectFrom('users')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('email', 'like', `new-${mode}-%`)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      await expect.poll(accounts, { timeout: 10_000 }).toBe(newAddresses);
       await db.destroy();
-      expect(Number(row.n)).toBeGreaterThan(timingSamples);
     },
     300_000,
   );
