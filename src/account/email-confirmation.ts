@@ -3,9 +3,9 @@ import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { verifyPagePath, type VerifiedAccount } from './email-verification.js';
 import { record, type NewAccountEvent } from './events.js';
-import type { ResetMailLinks } from './password-reset.js';
+import { queueSecretMail, type SecretLinks } from './secret-mail.js';
 import { queueSecurityNotice } from './security-notice.js';
-import { consume, issue, type ConsumeRequest } from './tokens.js';
+import { consume, type ConsumeRequest } from './tokens.js';
 
 /**
  * "Change e-mail" (accounts spec): queues the `email_change` secret and its mail to the NEW
@@ -19,31 +19,22 @@ export async function issueEmailChangeMail(
   mail: MailQueue,
   account: VerifiedAccount,
   newEmail: string,
-  links: ResetMailLinks,
+  links: SecretLinks,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const issued = await issue(
-      trx,
-      {
+    await queueSecretMail(trx, mail, {
+      secret: {
         purpose: 'email_change',
         userId: account.id,
         email: account.email,
         newEmail,
         credentialVersion: account.credentialVersion,
-        ttlSeconds: links.ttlSeconds,
       },
-      links.now,
-    );
-    await mail.enqueue(trx, {
       kind: 'email-change',
       to: newEmail,
-      values: {
-        ...(account.name !== '' && { name: account.name }),
-        link: `${links.origin}${verifyPagePath}?token=${issued.token}`,
-        ...(issued.code !== null && { code: issued.code }),
-        expiresInMinutes: String(Math.round(links.ttlSeconds / 60)),
-      },
-      expiresAt: new Date(issued.expiresAt),
+      name: account.name,
+      pagePath: verifyPagePath,
+      links,
     });
   });
 }
@@ -61,7 +52,7 @@ export interface ConfirmRequest {
   secret: { token: string } | { email: string; code: string };
   /** The session posting the confirmation, if any: an address change keeps it, if it is the user's. */
   sessionId: string | null;
-  links: ResetMailLinks;
+  links: SecretLinks;
   event: Omit<NewAccountEvent, 'userId' | 'type'>;
 }
 

@@ -2,8 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { verifyPagePath } from '../pages/verify-pages.js';
-import type { ResetMailLinks } from './password-reset.js';
-import { issue } from './tokens.js';
+import { queueSecretMail, type SecretLinks } from './secret-mail.js';
 
 /** Where a verification mail's link goes: the page whose GET consumes nothing. */
 export { verifyPagePath };
@@ -26,28 +25,19 @@ export async function issueVerificationMail(
   trx: Kysely<Database>,
   mail: MailQueue,
   account: VerifiedAccount,
-  links: ResetMailLinks,
+  links: SecretLinks,
 ): Promise<void> {
-  const issued = await issue(
-    trx,
-    {
+  await queueSecretMail(trx, mail, {
+    secret: {
       purpose: 'verify',
       userId: account.id,
       email: account.email,
       credentialVersion: account.credentialVersion,
-      ttlSeconds: links.ttlSeconds,
     },
-    links.now,
-  );
-  await mail.enqueue(trx, {
     kind: 'email-verification',
     to: account.email,
-    values: {
-      ...(account.name !== '' && { name: account.name }),
-      link: `${links.origin}${verifyPagePath}?token=${issued.token}`,
-      ...(issued.code !== null && { code: issued.code }),
-      expiresInMinutes: String(Math.round(links.ttlSeconds / 60)),
-    },
-    expiresAt: new Date(issued.expiresAt),
+    name: account.name,
+    pagePath: verifyPagePath,
+    links,
   });
 }

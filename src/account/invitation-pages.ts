@@ -10,7 +10,7 @@ import { formatWait, type Notice } from '../pages/notices.js';
 import { runAction, type AccountDeps } from './action.js';
 import { acceptInvitationAction } from './actions/accept-invitation.js';
 import { findLiveInvitation, type InvitationView } from './invitations.js';
-import { createLinkPageKit, type LinkPageSettings } from './link-page-kit.js';
+import { createPageKit, type PageKitSettings } from './page-kit.js';
 import { readBody } from './request-body.js';
 
 const tooMany = (error: HttpError): Notice => ({
@@ -29,9 +29,9 @@ const tooMany = (error: HttpError): Notice => ({
 export function registerInvitationPages(
   scope: FastifyInstance,
   deps: AccountDeps,
-  settings: LinkPageSettings,
+  settings: PageKitSettings,
 ): void {
-  const kit = createLinkPageKit(settings);
+  const kit = createPageKit(settings);
   const { shell } = kit;
   const invalidPage = (notice?: Notice) => renderInvitationInvalidPage(shell, { notice });
   // A database that cannot answer now is the catalogue's 503, as for the actions.
@@ -53,9 +53,11 @@ export function registerInvitationPages(
       const retryAfter = await deps.throttle.refused(null, request.ip, deps.now());
       if (retryAfter !== null) {
         const error = new HttpError('rate_limited', { 'retry-after': String(retryAfter) });
-        return kit.send(reply, 429, invalidPage(tooMany(error)), [], kit.answerHeaders(error));
+        return kit.send(reply, 429, invalidPage(tooMany(error)), {
+          headers: kit.answerHeaders(error),
+        });
       }
-      return kit.send(reply, 400, invalidPage(), []);
+      return kit.send(reply, 400, invalidPage());
     }
     const html = renderInvitationPage(shell, {
       csrfToken: csrf.token,
@@ -64,7 +66,7 @@ export function registerInvitationPages(
       name: invitation.name ?? '',
       passwordMinLength: deps.passwordMinLength,
     });
-    return kit.send(reply, 200, html, [csrf.cookie]);
+    return kit.send(reply, 200, html, { cookie: csrf.cookie });
   });
 
   scope.post(invitationPath, async (request, reply) => {
@@ -79,10 +81,12 @@ export function registerInvitationPages(
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       if (error.code === 'rate_limited')
-        return kit.send(reply, 429, invalidPage(tooMany(error)), [], kit.answerHeaders(error));
+        return kit.send(reply, 429, invalidPage(tooMany(error)), {
+          headers: kit.answerHeaders(error),
+        });
       if (error.code === 'invalid_token' || invitation === null) {
         if (error.status >= 500) throw error;
-        return kit.send(reply, 400, invalidPage(), []);
+        return kit.send(reply, 400, invalidPage());
       }
       // The form again with the problem (a weak password, a name out of bounds, busy).
       const html = renderInvitationPage(shell, {
@@ -97,9 +101,12 @@ export function registerInvitationPages(
           fieldsInvalid: error.code === 'weak_password',
         },
       });
-      return kit.send(reply, error.status, html, [csrf.cookie], kit.answerHeaders(error));
+      return kit.send(reply, error.status, html, {
+        cookie: csrf.cookie,
+        headers: kit.answerHeaders(error),
+      });
     }
     const html = renderInvitationAcceptedPage(shell, { email: invitation?.email ?? '' });
-    return kit.send(reply, 200, html, [csrf.cookie]);
+    return kit.send(reply, 200, html, { cookie: csrf.cookie });
   });
 }

@@ -1,10 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { OutboxQueue } from '../mail/outbox-queue.js';
 import { invitationPath } from '../pages/invitation-pages.js';
 import { record, type NewAccountEvent } from './events.js';
-import { consume, issue } from './tokens.js';
+import { expiresIn } from './secret-mail.js';
+import { consume, findLive, issue } from './tokens.js';
 
 export interface NewInvitation {
   /** The normalised address. */
@@ -29,13 +30,6 @@ export type IssuedInvitation =
       /** The outbox mail's id, when the invitation was mailed. */
       mailId?: string;
     };
-
-/** The mail's "expires in": days from two days up, else minutes (never overstated). */
-function expiresIn(ttlSeconds: number): Record<string, string> {
-  return ttlSeconds >= 2 * 86_400
-    ? { expiresInDays: String(Math.floor(ttlSeconds / 86_400)) }
-    : { expiresInMinutes: String(Math.max(1, Math.floor(ttlSeconds / 60))) };
-}
 
 /**
  * An operator's invitation, in one transaction: the address must have no account (`taken`
@@ -109,8 +103,6 @@ export interface InvitationView {
   expiresAt: number;
 }
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
-
 /**
  * The invitation a link names, if it could still be accepted (unused, unexpired, no account has
  * the address): read only, so the page's GET and a mail scanner spend nothing, and the accept
@@ -121,27 +113,15 @@ export async function findLiveInvitation(
   token: string,
   now: number,
 ): Promise<InvitationView | null> {
-  if (token.length === 0 || token.length > 128) return null;
-  const row = await db
-    .selectFrom('account_tokens')
-    .select(['email', 'name', 'expires_at'])
-    .where('token_hash', '=', sha256(token))
-    .where('purpose', '=', 'invite')
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('users')
-            .select(sql.lit(1).as('one'))
-            .whereRef('users.email', '=', 'account_tokens.email'),
-        ),
-      ),
-    )
+  const live = await findLive(db, 'invite', token, now);
+  if (live === null) return null;
+  const holder = await db
+    .selectFrom('users')
+    .select('id')
+    .where('email', '=', live.email)
     .executeTakeFirst();
-  if (row === undefined) return null;
-  return { email: row.email, name: row.name, expiresAt: Number(row.expires_at) };
+  if (holder !== undefined) return null;
+  return { email: live.email, name: live.name, expiresAt: live.expiresAt };
 }
 
 /**

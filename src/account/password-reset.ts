@@ -1,82 +1,48 @@
-import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { revokeUserSessions } from '../sessions/session-store.js';
+import { resetPagePath } from '../pages/reset-pages.js';
 import type { User } from '../users/store.js';
 import { record, type NewAccountEvent } from './events.js';
-import { consume, issue, type ConsumeRequest } from './tokens.js';
-
-/**
- * How long a notice's "this wasn't me" link stays usable: longer than a reset link, since a
- * notice may be read days later (the lock flow, later work, may set its own).
- */
-export const lockLinkTtlSeconds = 7 * 86_400;
-
-export interface ResetMailLinks {
-  /** The public origin links are built on (AUTH_URL, or the request's in development). */
-  origin: string;
-  ttlSeconds: number;
-  now: number;
-}
+import { queueSecretMail, type SecretLinks } from './secret-mail.js';
+import { queueSecurityNotice } from './security-notice.js';
+import { consume, findLive, type ConsumeRequest } from './tokens.js';
 
 /**
  * "Forgot password" for a user that exists and is enabled: a reset secret and its mail in one
- * transaction (the outbox), so a mail is queued exactly when its secret exists. The link goes
- * to the page, whose GET consumes nothing; the token rides in the query because a page without
- * JavaScript never sees a fragment, and the page sends `Referrer-Policy: no-referrer`.
+ * transaction, the link to the reset page.
  */
 export async function issueResetMail(
   db: Kysely<Database>,
   mail: MailQueue,
   user: User,
-  links: ResetMailLinks,
+  links: SecretLinks,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const issued = await issue(
-      trx,
-      {
+    await queueSecretMail(trx, mail, {
+      secret: {
         purpose: 'reset',
         userId: user.id,
         email: user.email,
         credentialVersion: user.credentialVersion,
-        ttlSeconds: links.ttlSeconds,
       },
-      links.now,
-    );
-    await mail.enqueue(trx, {
       kind: 'password-reset',
       to: user.email,
-      values: {
-        ...(user.name !== '' && { name: user.name }),
-        link: `${links.origin}/account/password/reset?token=${issued.token}`,
-        ...(issued.code !== null && { code: issued.code }),
-        expiresInMinutes: String(Math.round(links.ttlSeconds / 60)),
-      },
-      expiresAt: new Date(issued.expiresAt),
+      name: user.name,
+      pagePath: resetPagePath,
+      links,
     });
   });
 }
 
-/**
- * Whether a reset link could still be used (unused, unexpired), without using it: read only, so
- * the route hashes a new password only for a link worth the work. The consume decides.
- */
+/** Whether a reset link could still be used (unused, unexpired), without using it. */
 export async function resetLinkLooksLive(
   db: Kysely<Database>,
   token: string,
   now: number,
 ): Promise<boolean> {
-  if (token.length === 0 || token.length > 128) return false;
-  const row = await db
-    .selectFrom('account_tokens')
-    .select('id')
-    .where('token_hash', '=', createHash('sha256').update(token).digest('hex'))
-    .where('purpose', '=', 'reset')
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await findLive(db, 'reset', token, now)) !== null;
 }
 
 /**
@@ -94,7 +60,7 @@ export async function resetPassword(
   reset: {
     secret: ConsumeRequest;
     newHash: string;
-    links: ResetMailLinks;
+    links: SecretLinks;
     event: Omit<NewAccountEvent, 'userId' | 'type'>;
   },
 ): Promise<{ email: string; endedSessions: number } | null> {
@@ -127,26 +93,16 @@ export async function resetPassword(
       type: 'password_reset',
       detail: { endedSessions: ended },
     });
-    const lock = await issue(
-      trx,
-      {
-        purpose: 'lock',
-        userId,
-        email: updated.email,
-        credentialVersion: Number(updated.credential_version),
-        ttlSeconds: lockLinkTtlSeconds,
-        withCode: false,
-      },
-      at,
-    );
-    await mail.enqueue(trx, {
+    await queueSecurityNotice(trx, mail, {
       kind: 'password-changed-notice',
-      to: updated.email,
-      values: {
-        ...(updated.name !== '' && { name: updated.name }),
-        lockLink: `${reset.links.origin}/account/lock?token=${lock.token}`,
+      account: {
+        id: userId,
+        email: updated.email,
+        name: updated.name,
+        credentialVersion: Number(updated.credential_version),
       },
-      expiresAt: new Date(lock.expiresAt),
+      origin: reset.links.origin,
+      now: at,
     });
     return { email: updated.email, endedSessions: ended };
   });

@@ -227,13 +227,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     }
     if (mail !== undefined) registerResetPages(scope, actionDeps, config);
     registerInvitationPages(scope, actionDeps, config);
-    if (mail !== undefined)
-      registerSignupPages(
-        scope,
-        actionDeps,
-        { assertCsrf, secureOf: (request) => isSecure(request, config.authUrl) },
-        config,
-      );
+    if (mail !== undefined) registerSignupPages(scope, actionDeps, config);
     done();
   });
   // The same actions behind HTML pages (`/account`), for browsers without script.

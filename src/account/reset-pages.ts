@@ -1,14 +1,8 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isSecure, originOf } from '../auth/request-site.js';
-import { pageDefaults, type PageSettings } from '../config/page-settings.js';
+import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { paletteFor } from '../pages/colour.js';
-import type { PageShell } from '../pages/layout.js';
 import type { Notice } from '../pages/notices.js';
 import { formatWait } from '../pages/notices.js';
 import { lockPagePath, renderLockedPage, renderLockPage } from '../pages/lock-pages.js';
-import { pagePolicy } from '../pages/page-csp.js';
-import { pageStyle } from '../pages/page-style.js';
 import { renderVerifyDonePage, renderVerifyPage, verifyPagePath } from '../pages/verify-pages.js';
 import {
   forgotPagePath,
@@ -24,16 +18,12 @@ import { forgotPassword } from './actions/forgot-password.js';
 import { lockAccountAction } from './actions/lock-account.js';
 import { resetPasswordAction } from './actions/reset-password.js';
 import { addressTakenMessage, confirmEmailRequest } from './actions/verify-email.js';
-import { createCsrfGuard } from './csrf-guard.js';
-import { createFormCsrf } from './form-csrf.js';
+import { createPageKit, textOf as text, type PageKitSettings } from './page-kit.js';
 import { readBody } from './request-body.js';
 
 export const resetPagePaths = [forgotPagePath, resetPagePath, lockPagePath, verifyPagePath];
 
-export interface ResetPageSettings {
-  authSecrets: readonly string[];
-  authUrl: string | undefined;
-  page?: PageSettings | undefined;
+export interface ResetPageSettings extends PageKitSettings {
   mailTokenTtlSeconds: number;
 }
 
@@ -52,45 +42,7 @@ export function registerResetPages(
   deps: AccountDeps,
   settings: ResetPageSettings,
 ): void {
-  const page = settings.page ?? pageDefaults;
-  const style = pageStyle(paletteFor(page.accentColor));
-  const shell: PageShell = {
-    productName: page.productName,
-    logoUrl: page.logoUrl,
-    style,
-    basePath: '/api/auth',
-  };
-  const policy = pagePolicy(style, page.logoUrl);
-  const secureOf = (request: FastifyRequest) => isSecure(request, settings.authUrl);
-  const assertCsrf = createCsrfGuard({
-    secrets: settings.authSecrets,
-    originOf: (request) =>
-      request.headers.origin === 'null' && request.headers['sec-fetch-site'] === 'same-origin'
-        ? 'null'
-        : originOf(request, settings.authUrl),
-    secureOf,
-  });
-
-  /** The browser's CSRF token, and the cookie to set when it held no valid one. */
-  const csrfFor = createFormCsrf(settings.authSecrets, secureOf);
-
-  const send = (
-    reply: FastifyReply,
-    status: number,
-    html: string,
-    csrf: { cookie?: string },
-    referrer: 'same-origin' | 'no-referrer',
-    headers: Record<string, string> = {},
-  ) => {
-    reply.code(status).headers({
-      ...headers,
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': policy,
-      'referrer-policy': referrer,
-    });
-    if (csrf.cookie !== undefined) reply.header('set-cookie', csrf.cookie);
-    return reply.send(html);
-  };
+  const { shell, assertCsrf, csrfFor, send, answerHeaders, tokenOf } = createPageKit(settings);
 
   const noticeOf = (error: HttpError): Notice => ({
     tone: 'error',
@@ -103,21 +55,12 @@ export function registerResetPages(
     fieldsInvalid: error.code === 'weak_password' || error.code === 'invalid_field',
   });
 
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-  const answerHeaders = (error: HttpError): Record<string, string> => {
-    const retryAfter = error.headers['retry-after'];
-    return retryAfter === undefined ? {} : { 'retry-after': retryAfter };
-  };
-
   scope.get(forgotPagePath, async (request, reply) => {
     const csrf = csrfFor(request);
-    return send(
-      reply,
-      200,
-      renderForgotPage(shell, { csrfToken: csrf.token }),
-      csrf,
-      'same-origin',
-    );
+    return send(reply, 200, renderForgotPage(shell, { csrfToken: csrf.token }), {
+      cookie: csrf.cookie,
+      referrer: 'same-origin',
+    });
   });
 
   scope.post(forgotPagePath, async (request, reply) => {
@@ -133,17 +76,24 @@ export function registerResetPages(
         notice: noticeOf(error),
         email: text(body.email),
       });
-      return send(reply, error.status, html, csrf, 'same-origin', answerHeaders(error));
+      return send(reply, error.status, html, {
+        cookie: csrf.cookie,
+        referrer: 'same-origin',
+        headers: answerHeaders(error),
+      });
     }
     const ttlMinutes = Math.round(settings.mailTokenTtlSeconds / 60);
-    return send(reply, 200, renderForgotSentPage(shell, { ttlMinutes }), csrf, 'same-origin');
+    return send(reply, 200, renderForgotSentPage(shell, { ttlMinutes }), {
+      cookie: csrf.cookie,
+      referrer: 'same-origin',
+    });
   });
 
   scope.get(resetPagePath, async (request, reply) => {
     const csrf = csrfFor(request);
-    const token = new URLSearchParams(request.url.split('?')[1] ?? '').get('token') ?? undefined;
-    const html = renderResetPage(shell, { csrfToken: csrf.token, token: token || undefined });
-    return send(reply, 200, html, csrf, 'no-referrer');
+    const token = tokenOf(request);
+    const html = renderResetPage(shell, { csrfToken: csrf.token, token });
+    return send(reply, 200, html, { cookie: csrf.cookie });
   });
 
   scope.post(resetPagePath, async (request, reply) => {
@@ -162,16 +112,19 @@ export function registerResetPages(
         email: text(body.email),
         notice: noticeOf(error),
       });
-      return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
+      return send(reply, error.status, html, {
+        cookie: csrf.cookie,
+        headers: answerHeaders(error),
+      });
     }
-    return send(reply, 200, renderResetDonePage(shell), csrf, 'no-referrer');
+    return send(reply, 200, renderResetDonePage(shell), { cookie: csrf.cookie });
   });
 
   scope.get(lockPagePath, async (request, reply) => {
     const csrf = csrfFor(request);
-    const token = new URLSearchParams(request.url.split('?')[1] ?? '').get('token') ?? undefined;
-    const html = renderLockPage(shell, { csrfToken: csrf.token, token: token || undefined });
-    return send(reply, 200, html, csrf, 'no-referrer');
+    const token = tokenOf(request);
+    const html = renderLockPage(shell, { csrfToken: csrf.token, token });
+    return send(reply, 200, html, { cookie: csrf.cookie });
   });
 
   scope.post(lockPagePath, async (request, reply) => {
@@ -192,16 +145,19 @@ export function registerResetPages(
             }
           : noticeOf(error);
       const html = renderLockPage(shell, { csrfToken: csrf.token, token, notice });
-      return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
+      return send(reply, error.status, html, {
+        cookie: csrf.cookie,
+        headers: answerHeaders(error),
+      });
     }
-    return send(reply, 200, renderLockedPage(shell), csrf, 'no-referrer');
+    return send(reply, 200, renderLockedPage(shell), { cookie: csrf.cookie });
   });
 
   scope.get(verifyPagePath, async (request, reply) => {
     const csrf = csrfFor(request);
-    const token = new URLSearchParams(request.url.split('?')[1] ?? '').get('token') ?? undefined;
-    const html = renderVerifyPage(shell, { csrfToken: csrf.token, token: token || undefined });
-    return send(reply, 200, html, csrf, 'no-referrer');
+    const token = tokenOf(request);
+    const html = renderVerifyPage(shell, { csrfToken: csrf.token, token });
+    return send(reply, 200, html, { cookie: csrf.cookie });
   });
 
   scope.post(verifyPagePath, async (request, reply) => {
@@ -229,8 +185,11 @@ export function registerResetPages(
         email: text(body.email),
         notice,
       });
-      return send(reply, error.status, html, csrf, 'no-referrer', answerHeaders(error));
+      return send(reply, error.status, html, {
+        cookie: csrf.cookie,
+        headers: answerHeaders(error),
+      });
     }
-    return send(reply, 200, renderVerifyDonePage(shell, done), csrf, 'no-referrer');
+    return send(reply, 200, renderVerifyDonePage(shell, done), { cookie: csrf.cookie });
   });
 }

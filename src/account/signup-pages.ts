@@ -1,11 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { pageDefaults, type PageSettings } from '../config/page-settings.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { HttpError } from '../http/errors.js';
-import { paletteFor } from '../pages/colour.js';
-import type { PageShell } from '../pages/layout.js';
 import { formatWait, type Notice } from '../pages/notices.js';
-import { pagePolicy } from '../pages/page-csp.js';
-import { pageStyle } from '../pages/page-style.js';
 import {
   renderSignupClosedPage,
   renderSignupPage,
@@ -16,20 +11,12 @@ import {
 import { readEmail } from '../users/email.js';
 import { runAction, type AccountDeps } from './action.js';
 import { signUpAction } from './actions/signup.js';
-import { createFormCsrf } from './form-csrf.js';
+import { createPageKit, textOf as text, type PageKitSettings } from './page-kit.js';
 import { readBody } from './request-body.js';
 
-export interface SignupPageSettings {
-  authSecrets: readonly string[];
-  page?: PageSettings | undefined;
+export interface SignupPageSettings extends PageKitSettings {
   mailTokenTtlSeconds: number;
   passwordMinLength: number;
-}
-
-export interface SignupPageDeps {
-  /** The account routes' CSRF check (a foreign Origin or a missing token: 403 `csrf`). */
-  assertCsrf(request: FastifyRequest, body: Record<string, unknown>): void;
-  secureOf(request: FastifyRequest): boolean;
 }
 
 /** A refusal in words, and the field it is about. */
@@ -70,49 +57,30 @@ function refusalOf(error: HttpError): { notice: Notice; field?: SignupField } {
 export function registerSignupPages(
   scope: FastifyInstance,
   actionDeps: AccountDeps,
-  deps: SignupPageDeps,
   settings: SignupPageSettings,
 ): void {
-  const page = settings.page ?? pageDefaults;
-  const style = pageStyle(paletteFor(page.accentColor));
-  const shell: PageShell = {
-    productName: page.productName,
-    logoUrl: page.logoUrl,
-    style,
-    basePath: '/api/auth',
-  };
-  const policy = pagePolicy(style, page.logoUrl);
-  const csrfFor = createFormCsrf(settings.authSecrets, deps.secureOf);
-  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
-
+  const { shell, assertCsrf, csrfFor, send: sendPage, answerHeaders } = createPageKit(settings);
+  // Not a page with a secret in it: the referrer may name the page to this site.
   const send = (
     reply: FastifyReply,
     status: number,
     html: string,
-    csrf: { cookie?: string },
-    headers: Record<string, string> = {},
-  ) => {
-    reply.code(status).headers({
-      ...headers,
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': policy,
-      'referrer-policy': 'same-origin',
-    });
-    if (csrf.cookie !== undefined) reply.header('set-cookie', csrf.cookie);
-    return reply.send(html);
-  };
-  const closed = (reply: FastifyReply) => send(reply, 403, renderSignupClosedPage(shell), {});
+    options: { cookie?: string | undefined; headers?: Record<string, string> } = {},
+  ) => sendPage(reply, status, html, { ...options, referrer: 'same-origin' });
+  const closed = (reply: FastifyReply) => send(reply, 403, renderSignupClosedPage(shell));
   const form = { passwordMinLength: settings.passwordMinLength };
 
   scope.get(signupPagePath, async (request, reply) => {
     if (!actionDeps.signupOpen) return closed(reply);
     const csrf = csrfFor(request);
-    return send(reply, 200, renderSignupPage(shell, { ...form, csrfToken: csrf.token }), csrf);
+    return send(reply, 200, renderSignupPage(shell, { ...form, csrfToken: csrf.token }), {
+      cookie: csrf.cookie,
+    });
   });
 
   scope.post(signupPagePath, async (request, reply) => {
     const body = readBody(request);
-    deps.assertCsrf(request, body);
+    assertCsrf(request, body);
     if (!actionDeps.signupOpen) return closed(reply);
     const csrf = csrfFor(request);
     try {
@@ -128,14 +96,16 @@ export function registerSignupPages(
         email: text(body.email),
         name: text(body.name),
       });
-      const retryAfter = error.headers['retry-after'];
-      const headers: Record<string, string> =
-        retryAfter === undefined ? {} : { 'retry-after': retryAfter };
-      return send(reply, error.status, html, csrf, headers);
+      return send(reply, error.status, html, {
+        cookie: csrf.cookie,
+        headers: answerHeaders(error),
+      });
     }
     // The action checked the address; the page names it as the mail's recipient.
     const email = readEmail(text(body.email) ?? '') ?? '';
     const ttlMinutes = Math.round(settings.mailTokenTtlSeconds / 60);
-    return send(reply, 200, renderSignupSentPage(shell, { email, ttlMinutes }), csrf);
+    return send(reply, 200, renderSignupSentPage(shell, { email, ttlMinutes }), {
+      cookie: csrf.cookie,
+    });
   });
 }

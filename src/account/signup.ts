@@ -5,14 +5,14 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import { forgotPagePath } from '../pages/reset-pages.js';
 import { issueVerificationMail } from './email-verification.js';
 import { record, type NewAccountEvent } from './events.js';
-import type { ResetMailLinks } from './password-reset.js';
+import type { SecretLinks } from './secret-mail.js';
 
 export interface SignUp {
   /** Normalised. */
   email: string;
   name: string;
   passwordHash: string;
-  links: ResetMailLinks;
+  links: SecretLinks;
   event: Omit<NewAccountEvent, 'userId' | 'type'>;
 }
 

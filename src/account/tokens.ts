@@ -226,6 +226,39 @@ export async function consume(
   return toToken(match);
 }
 
+/** A secret that could still be used, as a page shows it. */
+export interface LiveToken {
+  id: string;
+  email: string;
+  /** For `invite`: the name the operator gave. */
+  name: string | null;
+  expiresAt: number;
+}
+
+/**
+ * The secret a link names if it is unused and unexpired, without using it: read only, so a
+ * page's GET and a mail scanner spend nothing, and a route hashes a new password only for a link
+ * worth the work. The consume decides.
+ */
+export async function findLive(
+  db: Kysely<Database>,
+  purpose: AccountTokenPurpose,
+  token: string,
+  now: number,
+): Promise<LiveToken | null> {
+  if (token.length === 0 || token.length > 128) return null;
+  const row = await db
+    .selectFrom('account_tokens')
+    .select(['id', 'email', 'name', 'expires_at'])
+    .where('token_hash', '=', sha256(token))
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  return { id: row.id, email: row.email, name: row.name, expiresAt: Number(row.expires_at) };
+}
+
 /** Deletes secrets that can no longer be used (expired or used before `before`). */
 export async function pruneTokens(db: Kysely<Database>, before: number): Promise<void> {
   await db

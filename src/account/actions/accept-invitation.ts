@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import { GateFullError } from '../../traffic/work-gate.js';
-import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { passwordRawMaxLength } from '../../users/password.js';
+import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
 import { clientOf, type AccountDeps, type AnonymousAction } from '../action.js';
 import { acceptInvitation, findLiveInvitation } from '../invitations.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -24,9 +24,6 @@ const fields = z.object({
   ),
 });
 
-// The common-password list is large: loaded on the first use, not at start-up.
-const passwordPolicy = () => import('../../users/password-policy.js');
-
 /** A wrong or spent link counts as a failed attempt from the client's address. */
 async function refuse(deps: AccountDeps, ip: string): Promise<never> {
   const retryAfter = await deps.throttle.refused(null, ip, deps.now());
@@ -47,21 +44,11 @@ async function refuse(deps: AccountDeps, ip: string): Promise<never> {
 export const acceptInvitationAction: AnonymousAction = async (deps, { request, body }) => {
   const input = fieldsOf(fields, body);
   const name = input.name === undefined || input.name === '' ? undefined : input.name;
-  const normalised = normalisePassword(input.password);
-  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
-  const problem = checkNewPassword(normalised, deps.passwordMinLength);
-  if (problem !== null) {
-    const message = passwordProblemMessages[problem](deps.passwordMinLength);
-    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
-  }
+  const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
   if ((await findLiveInvitation(deps.db, input.token, deps.now())) === null)
     return refuse(deps, request.ip);
 
-  const passwordHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
-    // The hasher's queue is full: shed as sign-in does, with nothing changed.
-    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
-    throw error;
-  });
+  const passwordHash = await hashNewPassword(deps.hasher, normalised);
   const done = await acceptInvitation(deps.db, {
     token: input.token,
     passwordHash,

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import { GateFullError } from '../../traffic/work-gate.js';
-import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { passwordRawMaxLength } from '../../users/password.js';
+import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
 import { clientOf, type AccountAction } from '../action.js';
 import { queueSecurityNotice } from '../security-notice.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -10,9 +10,6 @@ const fields = z.object({
   currentPassword: boundedString(passwordRawMaxLength),
   newPassword: boundedString(passwordRawMaxLength),
 });
-
-// The common-password list is large: loaded on the first change, not at start-up.
-const passwordPolicy = () => import('../../users/password-policy.js');
 
 /**
  * `POST /api/account/password/change` {currentPassword, newPassword}: the current password
@@ -33,18 +30,8 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
       detail: { reason: failure, action: 'password_change' },
     });
   });
-  const normalised = normalisePassword(newPassword);
-  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
-  const problem = checkNewPassword(normalised, deps.passwordMinLength);
-  if (problem !== null) {
-    const message = passwordProblemMessages[problem](deps.passwordMinLength);
-    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
-  }
-  const newHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
-    // The hasher's queue is full: shed as sign-in does, with nothing changed.
-    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
-    throw error;
-  });
+  const normalised = await acceptableNewPassword(newPassword, deps.passwordMinLength);
+  const newHash = await hashNewPassword(deps.hasher, normalised);
   const { mail } = deps;
   const origin = deps.originOf(request);
   const changed = await deps.store.changePassword({

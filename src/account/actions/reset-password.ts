@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import { GateFullError } from '../../traffic/work-gate.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
-import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { passwordRawMaxLength } from '../../users/password.js';
+import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
 import { clientOf, type AccountDeps, type AnonymousAction } from '../action.js';
 import { resetLinkLooksLive, resetPassword } from '../password-reset.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -14,9 +14,6 @@ const fields = z.object({
   code: z.optional(boundedString(64)),
   password: boundedString(passwordRawMaxLength),
 });
-
-// The common-password list is large: loaded on the first reset, not at start-up.
-const passwordPolicy = () => import('../../users/password-policy.js');
 
 const rateLimited = (seconds: number) =>
   new HttpError('rate_limited', { 'retry-after': String(seconds) });
@@ -53,13 +50,7 @@ export const resetPasswordAction: AnonymousAction = async (deps, { request, body
     throw new HttpError('invalid_field', {}, 'Send token, or email and code.');
   }
 
-  const normalised = normalisePassword(input.password);
-  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
-  const problem = checkNewPassword(normalised, deps.passwordMinLength);
-  if (problem !== null) {
-    const message = passwordProblemMessages[problem](deps.passwordMinLength);
-    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
-  }
+  const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
 
   let admittedKeys: Parameters<AccountDeps['throttle']['succeeded']>[0] | undefined;
   if (codeEmail !== null) {
@@ -70,11 +61,8 @@ export const resetPasswordAction: AnonymousAction = async (deps, { request, body
     return refuse(deps, null, ip);
   }
 
-  const newHash = await deps.hasher.hash(normalised).catch(async (error: unknown) => {
+  const newHash = await hashNewPassword(deps.hasher, normalised, async () => {
     if (admittedKeys !== undefined) await deps.throttle.notChecked(admittedKeys);
-    // The hasher's queue is full: shed as sign-in does, with nothing changed.
-    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
-    throw error;
   });
   const done = await resetPassword(deps.db, deps.mail, {
     secret,

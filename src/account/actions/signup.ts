@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import { GateFullError } from '../../traffic/work-gate.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
-import { normalisePassword, passwordRawMaxLength } from '../../users/password.js';
+import { passwordRawMaxLength } from '../../users/password.js';
+import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
 import { clientOf, type AnonymousAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { signUp } from '../signup.js';
@@ -13,9 +13,6 @@ const fields = z.object({
   name: displayName,
   password: boundedString(passwordRawMaxLength),
 });
-
-// The common-password list is large: loaded on the first sign-up, not at start-up.
-const passwordPolicy = () => import('../../users/password-policy.js');
 
 /**
  * `POST /api/account/signup` {email, name, password}: 202 `{"status":"accepted"}`, the same
@@ -35,19 +32,9 @@ export const signUpAction: AnonymousAction = async (deps, { request, reply, body
   const email = readEmail(input.email);
   if (email === null)
     throw new HttpError('invalid_field', {}, 'Field email is missing or not valid.');
-  const normalised = normalisePassword(input.password);
-  const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
-  const problem = checkNewPassword(normalised, deps.passwordMinLength);
-  if (problem !== null) {
-    const message = passwordProblemMessages[problem](deps.passwordMinLength);
-    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
-  }
+  const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
   await deps.mailRequests.charge(email, request.ip);
-  const passwordHash = await deps.hasher.hash(normalised).catch((error: unknown) => {
-    // The hasher's queue is full: shed as sign-in does, with nothing changed.
-    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
-    throw error;
-  });
+  const passwordHash = await hashNewPassword(deps.hasher, normalised);
   const work = {
     email,
     name: input.name,

@@ -1,7 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authCookieNames } from '../auth/cookie-names.js';
-import { parseCookies } from '../auth/cookies.js';
 import { isSecure, originOf } from '../auth/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import type { HttpError } from '../http/errors.js';
@@ -10,25 +7,31 @@ import type { PageShell } from '../pages/layout.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
 import { createCsrfGuard } from './csrf-guard.js';
+import { createFormCsrf } from './form-csrf.js';
 
 /*
- * What a page reached from a mailed link shares with the reset and lock pages (reset-pages.ts):
- * the sign-in page's look and CSP, `Referrer-Policy: no-referrer` (the URL carries a secret),
- * the CSRF check that takes the browser's `Origin: null` under no-referrer only together with
- * `Sec-Fetch-Site: same-origin`, and the Auth.js double-submit CSRF pair, made here when the
- * browser holds none.
+ * What the account pages outside `/account` share (reset, lock, verify, invitation, sign-up):
+ * the sign-in page's look and CSP; `Referrer-Policy: no-referrer` on a page whose URL carries a
+ * secret; the CSRF check, which takes the browser's `Origin: null` (what a no-referrer page
+ * posts) only together with `Sec-Fetch-Site: same-origin`; and the Auth.js double-submit CSRF
+ * pair, made here when the browser holds none.
  */
 
-export interface LinkPageSettings {
+export interface PageKitSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
   page?: PageSettings | undefined;
 }
 
-const equal = (a: string, b: string) =>
-  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+export interface SendOptions {
+  /** A Set-Cookie line (the CSRF pair's, when a fresh one was made). */
+  cookie?: string | undefined;
+  headers?: Record<string, string>;
+  /** `no-referrer` (the default) for a page whose URL or form carries a secret. */
+  referrer?: 'no-referrer' | 'same-origin';
+}
 
-export function createLinkPageKit(settings: LinkPageSettings) {
+export function createPageKit(settings: PageKitSettings) {
   const page = settings.page ?? pageDefaults;
   const style = pageStyle(paletteFor(page.accentColor));
   const shell: PageShell = {
@@ -38,8 +41,6 @@ export function createLinkPageKit(settings: LinkPageSettings) {
     basePath: '/api/auth',
   };
   const policy = pagePolicy(style, page.logoUrl);
-  const secret = settings.authSecrets.join(',');
-  const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
   const secureOf = (request: FastifyRequest) => isSecure(request, settings.authUrl);
   const assertCsrf = createCsrfGuard({
     secrets: settings.authSecrets,
@@ -51,33 +52,17 @@ export function createLinkPageKit(settings: LinkPageSettings) {
   });
 
   /** The browser's CSRF token, and the cookie to set when it held no valid one. */
-  const csrfFor = (request: FastifyRequest): { token: string; cookie?: string } => {
-    const name = authCookieNames(secureOf(request), '__Secure-').csrf;
-    const held = parseCookies(request.headers.cookie).get(name);
-    const [token = '', hash = ''] = (held ?? '').split('|');
-    if (token !== '' && equal(hash, hashOf(token))) return { token };
-    const fresh = randomBytes(32).toString('hex');
-    const secure = secureOf(request) ? '; Secure' : '';
-    const value = encodeURIComponent(`${fresh}|${hashOf(fresh)}`);
-    return { token: fresh, cookie: `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}` };
-  };
+  const csrfFor = createFormCsrf(settings.authSecrets, secureOf);
 
-  /** An HTML answer with the pages' CSP and no referrer; `cookies` as Set-Cookie lines. */
-  const send = (
-    reply: FastifyReply,
-    status: number,
-    html: string,
-    cookies: (string | undefined)[],
-    headers: Record<string, string> = {},
-  ) => {
+  /** An HTML answer with the pages' CSP and referrer policy. */
+  const send = (reply: FastifyReply, status: number, html: string, options: SendOptions = {}) => {
     reply.code(status).headers({
-      ...headers,
+      ...options.headers,
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': policy,
-      'referrer-policy': 'no-referrer',
+      'referrer-policy': options.referrer ?? 'no-referrer',
     });
-    const lines = cookies.filter((cookie): cookie is string => cookie !== undefined);
-    if (lines.length > 0) reply.header('set-cookie', lines);
+    if (options.cookie !== undefined) reply.header('set-cookie', options.cookie);
     return reply.send(html);
   };
 
@@ -93,3 +78,6 @@ export function createLinkPageKit(settings: LinkPageSettings) {
 
   return { shell, secureOf, assertCsrf, csrfFor, send, answerHeaders, tokenOf };
 }
+
+/** A form field's value when it is text. */
+export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
