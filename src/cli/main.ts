@@ -218,18 +218,34 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * Exits once everything written to stdout and stderr has left: a pipe takes 64 KB at a time,
+ * and `process.exit` with output still queued would cut `users list --json` short.
+ */
+function exitWhenWritten(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const written = () => {
+    pending -= 1;
+    if (pending === 0) process.exit(code);
+  };
+  process.stdout.write('', written);
+  process.stderr.write('', written);
+}
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenWritten(code),
   (error: unknown) => {
     if (error instanceof CliError) {
       process.stderr.write(`gatehouse: ${error.message}\n`);
-      process.exit(error.exitCode);
+      exitWhenWritten(error.exitCode);
+      return;
     }
     const cause =
       error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
     process.stderr.write(
       `gatehouse: ${error instanceof Error ? error.message : String(error)}${cause}\n`,
     );
-    process.exit(1);
+    exitWhenWritten(1);
   },
 );
