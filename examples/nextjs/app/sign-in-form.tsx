@@ -20,11 +20,14 @@ export function SignInForm() {
         redirect: false,
       });
       if (result?.error) {
-        // One answer for an unknown email and a wrong password; another when throttled.
+        // One answer for an unknown email and a wrong password; others when throttled, and
+        // (REQUIRE_VERIFIED_EMAIL on Gatehouse) for a right password of an unconfirmed address.
         setProblem(
           result.code === 'rate_limited'
             ? 'Too many attempts: wait a few minutes, then try again.'
-            : 'Wrong email or password.',
+            : result.code === 'email_unverified'
+              ? 'Confirm your address first: we have sent you a new link.'
+              : 'Wrong email or password.',
         );
         return;
       }
