@@ -86,12 +86,20 @@ export async function startAccountService(
 }
 
 /** The built service mailing a loopback SMTP server, over a database of its own, with users. */
-export interface MailService {
-  service: AccountService;
+export interface MailService<S extends AccountService = AccountService> {
+  service: S;
   smtp: LoopbackSmtp;
+  /** The database's variables (DATA_DIR or DATABASE_URL), as the CLI needs them. */
+  databaseEnv: Record<string, string>;
   /** Stops the service, then the SMTP server, then drops the database. */
   close(): Promise<void>;
 }
+
+/** How a service is started over a database: startAccountService, or one built on it. */
+export type StartService<S extends AccountService> = (
+  databaseEnv: Record<string, string>,
+  env: Record<string, string>,
+) => Promise<S>;
 
 export interface MailServiceOptions {
   backend?: 'sqlite' | 'postgres';
@@ -103,9 +111,16 @@ export interface MailServiceOptions {
   password?: string;
 }
 
-export async function startMailService(options: MailServiceOptions = {}): Promise<MailService> {
+export function startMailService(options?: MailServiceOptions): Promise<MailService>;
+export function startMailService<S extends AccountService>(
+  options: MailServiceOptions & { start: StartService<S> },
+): Promise<MailService<S>>;
+export async function startMailService(
+  options: MailServiceOptions & { start?: StartService<AccountService> } = {},
+): Promise<MailService> {
   const smtp = await LoopbackSmtp.start(options.smtpMode ?? 'up');
   const database = await serviceDatabase(options.backend ?? 'sqlite');
+  const start = options.start ?? startAccountService;
   let service: AccountService | undefined;
   const close = async () => {
     await service?.stop();
@@ -113,7 +128,7 @@ export async function startMailService(options: MailServiceOptions = {}): Promis
     await database.dispose();
   };
   try {
-    service = await startAccountService(database.env, {
+    service = await start(database.env, {
       SMTP_URL: smtp.url,
       MAIL_FROM: 'Acme <no-reply@acme.test>',
       ...options.env,
@@ -121,7 +136,7 @@ export async function startMailService(options: MailServiceOptions = {}): Promis
     for (const email of options.users ?? []) {
       await service.addUser(email, options.password ?? 'correct horse battery staple');
     }
-    return { service, smtp, close };
+    return { service, smtp, databaseEnv: database.env, close };
   } catch (error) {
     await close();
     throw error;

@@ -12,6 +12,7 @@ import {
   type AccountService,
   type MailService,
 } from './account-service.js';
+import { bytesOf } from './equal-answers.js';
 
 /*
  * Verify e-mail and change e-mail (accounts spec; issue 19 item 3), as a person does them,
@@ -47,15 +48,6 @@ async function accountOf(client: Client) {
   const response = await client.get('/api/account');
   expect(response.status).toBe(200);
   return ((await response.json()) as { user: { email: string; emailVerified: boolean } }).user;
-}
-
-/** status, headers but Date, body: what a client can compare. */
-async function bytesOf(response: Response): Promise<string> {
-  const headers: string[] = [];
-  response.headers.forEach((value, name) => {
-    if (name !== 'date') headers.push(`${name}: ${value}`);
-  });
-  return JSON.stringify([response.status, headers, await response.text()]);
 }
 
 const backends = [
