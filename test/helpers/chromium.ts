@@ -70,9 +70,10 @@ export async function openVariantPage(
   browser: Browser,
   variant: ScreenVariant,
   artifacts: string,
+  options: { javaScriptEnabled?: boolean } = {},
 ): Promise<OpenPage & { shot(step: string): Promise<Buffer> }> {
   fs.mkdirSync(artifacts, { recursive: true });
-  const opened = await openPage(browser, variant);
+  const opened = await openPage(browser, { ...variant, ...options });
   const shot = (step: string) =>
     opened.page.screenshot({
       path: path.join(artifacts, `${variant.name}-${step}.png`),
