@@ -85,30 +85,74 @@ export async function startAccountService(
   };
 }
 
-/** The built service mailing a loopback SMTP server, over a database of its own, with users. */
-export interface MailService<S extends AccountService = AccountService> {
-  service: S;
-  smtp: LoopbackSmtp;
-  /** The database's variables (DATA_DIR or DATABASE_URL), as the CLI needs them. */
-  databaseEnv: Record<string, string>;
-  /** Stops the service, then the SMTP server, then drops the database. */
-  close(): Promise<void>;
-}
-
 /** How a service is started over a database: startAccountService, or one built on it. */
 export type StartService<S extends AccountService> = (
   databaseEnv: Record<string, string>,
   env: Record<string, string>,
 ) => Promise<S>;
 
-export interface MailServiceOptions {
+/** The built service over a database of its own, with users. */
+export interface OwnService<S extends AccountService = AccountService> {
+  service: S;
+  /** The database's variables (DATA_DIR or DATABASE_URL), as the CLI needs them. */
+  databaseEnv: Record<string, string>;
+  /** Stops the service, then drops the database. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
   backend?: 'sqlite' | 'postgres';
-  smtpMode?: SmtpMode;
-  /** More variables for the service (SMTP_URL and MAIL_FROM are set). */
+  /** The service's variables. */
   env?: Record<string, string>;
   /** Addresses to add, each with `password`. */
   users?: readonly string[];
   password?: string;
+}
+
+/** A production service with mail off: no SMTP_URL, and the variables production requires. */
+export const productionWithoutMail: Record<string, string> = {
+  NODE_ENV: 'production',
+  AUTH_URL: 'https://auth.example',
+  AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
+};
+
+export function startService(options?: ServiceOptions): Promise<OwnService>;
+export function startService<S extends AccountService>(
+  options: ServiceOptions & { start: StartService<S> },
+): Promise<OwnService<S>>;
+export async function startService(
+  options: ServiceOptions & { start?: StartService<AccountService> } = {},
+): Promise<OwnService> {
+  const database = await serviceDatabase(options.backend ?? 'sqlite');
+  const start = options.start ?? startAccountService;
+  let service: AccountService | undefined;
+  const close = async () => {
+    await service?.stop();
+    await database.dispose();
+  };
+  try {
+    service = await start(database.env, options.env ?? {});
+    for (const email of options.users ?? []) {
+      await service.addUser(email, options.password ?? 'correct horse battery staple');
+    }
+    return { service, databaseEnv: database.env, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The built service mailing a loopback SMTP server, over a database of its own, with users. */
+export interface MailService<S extends AccountService = AccountService> extends OwnService<S> {
+  smtp: LoopbackSmtp;
+  /** Stops the service, drops the database, then stops the SMTP server. */
+  close(): Promise<void>;
+}
+
+export interface MailServiceOptions extends ServiceOptions {
+  smtpMode?: SmtpMode;
+  /** More variables for the service (SMTP_URL and MAIL_FROM are set). */
+  env?: Record<string, string>;
 }
 
 export function startMailService(options?: MailServiceOptions): Promise<MailService>;
@@ -119,26 +163,21 @@ export async function startMailService(
   options: MailServiceOptions & { start?: StartService<AccountService> } = {},
 ): Promise<MailService> {
   const smtp = await LoopbackSmtp.start(options.smtpMode ?? 'up');
-  const database = await serviceDatabase(options.backend ?? 'sqlite');
-  const start = options.start ?? startAccountService;
-  let service: AccountService | undefined;
-  const close = async () => {
-    await service?.stop();
-    await smtp.close();
-    await database.dispose();
-  };
   try {
-    service = await start(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      ...options.env,
+    const own = await startService({
+      ...options,
+      env: { SMTP_URL: smtp.url, MAIL_FROM: 'Acme <no-reply@acme.test>', ...options.env },
     });
-    for (const email of options.users ?? []) {
-      await service.addUser(email, options.password ?? 'correct horse battery staple');
-    }
-    return { service, smtp, databaseEnv: database.env, close };
+    return {
+      ...own,
+      smtp,
+      close: async () => {
+        await own.close();
+        await smtp.close();
+      },
+    };
   } catch (error) {
-    await close();
+    await smtp.close();
     throw error;
   }
 }

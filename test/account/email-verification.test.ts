@@ -6,9 +6,9 @@ import { scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import type { ReceivedMail } from '../helpers/smtp.js';
 import {
-  serviceDatabase,
-  startAccountService,
+  productionWithoutMail,
   startMailService,
+  startService,
   type AccountService,
   type MailService,
 } from './account-service.js';
@@ -418,12 +418,7 @@ describe('limits, expiry and recent sign-in (SQLite)', () => {
 
 describe('production without SMTP_URL', () => {
   it('the three routes and the link page answer 404', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-    });
+    const { service, close } = await startService({ env: productionWithoutMail });
     try {
       for (const path of [
         '/api/account/email/verify',
@@ -439,8 +434,7 @@ describe('production without SMTP_URL', () => {
       }
       expect((await fetch(`${service.url}/account/email/verify?token=x`)).status).toBe(404);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { errorCode } from '../helpers/account-requests.js';
 import { databaseBackends } from '../helpers/backends.js';
 import { scanEveryLink } from '../helpers/mail-reading.js';
 import type { LoopbackSmtp } from '../helpers/smtp.js';
-import { serviceDatabase, type MailService } from './account-service.js';
+import { startService, type MailService, type OwnService } from './account-service.js';
 import {
   accept,
   browser,
@@ -323,17 +323,15 @@ describe('the invitation page, as a plain form (SQLite)', () => {
 });
 
 describe('with mail off (production without SMTP_URL)', () => {
+  let own: OwnService<InviteService>;
   let service: InviteService;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startInviteService(database.env, { NODE_ENV: 'production' });
+    own = await startService({ start: startInviteService, env: { NODE_ENV: 'production' } });
+    ({ service } = own);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await dispose();
+    await own?.close();
   });
 
   it('the reset routes are 404 but --print-link and the accept route and page work', async () => {

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import type { LoopbackSmtp, SmtpMode } from '../helpers/smtp.js';
 import {
-  serviceDatabase,
-  startAccountService,
+  productionWithoutMail,
   startMailService,
+  startService,
   type AccountService,
   type MailService,
 } from './account-service.js';
@@ -120,12 +120,7 @@ describe('reset links expire', () => {
 
 describe('without SMTP_URL', () => {
   it('production: both routes answer 404', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-    });
+    const { service, close } = await startService({ env: productionWithoutMail });
     try {
       for (const path of ['/api/account/password/forgot', '/api/account/password/reset']) {
         const response = await fetch(`${service.url}${path}`, {
@@ -139,14 +134,12 @@ describe('without SMTP_URL', () => {
         );
       }
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 
   it('development: the mail is held, its link logged and shown by `gatehouse mail show`', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env);
+    const { service, close } = await startService();
     try {
       await service.addUser('dev@example.com', password);
       const browser = new Client(service.url);
@@ -167,8 +160,7 @@ describe('without SMTP_URL', () => {
       expect(link).toBeDefined();
       expect(service.output()).toContain(link);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });

@@ -6,9 +6,9 @@ import { Client } from '../helpers/client.js';
 import { scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
 import type { LoopbackSmtp, ReceivedMail } from '../helpers/smtp.js';
 import {
-  serviceDatabase,
-  startAccountService,
+  productionWithoutMail,
   startMailService,
+  startService,
   type AccountService,
   type MailService,
 } from './account-service.js';
@@ -353,12 +353,8 @@ describe('SIGNUP=closed (the default), and mail off', () => {
   }, 60_000);
 
   it('production without SMTP_URL: 404, no link; SIGNUP=open without REQUIRE_VERIFIED_EMAIL warns', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-      SIGNUP: 'open',
+    const { service, close } = await startService({
+      env: { ...productionWithoutMail, SIGNUP: 'open' },
     });
     try {
       const response = await fetch(`${service.url}/api/account/signup`, {
@@ -370,20 +366,15 @@ describe('SIGNUP=closed (the default), and mail off', () => {
       expect((await fetch(`${service.url}/account/signup`)).status).toBe(404);
       expect(service.output()).toMatch(/SIGNUP=open without REQUIRE_VERIFIED_EMAIL=true/);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });
 
 describe('REQUIRE_VERIFIED_EMAIL=true with mail off (production without SMTP_URL)', () => {
   it('refuses with the same code, and the page sends people to the administrator, not to a mail', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-      REQUIRE_VERIFIED_EMAIL: 'true',
+    const { service, close } = await startService({
+      env: { ...productionWithoutMail, REQUIRE_VERIFIED_EMAIL: 'true' },
     });
     try {
       await service.addUser('offline@example.com', password);
@@ -398,8 +389,7 @@ describe('REQUIRE_VERIFIED_EMAIL=true with mail off (production without SMTP_URL
       expect(page).not.toContain('we have sent');
       expect(service.output()).not.toMatch(/sign-in: could not queue/);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });
