@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 /** Debian's Chromium: browser tests skip, saying so, where it is not installed. */
 export const chromiumPath = '/usr/bin/chromium';
@@ -30,6 +30,31 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** What a describe block of browser tests runs against: see chromiumSuite. */
+export interface ChromiumSuite<T> {
+  browser: Browser;
+  /** What `start` returned (a service with its mail server, say). */
+  started: T;
+}
+
+/**
+ * For a describe block: Chromium and what `start` starts, launched together before its tests and
+ * closed after them (Chromium first). The fields are set once the tests run.
+ */
+export function chromiumSuite<T extends { close(): Promise<void> }>(
+  start: () => Promise<T>,
+): ChromiumSuite<T> {
+  const suite: Partial<ChromiumSuite<T>> = {};
+  beforeAll(async () => {
+    [suite.started, suite.browser] = await Promise.all([start(), launchChromium()]);
+  }, 60_000);
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.started?.close();
+  });
+  return suite as ChromiumSuite<T>;
 }
 
 /** A fresh browser profile (its own cookie jar) that records CSP violations. */

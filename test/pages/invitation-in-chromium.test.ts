@@ -1,15 +1,9 @@
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MailService } from '../account/account-service.js';
-import {
-  invitationLinkOf,
-  startInviteMailService,
-  type InviteService,
-} from '../account/invitation-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { invitationLinkOf, startInviteMailService } from '../account/invitation-helpers.js';
 import {
   hasChromium,
-  launchChromium,
+  chromiumSuite,
   openVariantPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
@@ -24,30 +18,26 @@ const password = 'correct horse battery staple';
 const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'invitation');
 
 describe.skipIf(!hasChromium)('an invitation in Chromium', () => {
-  let mailed: MailService<InviteService>;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([startInviteMailService(), launchChromium()]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
+  const suite = chromiumSuite(() => startInviteMailService());
 
   it.each(variants)(
     '$name: mailed link → the invitation → weak password refused → account created → sign in → the spent link',
     async (variant) => {
-      const { service, smtp } = mailed;
+      const { service, smtp } = suite.started;
       const email = `${variant.name}@example.com`;
       const before = smtp.received.length;
       const invited = await service.invite(['--email', email, '--name', 'Ada Lovelace']);
       expect(invited.code).toBe(0);
       const link = invitationLinkOf(await smtp.mailTo(email, before, /invited/));
 
-      const { page, violations, shot, close } = await openVariantPage(browser, variant, artifacts, {
-        javaScriptEnabled: false,
-      });
+      const { page, violations, shot, close } = await openVariantPage(
+        suite.browser,
+        variant,
+        artifacts,
+        {
+          javaScriptEnabled: false,
+        },
+      );
 
       await page.goto(link);
       expect(await page.getByRole('heading').textContent()).toBe('Create your account');

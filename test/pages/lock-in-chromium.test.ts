@@ -1,10 +1,9 @@
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailService, type MailService } from '../account/account-service.js';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
 import {
   hasChromium,
-  launchChromium,
+  chromiumSuite,
   openVariantPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
@@ -23,23 +22,13 @@ const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'lock');
 const post = postWithCsrf;
 
 describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
-  let mailed: MailService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([
-      startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
-      launchChromium(),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
+  const suite = chromiumSuite(() =>
+    startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
+  );
 
   /** A reset over HTTP, then the notice's lock link. */
   async function lockLinkFor(email: string) {
-    const { service, smtp } = mailed;
+    const { service, smtp } = suite.started;
     const client = new Client(service.url);
     let before = smtp.received.length;
     expect((await post(client, '/api/account/password/forgot', { email })).status).toBe(202);
@@ -66,7 +55,7 @@ describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
       const email = `${variant.name}@example.com`;
       const link = await lockLinkFor(email);
       const { context, page, violations, shot } = await openVariantPage(
-        browser,
+        suite.browser,
         variant,
         artifacts,
       );
@@ -85,7 +74,7 @@ describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
       await shot('3-spent');
 
       // Sign-in is refused while the account is locked.
-      await page.goto(`${mailed.service.url}/api/auth/signin`);
+      await page.goto(`${suite.started.service.url}/api/auth/signin`);
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(newPassword);
       await page.getByRole('button', { name: 'Sign in' }).click();

@@ -1,10 +1,9 @@
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailService, type MailService } from '../account/account-service.js';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
 import {
   hasChromium,
-  launchChromium,
+  chromiumSuite,
   openVariantPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
@@ -17,27 +16,17 @@ const password = 'correct horse battery staple';
 const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'reset');
 
 describe.skipIf(!hasChromium)('password reset in Chromium', () => {
-  let mailed: MailService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([
-      startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
-      launchChromium(),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
+  const suite = chromiumSuite(() =>
+    startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
+  );
 
   it.each(variants)(
     '$name: sign-in → "Forgot your password?" → mail → link → new password → sign in',
     async (variant) => {
       const email = `${variant.name}@example.com`;
-      const { service, smtp } = mailed;
+      const { service, smtp } = suite.started;
       const { context, page, violations, shot } = await openVariantPage(
-        browser,
+        suite.browser,
         variant,
         artifacts,
       );

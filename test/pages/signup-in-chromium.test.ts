@@ -1,10 +1,9 @@
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailService, type MailService } from '../account/account-service.js';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
 import {
   hasChromium,
-  launchChromium,
+  chromiumSuite,
   openVariantPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
@@ -18,27 +17,17 @@ const password = 'correct horse battery staple';
 const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'signup');
 
 describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
-  let mailed: MailService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([
-      startMailService({ env: { SIGNUP: 'open', REQUIRE_VERIFIED_EMAIL: 'true' } }),
-      launchChromium(),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
+  const suite = chromiumSuite(() =>
+    startMailService({ env: { SIGNUP: 'open', REQUIRE_VERIFIED_EMAIL: 'true' } }),
+  );
 
   it.each(variants)(
     '$name: sign-in → "Create an account" → refusal → "check your inbox" → mail → sign-in refused until confirmed',
     async (variant) => {
-      const { service, smtp } = mailed;
+      const { service, smtp } = suite.started;
       const email = `${variant.name}.person@example.com`;
       const { context, page, violations, shot, close } = await openVariantPage(
-        browser,
+        suite.browser,
         variant,
         artifacts,
       );
