@@ -37,16 +37,30 @@ export interface ChromiumSuite<T> {
   browser: Browser;
   /** What `start` returned (a service with its mail server, say). */
   started: T;
+  /** A page in one variant, its screenshots in test-artifacts/e2e-browser/<folder>/. */
+  open(
+    variant: ScreenVariant,
+    options?: { javaScriptEnabled?: boolean },
+  ): ReturnType<typeof openVariantPage>;
 }
 
 /**
  * For a describe block: Chromium and what `start` starts, launched together before its tests and
- * closed after them (Chromium first). The fields are set once the tests run.
+ * closed after them (Chromium first). `browser` and `started` are set once the tests run; the
+ * screenshots go to test-artifacts/e2e-browser/<folder>/ (gitignored).
  */
 export function chromiumSuite<T extends { close(): Promise<void> }>(
+  folder: string,
   start: () => Promise<T>,
 ): ChromiumSuite<T> {
-  const suite: Partial<ChromiumSuite<T>> = {};
+  const artifacts = path.resolve('test-artifacts', 'e2e-browser', folder);
+  const suite: Partial<ChromiumSuite<T>> = {
+    open: (variant, options) => openVariantPage(browserOf(), variant, artifacts, options),
+  };
+  const browserOf = () => {
+    if (suite.browser === undefined) throw new Error('Chromium is not running yet');
+    return suite.browser;
+  };
   beforeAll(async () => {
     [suite.started, suite.browser] = await Promise.all([start(), launchChromium()]);
   }, 60_000);

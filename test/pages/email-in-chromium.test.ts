@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
@@ -6,7 +5,6 @@ import {
   expectPaintedFor,
   hasChromium,
   chromiumSuite,
-  openVariantPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
 import { linkIn } from '../helpers/mail-reading.js';
@@ -17,19 +15,15 @@ import { linkIn } from '../helpers/mail-reading.js';
 // CSP holding.
 
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'email');
 
 describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
-  const suite = chromiumSuite(() =>
+  const suite = chromiumSuite('email', () =>
     startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
   );
 
   /** The link of the first mail to `to` after `before` whose subject matches. */
   const linkTo = async (to: string, subject: RegExp, before: number) =>
     linkIn(await suite.started.smtp.mailTo(to, before, subject), '/account/email/verify');
-
-  const open = (variant: (typeof variants)[number]) =>
-    openVariantPage(suite.browser, variant, artifacts);
 
   async function signIn(page: Page, email: string) {
     await page.goto(`${suite.started.service.url}/account`);
@@ -43,7 +37,7 @@ describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
     '$name: account page → send the mail again → link → button → confirmed',
     async (variant) => {
       const email = `${variant.name}@example.com`;
-      const { context, page, violations, shot } = await open(variant);
+      const { context, page, violations, shot } = await suite.open(variant);
       await signIn(page, email);
       expect(await page.locator('main').innerText()).toContain('not verified yet');
       await shot('1-not-verified');
@@ -83,7 +77,7 @@ describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
     async (variant) => {
       const email = `${variant.name}@example.com`;
       const newEmail = `${variant.name}.new@example.com`;
-      const { context, page, violations, shot } = await open(variant);
+      const { context, page, violations, shot } = await suite.open(variant);
       await signIn(page, email);
       await page.getByText('Change your address').click();
       await page.getByLabel('New address').fill(newEmail);

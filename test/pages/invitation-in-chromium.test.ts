@@ -1,12 +1,6 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { invitationLinkOf, startInviteMailService } from '../account/invitation-helpers.js';
-import {
-  hasChromium,
-  chromiumSuite,
-  openVariantPage,
-  screenVariants as variants,
-} from '../helpers/chromium.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, items 4 and 6: an invitation in a real Chromium with JavaScript off, against the
 // built service: `gatehouse users invite` mails the link (loopback SMTP), the person opens it,
@@ -15,10 +9,9 @@ import {
 // test-artifacts/e2e-browser/invitation/ (gitignored) for a person to look at, the CSP holding.
 
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'invitation');
 
 describe.skipIf(!hasChromium)('an invitation in Chromium', () => {
-  const suite = chromiumSuite(() => startInviteMailService());
+  const suite = chromiumSuite('invitation', () => startInviteMailService());
 
   it.each(variants)(
     '$name: mailed link → the invitation → weak password refused → account created → sign in → the spent link',
@@ -30,14 +23,9 @@ describe.skipIf(!hasChromium)('an invitation in Chromium', () => {
       expect(invited.code).toBe(0);
       const link = invitationLinkOf(await smtp.mailTo(email, before, /invited/));
 
-      const { page, violations, shot, close } = await openVariantPage(
-        suite.browser,
-        variant,
-        artifacts,
-        {
-          javaScriptEnabled: false,
-        },
-      );
+      const { page, violations, shot, close } = await suite.open(variant, {
+        javaScriptEnabled: false,
+      });
 
       await page.goto(link);
       expect(await page.getByRole('heading').textContent()).toBe('Create your account');

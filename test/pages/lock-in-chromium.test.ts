@@ -1,12 +1,6 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
-import {
-  hasChromium,
-  chromiumSuite,
-  openVariantPage,
-  screenVariants as variants,
-} from '../helpers/chromium.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 
@@ -17,12 +11,11 @@ import { Client } from '../helpers/client.js';
 
 const password = 'correct horse battery staple';
 const newPassword = 'a brand new and long passphrase';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'lock');
 
 const post = postWithCsrf;
 
 describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
-  const suite = chromiumSuite(() =>
+  const suite = chromiumSuite('lock', () =>
     startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
   );
 
@@ -54,11 +47,7 @@ describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
     async (variant) => {
       const email = `${variant.name}@example.com`;
       const link = await lockLinkFor(email);
-      const { context, page, violations, shot } = await openVariantPage(
-        suite.browser,
-        variant,
-        artifacts,
-      );
+      const { context, page, violations, shot } = await suite.open(variant);
 
       await page.goto(link);
       expect(await page.getByRole('heading').textContent()).toBe('Lock your account?');

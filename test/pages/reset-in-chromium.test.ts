@@ -1,22 +1,15 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
-import {
-  hasChromium,
-  chromiumSuite,
-  openVariantPage,
-  screenVariants as variants,
-} from '../helpers/chromium.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, item 2: password reset in a real Chromium against the built service, with the
 // mail read from a loopback SMTP server, light, dark and a 390 px phone; screenshots in
 // test-artifacts/e2e-browser/reset/ (gitignored) for a person to look at, the CSP holding.
 
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'reset');
 
 describe.skipIf(!hasChromium)('password reset in Chromium', () => {
-  const suite = chromiumSuite(() =>
+  const suite = chromiumSuite('reset', () =>
     startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
   );
 
@@ -25,11 +18,7 @@ describe.skipIf(!hasChromium)('password reset in Chromium', () => {
     async (variant) => {
       const email = `${variant.name}@example.com`;
       const { service, smtp } = suite.started;
-      const { context, page, violations, shot } = await openVariantPage(
-        suite.browser,
-        variant,
-        artifacts,
-      );
+      const { context, page, violations, shot } = await suite.open(variant);
 
       await page.goto(`${service.url}/api/auth/signin`);
       await page.getByRole('link', { name: 'Forgot your password?' }).click();

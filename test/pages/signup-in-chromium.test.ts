@@ -1,12 +1,6 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
-import {
-  hasChromium,
-  chromiumSuite,
-  openVariantPage,
-  screenVariants as variants,
-} from '../helpers/chromium.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, items 4 and 6: open sign-up in a real Chromium against the built service
 // (SIGNUP=open, REQUIRE_VERIFIED_EMAIL=true), the mail read from a loopback SMTP server,
@@ -14,10 +8,9 @@ import {
 // (gitignored) for a person to look at, the CSP holding.
 
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'signup');
 
 describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
-  const suite = chromiumSuite(() =>
+  const suite = chromiumSuite('signup', () =>
     startMailService({ env: { SIGNUP: 'open', REQUIRE_VERIFIED_EMAIL: 'true' } }),
   );
 
@@ -26,11 +19,7 @@ describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
     async (variant) => {
       const { service, smtp } = suite.started;
       const email = `${variant.name}.person@example.com`;
-      const { context, page, violations, shot, close } = await openVariantPage(
-        suite.browser,
-        variant,
-        artifacts,
-      );
+      const { context, page, violations, shot, close } = await suite.open(variant);
 
       await page.goto(`${service.url}/api/auth/signin`);
       await shot('1-signin-link');
