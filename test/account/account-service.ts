@@ -85,45 +85,99 @@ export async function startAccountService(
   };
 }
 
-/** The built service mailing a loopback SMTP server, over a database of its own, with users. */
-export interface MailService {
-  service: AccountService;
-  smtp: LoopbackSmtp;
-  /** Stops the service, then the SMTP server, then drops the database. */
+/** How a service is started over a database: startAccountService, or one built on it. */
+export type StartService<S extends AccountService> = (
+  databaseEnv: Record<string, string>,
+  env: Record<string, string>,
+) => Promise<S>;
+
+/** The built service over a database of its own, with users. */
+export interface OwnService<S extends AccountService = AccountService> {
+  service: S;
+  /** The database's variables (DATA_DIR or DATABASE_URL), as the CLI needs them. */
+  databaseEnv: Record<string, string>;
+  /** Stops the service, then drops the database. */
   close(): Promise<void>;
 }
 
-export interface MailServiceOptions {
+export interface ServiceOptions {
   backend?: 'sqlite' | 'postgres';
-  smtpMode?: SmtpMode;
-  /** More variables for the service (SMTP_URL and MAIL_FROM are set). */
+  /** The service's variables. */
   env?: Record<string, string>;
   /** Addresses to add, each with `password`. */
   users?: readonly string[];
   password?: string;
 }
 
-export async function startMailService(options: MailServiceOptions = {}): Promise<MailService> {
-  const smtp = await LoopbackSmtp.start(options.smtpMode ?? 'up');
+/** A production service with mail off: no SMTP_URL, and the variables production requires. */
+export const productionWithoutMail: Record<string, string> = {
+  NODE_ENV: 'production',
+  AUTH_URL: 'https://auth.example',
+  AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
+};
+
+export function startService(options?: ServiceOptions): Promise<OwnService>;
+export function startService<S extends AccountService>(
+  options: ServiceOptions & { start: StartService<S> },
+): Promise<OwnService<S>>;
+export async function startService(
+  options: ServiceOptions & { start?: StartService<AccountService> } = {},
+): Promise<OwnService> {
   const database = await serviceDatabase(options.backend ?? 'sqlite');
+  const start = options.start ?? startAccountService;
   let service: AccountService | undefined;
   const close = async () => {
     await service?.stop();
-    await smtp.close();
     await database.dispose();
   };
   try {
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      ...options.env,
-    });
+    service = await start(database.env, options.env ?? {});
     for (const email of options.users ?? []) {
       await service.addUser(email, options.password ?? 'correct horse battery staple');
     }
-    return { service, smtp, close };
+    return { service, databaseEnv: database.env, close };
   } catch (error) {
     await close();
+    throw error;
+  }
+}
+
+/** The built service mailing a loopback SMTP server, over a database of its own, with users. */
+export interface MailService<S extends AccountService = AccountService> extends OwnService<S> {
+  smtp: LoopbackSmtp;
+  /** Stops the service, drops the database, then stops the SMTP server. */
+  close(): Promise<void>;
+}
+
+export interface MailServiceOptions extends ServiceOptions {
+  smtpMode?: SmtpMode;
+  /** More variables for the service (SMTP_URL and MAIL_FROM are set). */
+  env?: Record<string, string>;
+}
+
+export function startMailService(options?: MailServiceOptions): Promise<MailService>;
+export function startMailService<S extends AccountService>(
+  options: MailServiceOptions & { start: StartService<S> },
+): Promise<MailService<S>>;
+export async function startMailService(
+  options: MailServiceOptions & { start?: StartService<AccountService> } = {},
+): Promise<MailService> {
+  const smtp = await LoopbackSmtp.start(options.smtpMode ?? 'up');
+  try {
+    const own = await startService({
+      ...options,
+      env: { SMTP_URL: smtp.url, MAIL_FROM: 'Acme <no-reply@acme.test>', ...options.env },
+    });
+    return {
+      ...own,
+      smtp,
+      close: async () => {
+        await own.close();
+        await smtp.close();
+      },
+    };
+  } catch (error) {
+    await smtp.close();
     throw error;
   }
 }

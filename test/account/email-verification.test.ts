@@ -6,12 +6,13 @@ import { scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import type { ReceivedMail } from '../helpers/smtp.js';
 import {
-  serviceDatabase,
-  startAccountService,
+  productionWithoutMail,
   startMailService,
+  startService,
   type AccountService,
   type MailService,
 } from './account-service.js';
+import { bytesOf } from './equal-answers.js';
 
 /*
  * Verify e-mail and change e-mail (accounts spec; issue 19 item 3), as a person does them,
@@ -47,15 +48,6 @@ async function accountOf(client: Client) {
   const response = await client.get('/api/account');
   expect(response.status).toBe(200);
   return ((await response.json()) as { user: { email: string; emailVerified: boolean } }).user;
-}
-
-/** status, headers but Date, body: what a client can compare. */
-async function bytesOf(response: Response): Promise<string> {
-  const headers: string[] = [];
-  response.headers.forEach((value, name) => {
-    if (name !== 'date') headers.push(`${name}: ${value}`);
-  });
-  return JSON.stringify([response.status, headers, await response.text()]);
 }
 
 const backends = [
@@ -426,12 +418,7 @@ describe('limits, expiry and recent sign-in (SQLite)', () => {
 
 describe('production without SMTP_URL', () => {
   it('the three routes and the link page answer 404', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-    });
+    const { service, close } = await startService({ env: productionWithoutMail });
     try {
       for (const path of [
         '/api/account/email/verify',
@@ -447,8 +434,7 @@ describe('production without SMTP_URL', () => {
       }
       expect((await fetch(`${service.url}/account/email/verify?token=x`)).status).toBe(404);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });

@@ -1,9 +1,16 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
+import { linkIn } from '../helpers/mail-reading.js';
 import { freePort } from '../helpers/processes.js';
-import type { LoopbackSmtp, ReceivedMail } from '../helpers/smtp.js';
+import type { ReceivedMail } from '../helpers/smtp.js';
 import { runNode } from '../helpers/spawn.js';
-import { startAccountService, type AccountService } from './account-service.js';
+import {
+  startAccountService,
+  startMailService,
+  type AccountService,
+  type MailService,
+  type MailServiceOptions,
+} from './account-service.js';
 
 /*
  * What the invitation suites share: a service whose AUTH_URL is its own address (the CLI builds
@@ -37,26 +44,18 @@ export async function startInviteService(
   });
 }
 
+/** startInviteService mailing a loopback SMTP server, over a database of its own. */
+export const startInviteMailService = (
+  options: MailServiceOptions = {},
+): Promise<MailService<InviteService>> =>
+  startMailService({ ...options, start: startInviteService });
+
 export const userAgent = 'InviteTest/1.0 (X11; Linux x86_64)';
 export const browser = (service: AccountService) =>
   new Client(service.url, { 'user-agent': userAgent });
 
-export async function post(client: Client, path: string, body: Record<string, unknown>) {
-  const csrfToken = await client.csrfToken();
-  return client.request(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ csrfToken, ...body }),
-  });
-}
-
 export const accept = (client: Client, body: Record<string, unknown>) =>
-  post(client, '/api/account/invitation/accept', body);
-
-export async function errorCode(response: Response) {
-  const body = (await response.json()) as { error: { code: string } };
-  return `${response.status} ${body.error.code}`;
-}
+  postWithCsrf(client, '/api/account/invitation/accept', body);
 
 /** The printed link of `invite --print-link` (its last line). */
 export function printedLink(stdout: string): string {
@@ -68,43 +67,8 @@ export function printedLink(stdout: string): string {
 export const tokenOf = (link: string) => new URL(link).searchParams.get('token') ?? '';
 export const pathOf = (link: string) => new URL(link).pathname + new URL(link).search;
 
-/** The first mail to `to` whose subject matches, after the first `after` mails, waiting for it. */
-export async function mailTo(smtp: LoopbackSmtp, to: string, subject: RegExp, after = 0) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = smtp.received
-      .slice(after)
-      .find((mail) => mail.envelopeTo.includes(to) && subject.test(mail.parsed.subject ?? ''));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject}`);
-    await sleep(25);
-  }
-}
-
 /** The link a person reads in the plain-text body of an invitation. */
-export function invitationLinkOf(mail: ReceivedMail): string {
-  const text = mail.parsed.text ?? '';
-  const link = /https?:\/\/\S+\/account\/invitation\?token=[\w-]+/.exec(text)?.[0];
-  if (link === undefined) throw new Error(`no invitation link in:\n${text}`);
-  return link;
-}
-
-/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
-export async function scanEveryLink(smtp: LoopbackSmtp) {
-  let scanned = 0;
-  for (const mail of smtp.received) {
-    const links =
-      `${mail.parsed.text ?? ''} ${typeof mail.parsed.html === 'string' ? mail.parsed.html : ''}`.match(
-        /https?:\/\/[^\s"'<>]+/g,
-      );
-    for (const link of links ?? []) {
-      const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
-      await response.arrayBuffer();
-      scanned += 1;
-    }
-  }
-  return scanned;
-}
+export const invitationLinkOf = (mail: ReceivedMail): string => linkIn(mail, '/account/invitation');
 
 /** A hidden field's value in a page. */
 export const hiddenField = (html: string, name: string) =>

@@ -1,18 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasPostgres } from '../helpers/postgres.js';
-import { LoopbackSmtp } from '../helpers/smtp.js';
-import { serviceDatabase } from './account-service.js';
+import { errorCode } from '../helpers/account-requests.js';
+import { databaseBackends } from '../helpers/backends.js';
+import { scanEveryLink } from '../helpers/mail-reading.js';
+import type { LoopbackSmtp } from '../helpers/smtp.js';
+import { startService, type MailService, type OwnService } from './account-service.js';
 import {
   accept,
   browser,
-  errorCode,
   hiddenField,
   invitationLinkOf,
-  mailTo,
   pathOf,
   printedLink,
-  scanEveryLink,
+  startInviteMailService,
   startInviteService,
   tokenOf,
   type InviteService,
@@ -28,34 +28,27 @@ import {
 
 const password = 'correct horse battery staple';
 
-const backends = [
-  { name: 'SQLite', backend: 'sqlite' as const, skip: false },
-  { name: 'PostgreSQL', backend: 'postgres' as const, skip: !hasPostgres },
-];
+const backends = databaseBackends('invitations');
 
-describe.each(backends)('accepting an invitation on $name', ({ backend, skip }) => {
+describe.each(backends)('accepting an invitation on $name', ({ dialect: backend, skip }) => {
+  let mailed: MailService<InviteService>;
   let service: InviteService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
     if (skip) return;
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase(backend);
-    dispose = database.dispose;
-    service = await startInviteService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      MAIL_RETRY_SECONDS: '1',
-      // Low, so the last test reaches the per-address limit with junk tokens.
-      THROTTLE_IP_MAX_FAILURES: '12',
+    mailed = await startInviteMailService({
+      backend,
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+        // Low, so the last test reaches the per-address limit with junk tokens.
+        THROTTLE_IP_MAX_FAILURES: '12',
+      },
     });
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    if (skip) return;
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   const invitedLink = async (email: string, args: string[] = [], env?: Record<string, string>) => {
@@ -71,7 +64,7 @@ describe.each(backends)('accepting an invitation on $name', ({ backend, skip }) 
       const before = smtp.received.length;
       const invited = await service.invite(['--email', 'Ada@Example.com', '--name', 'Ada L.']);
       expect(invited.code).toBe(0);
-      const mail = await mailTo(smtp, 'ada@example.com', /invited/, before);
+      const mail = await smtp.mailTo('ada@example.com', before, /invited/);
       const link = invitationLinkOf(mail);
       expect(link.startsWith(`${service.url}/account/invitation?token=`)).toBe(true);
       expect(mail.parsed.text).toContain('Hello Ada L.');
@@ -246,30 +239,24 @@ describe.each(backends)('accepting an invitation on $name', ({ backend, skip }) 
 });
 
 describe('the invitation page, as a plain form (SQLite)', () => {
+  let mailed: MailService<InviteService>;
   let service: InviteService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startInviteService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-      PAGE_PRODUCT_NAME: 'Acme Portal',
-    });
+    mailed = await startInviteMailService({ env: { PAGE_PRODUCT_NAME: 'Acme Portal' } });
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it('GET uses nothing and shows the address and name; a weak password keeps the form; the post creates the account', async () => {
     const invited = await service.invite(['--email', 'page@example.com', '--name', 'Pat <Page>']);
     expect(invited.code).toBe(0);
-    const link = invitationLinkOf(await mailTo(smtp, 'page@example.com', /invited to Acme Portal/));
+    const link = invitationLinkOf(
+      await smtp.mailTo('page@example.com', 0, /invited to Acme Portal/),
+    );
     const person = browser(service);
     const page = await person.get(pathOf(link));
     expect(page.status).toBe(200);
@@ -336,17 +323,15 @@ describe('the invitation page, as a plain form (SQLite)', () => {
 });
 
 describe('with mail off (production without SMTP_URL)', () => {
+  let own: OwnService<InviteService>;
   let service: InviteService;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startInviteService(database.env, { NODE_ENV: 'production' });
+    own = await startService({ start: startInviteService, env: { NODE_ENV: 'production' } });
+    ({ service } = own);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await dispose();
+    await own?.close();
   });
 
   it('the reset routes are 404 but --print-link and the accept route and page work', async () => {

@@ -5,9 +5,9 @@ import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import type { LoopbackSmtp } from '../helpers/smtp.js';
 import {
-  serviceDatabase,
-  startAccountService,
+  productionWithoutMail,
   startMailService,
+  startService,
   type AccountService,
   type MailService,
 } from './account-service.js';
@@ -281,12 +281,7 @@ describe('the lock pages, as plain forms (SQLite)', () => {
 
 describe('without SMTP_URL in production', () => {
   it('the lock route and page answer 404', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-    });
+    const { service, close } = await startService({ env: productionWithoutMail });
     try {
       const route = await fetch(`${service.url}/api/account/lock`, {
         method: 'POST',
@@ -297,8 +292,7 @@ describe('without SMTP_URL in production', () => {
       expect(((await route.json()) as { error: { code: string } }).error.code).toBe('not_found');
       expect((await fetch(`${service.url}/account/lock?token=x`)).status).toBe(404);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });

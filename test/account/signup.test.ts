@@ -1,9 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorCode, postWithCsrf as post } from '../helpers/account-requests.js';
+import { databaseBackends } from '../helpers/backends.js';
 import { Client } from '../helpers/client.js';
-import { hasPostgres } from '../helpers/postgres.js';
-import { LoopbackSmtp, type ReceivedMail } from '../helpers/smtp.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import { scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
+import type { LoopbackSmtp, ReceivedMail } from '../helpers/smtp.js';
+import {
+  productionWithoutMail,
+  startMailService,
+  startService,
+  type AccountService,
+  type MailService,
+} from './account-service.js';
 
 /*
  * Open sign-up and REQUIRE_VERIFIED_EMAIL (accounts spec, issue 19 item 4), black-box: the built
@@ -14,64 +22,18 @@ import { serviceDatabase, startAccountService, type AccountService } from './acc
 
 const password = 'correct horse battery staple';
 const otherPassword = 'a different and long passphrase';
-const mailFrom = 'Acme <no-reply@acme.test>';
 
 const browser = (service: AccountService) =>
   new Client(service.url, { 'user-agent': 'SignupTest/1.0 (X11; Linux x86_64)' });
 
-async function post(client: Client, path: string, body: Record<string, unknown>) {
-  const csrfToken = await client.csrfToken();
-  return client.request(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ csrfToken, ...body }),
-  });
-}
-
 const signUp = (client: Client, body: Record<string, unknown>) =>
   post(client, '/api/account/signup', body);
 
-async function errorCode(response: Response) {
-  const body = (await response.json()) as { error: { code: string; message: string } };
-  return `${response.status} ${body.error.code}`;
-}
-
-/** The first mail to `to` whose subject matches, after the `after`th, waiting for it. */
-async function mailTo(smtp: LoopbackSmtp, to: string, subject: RegExp, after = 0) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = smtp.received
-      .slice(after)
-      .find((mail) => mail.envelopeTo.includes(to) && subject.test(mail.parsed.subject ?? ''));
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${to} matching ${subject}`);
-    await sleep(25);
-  }
-}
+/** The verification link and code a person reads in the plain-text body. */
+const verificationOf = (mail: ReceivedMail) => secretsIn(mail, '/account/email/verify');
 
 const mailsTo = (smtp: LoopbackSmtp, to: string) =>
   smtp.received.filter((mail) => mail.envelopeTo.includes(to));
-
-/** The verification link and code a person reads in the plain-text body. */
-function verificationOf(mail: ReceivedMail) {
-  const text = mail.parsed.text ?? '';
-  const link = /https?:\/\/\S+\/account\/email\/verify\?token=[\w-]+/.exec(text)?.[0];
-  const code = /enter this code on the page: ([A-Z0-9]+)/.exec(text)?.[1];
-  if (link === undefined || code === undefined) throw new Error(`no link or code in:\n${text}`);
-  return { link, code };
-}
-
-/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
-async function scanEveryLink(smtp: LoopbackSmtp) {
-  for (const mail of smtp.received) {
-    const html = typeof mail.parsed.html === 'string' ? mail.parsed.html : '';
-    const links = `${mail.parsed.text ?? ''} ${html}`.match(/https?:\/\/[^\s"'<>]+/g);
-    for (const link of links ?? []) {
-      const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
-      await response.arrayBuffer();
-    }
-  }
-}
 
 interface Listed {
   email: string;
@@ -96,38 +58,31 @@ async function signInUrl(client: Client, email: string, pass: string) {
   return { status: response.status, url: new URL(url) };
 }
 
-const backends = [
-  { name: 'SQLite', backend: 'sqlite' as const, skip: false },
-  { name: 'PostgreSQL', backend: 'postgres' as const, skip: !hasPostgres },
-];
+const backends = databaseBackends('signup');
 
-describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
+describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) => {
+  let mailed: MailService;
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
     if (skip) return;
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase(backend);
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: mailFrom,
-      MAIL_RETRY_SECONDS: '1',
-      SIGNUP: 'open',
-      // Small, so that the limit is reached below; every other test uses addresses of its own.
-      THROTTLE_EMAIL_MAX_FAILURES: '4',
+    mailed = await startMailService({
+      backend,
+      users: ['taken@example.com', 'gone@example.com'],
+      password,
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+        SIGNUP: 'open',
+        // Small, so that the limit is reached below; every other test uses addresses of its own.
+        THROTTLE_EMAIL_MAX_FAILURES: '4',
+      },
     });
-    await service.addUser('taken@example.com', password);
-    await service.addUser('gone@example.com', password);
+    ({ service, smtp } = mailed);
     expect((await service.cli(['users', 'disable', '--email', 'gone@example.com'])).code).toBe(0);
   }, 60_000);
   afterAll(async () => {
-    if (skip) return;
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it.skipIf(skip)(
@@ -143,7 +98,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
       expect(await answer.json()).toEqual({ status: 'accepted' });
       expect(answer.headers.get('cache-control')).toBe('no-store');
       expect(person.sessionCookie()).toBeUndefined();
-      const mail = await mailTo(smtp, 'new.person@example.com', /Confirm your address/);
+      const mail = await smtp.mailTo('new.person@example.com', 0, /Confirm your address/);
       const { link, code } = verificationOf(mail);
       expect(link.startsWith(`${service.url}/account/email/verify?token=`)).toBe(true);
       expect(code).toMatch(/^[A-Z0-9]{8}$/);
@@ -174,7 +129,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
       });
       expect(answer.status).toBe(202);
       expect(await answer.json()).toEqual({ status: 'accepted' });
-      const mail = await mailTo(smtp, 'taken@example.com', /already have/);
+      const mail = await smtp.mailTo('taken@example.com', 0, /already have/);
       expect(mail.parsed.text).toContain(`${service.url}/account/password/forgot`);
       expect(
         mailsTo(smtp, 'taken@example.com').some((m) => /Confirm/.test(m.parsed.subject ?? '')),
@@ -196,7 +151,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
     expect(await answer.json()).toEqual({ status: 'accepted' });
     // A sign-up after it, whose mail arrives: the outbox has done the disabled one's work too.
     await signUp(browser(service), { email: 'after-gone@example.com', name: 'A', password });
-    await mailTo(smtp, 'after-gone@example.com', /Confirm/);
+    await smtp.mailTo('after-gone@example.com', 0, /Confirm/);
     await sleep(300);
     expect(mailsTo(smtp, 'gone@example.com')).toEqual([]);
     expect((await userOf(service, 'gone@example.com'))?.disabled).toBe(true);
@@ -271,7 +226,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
       ),
     );
     expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
-    await mailTo(smtp, email, /Confirm/, before);
+    await smtp.mailTo(email, before, /Confirm/);
     // Every sign-up's work is done once its three siblings' mails are in.
     const deadline = Date.now() + 10_000;
     while (mailsTo(smtp, email).length < 4 && Date.now() < deadline) await sleep(50);
@@ -289,12 +244,12 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
       expect(
         (await signUp(browser(service), { email: victim, name: 'Stranger', password })).status,
       ).toBe(202);
-      await mailTo(smtp, victim, /Confirm/);
+      await smtp.mailTo(victim, 0, /Confirm/);
       const squatter = browser(service);
       expect((await squatter.signIn(victim, password)).status).toBe(200);
       // The owner, later, signs up too: told they have an account, nothing changes.
       await signUp(browser(service), { email: victim, name: 'Owner', password: otherPassword });
-      await mailTo(smtp, victim, /already have/);
+      await smtp.mailTo(victim, 0, /already have/);
       // A link scanner opens every link of every mail first: nothing is spent.
       await scanEveryLink(smtp);
       const owner = browser(service);
@@ -302,7 +257,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
       expect((await post(owner, '/api/account/password/forgot', { email: victim })).status).toBe(
         202,
       );
-      const resetMail = await mailTo(smtp, victim, /Reset your/, before);
+      const resetMail = await smtp.mailTo(victim, before, /Reset your/);
       await scanEveryLink(smtp);
       const token = /reset\?token=([\w-]+)/.exec(resetMail.parsed.text ?? '')?.[1] ?? '';
       const done = await post(owner, '/api/account/password/reset', {
@@ -353,7 +308,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
       const sentHtml = await sent.text();
       expect(sentHtml).toContain('Check your inbox');
       expect(sentHtml).toContain('<strong>form@example.com</strong>');
-      await mailTo(smtp, 'form@example.com', /Confirm/);
+      await smtp.mailTo('form@example.com', 0, /Confirm/);
       // A taken address lands on the very same page.
       const taken = await client.postForm(
         '/account/signup',
@@ -368,12 +323,7 @@ describe.each(backends)('open sign-up on $name', ({ backend, skip }) => {
 
 describe('SIGNUP=closed (the default), and mail off', () => {
   it('closed: the route is 403 signup_closed, the page says so, and the sign-in page has no link', async () => {
-    const smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: mailFrom,
-    });
+    const { service, close } = await startMailService();
     try {
       const client = browser(service);
       const answer = await signUp(client, { email: 'a@example.com', name: 'A', password });
@@ -398,19 +348,13 @@ describe('SIGNUP=closed (the default), and mail off', () => {
       );
       expect(crafted).not.toContain('evil@example.com');
     } finally {
-      await service.stop();
-      await smtp.close();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 
   it('production without SMTP_URL: 404, no link; SIGNUP=open without REQUIRE_VERIFIED_EMAIL warns', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-      SIGNUP: 'open',
+    const { service, close } = await startService({
+      env: { ...productionWithoutMail, SIGNUP: 'open' },
     });
     try {
       const response = await fetch(`${service.url}/api/account/signup`, {
@@ -422,20 +366,15 @@ describe('SIGNUP=closed (the default), and mail off', () => {
       expect((await fetch(`${service.url}/account/signup`)).status).toBe(404);
       expect(service.output()).toMatch(/SIGNUP=open without REQUIRE_VERIFIED_EMAIL=true/);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });
 
 describe('REQUIRE_VERIFIED_EMAIL=true with mail off (production without SMTP_URL)', () => {
   it('refuses with the same code, and the page sends people to the administrator, not to a mail', async () => {
-    const database = await serviceDatabase('sqlite');
-    const service = await startAccountService(database.env, {
-      NODE_ENV: 'production',
-      AUTH_URL: 'https://auth.example',
-      AUTH_SECRET: 'q3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
-      REQUIRE_VERIFIED_EMAIL: 'true',
+    const { service, close } = await startService({
+      env: { ...productionWithoutMail, REQUIRE_VERIFIED_EMAIL: 'true' },
     });
     try {
       await service.addUser('offline@example.com', password);
@@ -450,32 +389,30 @@ describe('REQUIRE_VERIFIED_EMAIL=true with mail off (production without SMTP_URL
       expect(page).not.toContain('we have sent');
       expect(service.output()).not.toMatch(/sign-in: could not queue/);
     } finally {
-      await service.stop();
-      await database.dispose();
+      await close();
     }
   }, 60_000);
 });
 
-describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ backend, skip }) => {
+describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ dialect: backend, skip }) => {
+  let mailed: MailService;
   let service: AccountService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
     if (skip) return;
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase(backend);
-    dispose = database.dispose;
-    service = await startAccountService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: mailFrom,
-      MAIL_RETRY_SECONDS: '1',
-      SIGNUP: 'open',
-      REQUIRE_VERIFIED_EMAIL: 'true',
-      THROTTLE_EMAIL_MAX_FAILURES: '3',
+    mailed = await startMailService({
+      backend,
+      users: ['made@example.com', 'limited@example.com'],
+      password,
+      env: {
+        MAIL_RETRY_SECONDS: '1',
+        SIGNUP: 'open',
+        REQUIRE_VERIFIED_EMAIL: 'true',
+        THROTTLE_EMAIL_MAX_FAILURES: '3',
+      },
     });
-    await service.addUser('made@example.com', password);
-    await service.addUser('limited@example.com', password);
+    ({ service, smtp } = mailed);
     const verified = await service.cli(
       ['users', 'add', '--email', 'trusted@example.com', '--password-stdin', '--verified'],
       password,
@@ -483,10 +420,7 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ backend, skip
     expect(verified.stdout).toContain('address verified');
   }, 60_000);
   afterAll(async () => {
-    if (skip) return;
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it.skipIf(skip)(
@@ -501,7 +435,7 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ backend, skip
       expect(refused.url.searchParams.get('code')).toBe('email_unverified');
       expect(client.sessionCookie()).toBeUndefined();
       expect(await client.session()).toBeNull();
-      const mail = await mailTo(smtp, 'made@example.com', /Confirm your address/);
+      const mail = await smtp.mailTo('made@example.com', 0, /Confirm your address/);
       expect(verificationOf(mail).link.startsWith(`${service.url}/account/email/verify`)).toBe(
         true,
       );
@@ -538,7 +472,7 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ backend, skip
         const refused = await signInUrl(browser(service), 'limited@example.com', password);
         expect(refused.url.searchParams.get('code')).toBe('email_unverified');
       }
-      await mailTo(smtp, 'limited@example.com', /Confirm/);
+      await smtp.mailTo('limited@example.com', 0, /Confirm/);
       await sleep(1_000);
       expect(mailsTo(smtp, 'limited@example.com')).toHaveLength(3);
     },
@@ -574,7 +508,7 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ backend, skip
     'a sign-up under it: the new account cannot sign in until its address is verified',
     async () => {
       await signUp(browser(service), { email: 'fresh@example.com', name: 'Fresh', password });
-      await mailTo(smtp, 'fresh@example.com', /Confirm/);
+      await smtp.mailTo('fresh@example.com', 0, /Confirm/);
       const refused = await signInUrl(browser(service), 'fresh@example.com', password);
       expect(refused.url.searchParams.get('code')).toBe('email_unverified');
     },

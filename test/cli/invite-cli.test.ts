@@ -3,19 +3,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
-import { serviceDatabase } from '../account/account-service.js';
+import type { MailService } from '../account/account-service.js';
 import {
   browser,
   hiddenField,
   invitationLinkOf,
-  mailTo,
   pathOf,
   printedLink,
-  startInviteService,
+  startInviteMailService,
   tokenOf,
   type InviteService,
 } from '../account/invitation-helpers.js';
-import { LoopbackSmtp } from '../helpers/smtp.js';
+import type { LoopbackSmtp } from '../helpers/smtp.js';
 import { runNode } from '../helpers/spawn.js';
 
 /*
@@ -27,23 +26,16 @@ import { runNode } from '../helpers/spawn.js';
 const password = 'correct horse battery staple';
 
 describe('gatehouse users invite, mailed through the service', () => {
+  let mailed: MailService<InviteService>;
   let service: InviteService;
   let smtp: LoopbackSmtp;
-  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    service = await startInviteService(database.env, {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: 'Acme <no-reply@acme.test>',
-    });
+    mailed = await startInviteMailService();
+    ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(async () => {
-    await service.stop();
-    await smtp.close();
-    await dispose();
+    await mailed?.close();
   });
 
   it('queues the invitation; the person opens the mailed link, chooses a password on the page, and signs in', async () => {
@@ -53,7 +45,7 @@ describe('gatehouse users invite, mailed through the service', () => {
     expect(invited.stdout).toMatch(
       /^invited grace@example\.com: the invitation mail is queued \(mail [0-9a-f-]{36}\) for the running service to send; the link works once, until \d{4}-\d\d-\d\dT[\d:.]+Z \(7 days\)\n$/,
     );
-    const mail = await mailTo(smtp, 'grace@example.com', /^You're invited to Gatehouse$/);
+    const mail = await smtp.mailTo('grace@example.com', 0, /^You're invited to Gatehouse$/);
     expect(mail.parsed.from?.text).toContain('no-reply@acme.test');
     expect(mail.parsed.text).toContain('Hello Grace H,');
     const link = invitationLinkOf(mail);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 /** Debian's Chromium: browser tests skip, saying so, where it is not installed. */
 export const chromiumPath = '/usr/bin/chromium';
@@ -30,6 +30,45 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** What a describe block of browser tests runs against: see chromiumSuite. */
+export interface ChromiumSuite<T> {
+  browser: Browser;
+  /** What `start` returned (a service with its mail server, say). */
+  started: T;
+  /** A page in one variant, its screenshots in test-artifacts/e2e-browser/<folder>/. */
+  open(
+    variant: ScreenVariant,
+    options?: { javaScriptEnabled?: boolean },
+  ): ReturnType<typeof openVariantPage>;
+}
+
+/**
+ * For a describe block: Chromium and what `start` starts, launched together before its tests and
+ * closed after them (Chromium first). `browser` and `started` are set once the tests run; the
+ * screenshots go to test-artifacts/e2e-browser/<folder>/ (gitignored).
+ */
+export function chromiumSuite<T extends { close(): Promise<void> }>(
+  folder: string,
+  start: () => Promise<T>,
+): ChromiumSuite<T> {
+  const artifacts = path.resolve('test-artifacts', 'e2e-browser', folder);
+  const suite: Partial<ChromiumSuite<T>> = {
+    open: (variant, options) => openVariantPage(browserOf(), variant, artifacts, options),
+  };
+  const browserOf = () => {
+    if (suite.browser === undefined) throw new Error('Chromium is not running yet');
+    return suite.browser;
+  };
+  beforeAll(async () => {
+    [suite.started, suite.browser] = await Promise.all([start(), launchChromium()]);
+  }, 60_000);
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.started?.close();
+  });
+  return suite as ChromiumSuite<T>;
 }
 
 /** A fresh browser profile (its own cookie jar) that records CSP violations. */
@@ -70,9 +109,10 @@ export async function openVariantPage(
   browser: Browser,
   variant: ScreenVariant,
   artifacts: string,
+  options: { javaScriptEnabled?: boolean } = {},
 ): Promise<OpenPage & { shot(step: string): Promise<Buffer> }> {
   fs.mkdirSync(artifacts, { recursive: true });
-  const opened = await openPage(browser, variant);
+  const opened = await openPage(browser, { ...variant, ...options });
   const shot = (step: string) =>
     opened.page.screenshot({
       path: path.join(artifacts, `${variant.name}-${step}.png`),

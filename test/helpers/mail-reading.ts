@@ -17,14 +17,20 @@ export function secretsIn(mail: ReceivedMail, path: string) {
   return { link, token: new URL(link).searchParams.get('token') ?? '', code };
 }
 
-/** A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it. */
-export async function scanEveryLink(smtp: LoopbackSmtp): Promise<void> {
+/**
+ * A mail scanner (Defender safe links): GETs every link in every mail before anyone reads it.
+ * Returns how many it opened.
+ */
+export async function scanEveryLink(smtp: LoopbackSmtp): Promise<number> {
+  let scanned = 0;
   for (const mail of smtp.received) {
     const html = typeof mail.parsed.html === 'string' ? mail.parsed.html : '';
     const links = `${mail.parsed.text ?? ''} ${html}`.match(/https?:\/\/[^\s"'<>]+/g);
     for (const link of links ?? []) {
       const response = await fetch(link.replace(/&amp;/g, '&'), { redirect: 'manual' });
       await response.arrayBuffer();
+      scanned += 1;
     }
   }
+  return scanned;
 }

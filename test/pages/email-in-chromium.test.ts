@@ -1,12 +1,10 @@
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailService, type MailService } from '../account/account-service.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
 import {
   expectPaintedFor,
   hasChromium,
-  launchChromium,
-  openVariantPage,
+  chromiumSuite,
   screenVariants as variants,
 } from '../helpers/chromium.js';
 import { linkIn } from '../helpers/mail-reading.js';
@@ -17,46 +15,33 @@ import { linkIn } from '../helpers/mail-reading.js';
 // CSP holding.
 
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'email');
 
 describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
-  let mailed: MailService;
-  let browser: Browser;
+  const suite = chromiumSuite('email', () =>
+    startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
+  );
 
   /** The link of the first mail to `to` after `before` whose subject matches. */
   const linkTo = async (to: string, subject: RegExp, before: number) =>
-    linkIn(await mailed.smtp.mailTo(to, before, subject), '/account/email/verify');
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([
-      startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
-      launchChromium(),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
-
-  const open = (variant: (typeof variants)[number]) => openVariantPage(browser, variant, artifacts);
+    linkIn(await suite.started.smtp.mailTo(to, before, subject), '/account/email/verify');
 
   async function signIn(page: Page, email: string) {
-    await page.goto(`${mailed.service.url}/account`);
+    await page.goto(`${suite.started.service.url}/account`);
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${mailed.service.url}/account`);
+    await page.waitForURL(`${suite.started.service.url}/account`);
   }
 
   it.each(variants)(
     '$name: account page → send the mail again → link → button → confirmed',
     async (variant) => {
       const email = `${variant.name}@example.com`;
-      const { context, page, violations, shot } = await open(variant);
+      const { context, page, violations, shot } = await suite.open(variant);
       await signIn(page, email);
       expect(await page.locator('main').innerText()).toContain('not verified yet');
       await shot('1-not-verified');
-      const before = mailed.smtp.received.length;
+      const before = suite.started.smtp.received.length;
       await page.getByRole('button', { name: 'Send the confirmation mail again' }).click();
       expect(await page.getByRole('status').textContent()).toContain(
         'We sent the confirmation mail again',
@@ -92,7 +77,7 @@ describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
     async (variant) => {
       const email = `${variant.name}@example.com`;
       const newEmail = `${variant.name}.new@example.com`;
-      const { context, page, violations, shot } = await open(variant);
+      const { context, page, violations, shot } = await suite.open(variant);
       await signIn(page, email);
       await page.getByText('Change your address').click();
       await page.getByLabel('New address').fill(newEmail);
@@ -102,7 +87,7 @@ describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
         'Your current password is not correct',
       );
       await shot('7-change-wrong-password');
-      const before = mailed.smtp.received.length;
+      const before = suite.started.smtp.received.length;
       await page.getByLabel('Current password').first().fill(password);
       await page.getByRole('button', { name: 'Change address' }).click();
       expect(await page.getByRole('status').textContent()).toContain(

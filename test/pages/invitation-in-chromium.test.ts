@@ -1,15 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceDatabase } from '../account/account-service.js';
-import {
-  invitationLinkOf,
-  mailTo,
-  startInviteService,
-  type InviteService,
-} from '../account/invitation-helpers.js';
-import { LoopbackSmtp } from '../helpers/smtp.js';
+import { describe, expect, it } from 'vitest';
+import { invitationLinkOf, startInviteMailService } from '../account/invitation-helpers.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, items 4 and 6: an invitation in a real Chromium with JavaScript off, against the
 // built service: `gatehouse users invite` mails the link (loopback SMTP), the person opens it,
@@ -17,69 +8,24 @@ import { LoopbackSmtp } from '../helpers/smtp.js';
 // explains itself; light, dark and a 390 px phone; screenshots in
 // test-artifacts/e2e-browser/invitation/ (gitignored) for a person to look at, the CSP holding.
 
-const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'invitation');
 
-const variants = [
-  { name: 'light', viewport: { width: 1280, height: 800 }, colorScheme: 'light' as const },
-  { name: 'dark', viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
-  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
-];
-
-describe.skipIf(!fs.existsSync(chromiumPath))('an invitation in Chromium', () => {
-  let service: InviteService;
-  let smtp: LoopbackSmtp;
-  let browser: Browser;
-  let dispose: () => Promise<void>;
-
-  beforeAll(async () => {
-    fs.mkdirSync(artifacts, { recursive: true });
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    [service, browser] = await Promise.all([
-      startInviteService(database.env, {
-        SMTP_URL: smtp.url,
-        MAIL_FROM: 'Acme <no-reply@acme.test>',
-      }),
-      chromium.launch({
-        executablePath: chromiumPath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-      }),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await smtp?.close();
-    await dispose?.();
-  });
+describe.skipIf(!hasChromium)('an invitation in Chromium', () => {
+  const suite = chromiumSuite('invitation', () => startInviteMailService());
 
   it.each(variants)(
     '$name: mailed link → the invitation → weak password refused → account created → sign in → the spent link',
     async (variant) => {
+      const { service, smtp } = suite.started;
       const email = `${variant.name}@example.com`;
       const before = smtp.received.length;
       const invited = await service.invite(['--email', email, '--name', 'Ada Lovelace']);
       expect(invited.code).toBe(0);
-      const link = invitationLinkOf(await mailTo(smtp, email, /invited/, before));
+      const link = invitationLinkOf(await smtp.mailTo(email, before, /invited/));
 
-      const context = await browser.newContext({
-        viewport: variant.viewport,
-        colorScheme: variant.colorScheme,
+      const { page, violations, shot, close } = await suite.open(variant, {
         javaScriptEnabled: false,
       });
-      const page = await context.newPage();
-      const violations: string[] = [];
-      page.on('console', (message) => {
-        if (message.text().includes('Content Security Policy')) violations.push(message.text());
-      });
-      const shot = (step: string) =>
-        page.screenshot({
-          path: path.join(artifacts, `${variant.name}-${step}.png`),
-          fullPage: true,
-        });
 
       await page.goto(link);
       expect(await page.getByRole('heading').textContent()).toBe('Create your account');
@@ -111,7 +57,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('an invitation in Chromium', () =>
       expect(await page.getByRole('heading').textContent()).toBe('This invitation cannot be used');
       await shot('5-spent');
       expect(violations).toEqual([]);
-      await context.close();
+      await close();
     },
     60_000,
   );

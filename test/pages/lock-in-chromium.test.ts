@@ -1,13 +1,6 @@
-import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailService, type MailService } from '../account/account-service.js';
-import {
-  hasChromium,
-  launchChromium,
-  openVariantPage,
-  screenVariants as variants,
-} from '../helpers/chromium.js';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 
@@ -18,28 +11,17 @@ import { Client } from '../helpers/client.js';
 
 const password = 'correct horse battery staple';
 const newPassword = 'a brand new and long passphrase';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'lock');
 
 const post = postWithCsrf;
 
 describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
-  let mailed: MailService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([
-      startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
-      launchChromium(),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
+  const suite = chromiumSuite('lock', () =>
+    startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
+  );
 
   /** A reset over HTTP, then the notice's lock link. */
   async function lockLinkFor(email: string) {
-    const { service, smtp } = mailed;
+    const { service, smtp } = suite.started;
     const client = new Client(service.url);
     let before = smtp.received.length;
     expect((await post(client, '/api/account/password/forgot', { email })).status).toBe(202);
@@ -65,11 +47,7 @@ describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
     async (variant) => {
       const email = `${variant.name}@example.com`;
       const link = await lockLinkFor(email);
-      const { context, page, violations, shot } = await openVariantPage(
-        browser,
-        variant,
-        artifacts,
-      );
+      const { context, page, violations, shot } = await suite.open(variant);
 
       await page.goto(link);
       expect(await page.getByRole('heading').textContent()).toBe('Lock your account?');
@@ -85,7 +63,7 @@ describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
       await shot('3-spent');
 
       // Sign-in is refused while the account is locked.
-      await page.goto(`${mailed.service.url}/api/auth/signin`);
+      await page.goto(`${suite.started.service.url}/api/auth/signin`);
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(newPassword);
       await page.getByRole('button', { name: 'Sign in' }).click();

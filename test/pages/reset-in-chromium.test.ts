@@ -1,46 +1,24 @@
-import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailService, type MailService } from '../account/account-service.js';
-import {
-  hasChromium,
-  launchChromium,
-  openVariantPage,
-  screenVariants as variants,
-} from '../helpers/chromium.js';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, item 2: password reset in a real Chromium against the built service, with the
 // mail read from a loopback SMTP server, light, dark and a 390 px phone; screenshots in
 // test-artifacts/e2e-browser/reset/ (gitignored) for a person to look at, the CSP holding.
 
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'reset');
 
 describe.skipIf(!hasChromium)('password reset in Chromium', () => {
-  let mailed: MailService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [mailed, browser] = await Promise.all([
-      startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
-      launchChromium(),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await mailed?.close();
-  });
+  const suite = chromiumSuite('reset', () =>
+    startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
+  );
 
   it.each(variants)(
     '$name: sign-in → "Forgot your password?" → mail → link → new password → sign in',
     async (variant) => {
       const email = `${variant.name}@example.com`;
-      const { service, smtp } = mailed;
-      const { context, page, violations, shot } = await openVariantPage(
-        browser,
-        variant,
-        artifacts,
-      );
+      const { service, smtp } = suite.started;
+      const { context, page, violations, shot } = await suite.open(variant);
 
       await page.goto(`${service.url}/api/auth/signin`);
       await page.getByRole('link', { name: 'Forgot your password?' }).click();

@@ -1,78 +1,25 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  serviceDatabase,
-  startAccountService,
-  type AccountService,
-} from '../account/account-service.js';
-import { LoopbackSmtp } from '../helpers/smtp.js';
+import { describe, expect, it } from 'vitest';
+import { startMailService } from '../account/account-service.js';
+import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, items 4 and 6: open sign-up in a real Chromium against the built service
 // (SIGNUP=open, REQUIRE_VERIFIED_EMAIL=true), the mail read from a loopback SMTP server,
 // light, dark and a 390 px phone; screenshots in test-artifacts/e2e-browser/signup/
 // (gitignored) for a person to look at, the CSP holding.
 
-const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
-const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'signup');
 
-const variants = [
-  { name: 'light', viewport: { width: 1280, height: 800 }, colorScheme: 'light' as const },
-  { name: 'dark', viewport: { width: 1280, height: 800 }, colorScheme: 'dark' as const },
-  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
-];
-
-describe.skipIf(!fs.existsSync(chromiumPath))('open sign-up in Chromium', () => {
-  let service: AccountService;
-  let smtp: LoopbackSmtp;
-  let browser: Browser;
-  let dispose: () => Promise<void>;
-
-  beforeAll(async () => {
-    fs.mkdirSync(artifacts, { recursive: true });
-    smtp = await LoopbackSmtp.start('up');
-    const database = await serviceDatabase('sqlite');
-    dispose = database.dispose;
-    [service, browser] = await Promise.all([
-      startAccountService(database.env, {
-        SMTP_URL: smtp.url,
-        MAIL_FROM: 'Acme <no-reply@acme.test>',
-        SIGNUP: 'open',
-        REQUIRE_VERIFIED_EMAIL: 'true',
-      }),
-      chromium.launch({
-        executablePath: chromiumPath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-      }),
-    ]);
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    await smtp?.close();
-    await dispose?.();
-  });
+describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
+  const suite = chromiumSuite('signup', () =>
+    startMailService({ env: { SIGNUP: 'open', REQUIRE_VERIFIED_EMAIL: 'true' } }),
+  );
 
   it.each(variants)(
     '$name: sign-in → "Create an account" → refusal → "check your inbox" → mail → sign-in refused until confirmed',
     async (variant) => {
+      const { service, smtp } = suite.started;
       const email = `${variant.name}.person@example.com`;
-      const context = await browser.newContext({
-        viewport: variant.viewport,
-        colorScheme: variant.colorScheme,
-      });
-      const page = await context.newPage();
-      const violations: string[] = [];
-      page.on('console', (message) => {
-        if (message.text().includes('Content Security Policy')) violations.push(message.text());
-      });
-      const shot = (step: string) =>
-        page.screenshot({
-          path: path.join(artifacts, `${variant.name}-${step}.png`),
-          fullPage: true,
-        });
+      const { context, page, violations, shot, close } = await suite.open(variant);
 
       await page.goto(`${service.url}/api/auth/signin`);
       await shot('1-signin-link');
@@ -116,7 +63,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))('open sign-up in Chromium', () => 
       );
       expect((await context.cookies()).some((c) => c.name.includes('session-token'))).toBe(false);
       expect(violations).toEqual([]);
-      await context.close();
+      await close();
     },
     60_000,
   );
