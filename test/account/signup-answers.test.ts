@@ -85,7 +85,7 @@ describe('sign-up: the same answer and time for new and taken addresses', () => 
       expect([...bytes.new][0]).toContain('202');
       expect(within).toBe(true);
       // Every new address did become an account (the work after the answer was done, or is
-      // finishing). Read from the file: `users list` output this long is cut short in a pipe.
+      // finishing), counted in the database file.
       const { db } = openDatabase(`file:${dataDir}/gatehouse.db`);
       const accounts = async () =>
         Number(

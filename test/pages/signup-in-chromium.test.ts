@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
 import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
+import { linkIn } from '../helpers/mail-reading.js';
 
 // Issue 19, items 4 and 6: open sign-up in a real Chromium against the built service
 // (SIGNUP=open, REQUIRE_VERIFIED_EMAIL=true), the mail read from a loopback SMTP server,
@@ -15,7 +16,7 @@ describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
   );
 
   it.each(variants)(
-    '$name: sign-in → "Create an account" → refusal → "check your inbox" → mail → sign-in refused until confirmed',
+    '$name: sign-in → "Create an account" → refusal → "check your inbox" → sign-in refused until confirmed → the newest mail\'s link → confirmed → signed in',
     async (variant) => {
       const { service, smtp } = suite.started;
       const email = `${variant.name}.person@example.com`;
@@ -57,11 +58,28 @@ describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
         `Confirm your address first: we have sent a new link to ${email}.`,
       );
       await shot('5-refused-unverified');
-      await smtp.waitFor(beforeRefusal + 1);
-      expect(smtp.received.slice(beforeRefusal).some((m) => m.envelopeTo.includes(email))).toBe(
-        true,
-      );
+      const fresh = await smtp.mailTo(email, beforeRefusal, /Confirm your address/);
       expect((await context.cookies()).some((c) => c.name.includes('session-token'))).toBe(false);
+
+      // The newest mail's link, as the person opens it: a button, then confirmed.
+      await page.goto(linkIn(fresh, '/account/email/verify'));
+      expect(await page.getByRole('heading').textContent()).toBe('Confirm your address');
+      await shot('6-confirm');
+      await page.getByRole('button', { name: 'Confirm my address' }).click();
+      expect(await page.getByRole('heading').textContent()).toBe('Address confirmed');
+      await shot('7-confirmed');
+
+      // Now the same password signs in.
+      await page.goto(`${service.url}/api/auth/signin`);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForLoadState('load');
+      expect((await context.cookies()).some((c) => c.name.includes('session-token'))).toBe(true);
+      await page.goto(`${service.url}/account`);
+      expect(await page.locator('main').textContent()).toContain(email);
+      expect(await page.locator('main').textContent()).not.toContain('not verified');
+      await shot('8-account');
       expect(violations).toEqual([]);
       await close();
     },
