@@ -54,7 +54,8 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   );
   if (migrate) await during('database', config, () => migrateToLatest(db));
   const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
-  const mail = await createMail(db, dialect, mailSettingsOf(config), {
+  const mailSettings = mailSettingsOf(config);
+  const mail = await createMail(db, dialect, mailSettings, {
     log: { info: (f, m) => app.log.info(f, m), warn: (f, m) => app.log.warn(f, m) },
     events: observer,
   });
@@ -84,7 +85,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   observer.readiness(true);
   mail.worker.start();
   // Said once per start: by the one process, or the first worker of a cluster.
-  const mailNote = mailStartupNote(mail.mode);
+  const mailNote = mailStartupNote(mail.mode, mailSettings);
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
   if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
   const signupWarning = signupStartupWarning(config);

@@ -56,7 +56,7 @@ const commands: Record<string, Command> = {
   },
   'set-email': {
     help: state.setEmailHelp,
-    options: { ...email, 'new-email': { type: 'string' } },
+    options: { ...email, 'new-email': { type: 'string' }, verified: { type: 'boolean' } },
     run: state.setEmail,
   },
 };

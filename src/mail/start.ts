@@ -33,13 +33,26 @@ export interface Mail {
   store: OutboxStore;
 }
 
-export function mailModeOf(settings: Pick<MailSettings, 'production' | 'smtpUrl'>): MailMode {
+/**
+ * Production mails links only on AUTH_URL: without it (AUTH_TRUST_HOST=true) a link would be
+ * built on the request's Host header, which a client can choose, and a reset link mailed to
+ * someone else's inbox would lead to the chooser's host with the token in it.
+ */
+export function mailModeOf(
+  settings: Pick<MailSettings, 'production' | 'smtpUrl' | 'origin'>,
+): MailMode {
+  if (settings.production && settings.origin === undefined) return 'off';
   if (settings.smtpUrl !== undefined) return 'send';
   return settings.production ? 'off' : 'hold';
 }
 
 /** The one sentence start-up says about mail when it is not sent, or undefined when it is. */
-export function mailStartupNote(mode: MailMode): string | undefined {
+export function mailStartupNote(
+  mode: MailMode,
+  settings: Pick<MailSettings, 'smtpUrl'>,
+): string | undefined {
+  if (mode === 'off' && settings.smtpUrl !== undefined)
+    return "mail is off: production without AUTH_URL would build mailed links on a request's Host header, which a client chooses; set AUTH_URL to the public origin (e.g. AUTH_URL=https://auth.example.com) to send mail. Password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)";
   if (mode === 'off')
     return 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)';
   if (mode === 'hold')

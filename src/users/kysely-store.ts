@@ -115,6 +115,17 @@ export function createKyselyUserStore(
           .executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;
         if (disabled) await revokeUserSessions(trx, id, at);
+        // Enabled again, by an operator who has the account back in hand: a "this wasn't me"
+        // link from before (it may have reached an intruder's mailbox) locks it no more.
+        else
+          await trx
+            .updateTable('account_tokens')
+            .set({ expires_at: at })
+            .where('user_id', '=', id)
+            .where('purpose', '=', 'lock')
+            .where('used_at', 'is', null)
+            .where('expires_at', '>', at)
+            .execute();
         return true;
       });
     },
@@ -150,6 +161,13 @@ export function createKyselyUserStore(
           .set((eb) => ({
             email: normalisedEmail,
             credential_version: eb('credential_version', '+', 1),
+            // Verified means this mailbox answered: a new address has not, yet.
+            email_verified_at: eb
+              .case()
+              .when('email', '=', normalisedEmail)
+              .then(eb.ref('email_verified_at'))
+              .else(null)
+              .end(),
             updated_at: at,
           }))
           .where('id', '=', id)

@@ -44,8 +44,8 @@ export interface UserStore {
   rename(id: string, name: string): Promise<boolean>;
   /**
    * Moves the user to another normalised email, ends their sessions and moves the credential
-   * version on; 'taken' when another user has that email (nothing changes), 'missing' when no
-   * such user exists.
+   * version on; the new address counts as unverified. 'taken' when another user has that email
+   * (nothing changes), 'missing' when no such user exists.
    */
   setEmail(id: string, normalisedEmail: string): Promise<'changed' | 'taken' | 'missing'>;
 }

@@ -84,7 +84,7 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
       env: {
         MAIL_RETRY_SECONDS: '1',
       },
-      users: ['ada', 'bob', 'cy', 'dee'].map((name) => `${name}@example.com`),
+      users: ['ada', 'bob', 'cy', 'dee', 'eve'].map((name) => `${name}@example.com`),
       password,
     });
     ({ service, smtp } = mailed);
@@ -136,6 +136,18 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
       const lockEvent = events.events.find((event) => event.type === 'account_locked');
       expect(lockEvent?.device).toBe(userAgent);
       expect(events.events.map((event) => event.type)).toContain('password_reset');
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    "an operator's re-enable voids the lock links mailed before: they may have reached whoever had the account",
+    async () => {
+      const { token } = await takeOver(service, smtp, 'eve@example.com');
+      expect((await service.cli(['users', 'disable', '--email', 'eve@example.com'])).code).toBe(0);
+      expect((await service.cli(['users', 'enable', '--email', 'eve@example.com'])).code).toBe(0);
+      expect(await errorCode(await lock(browser(service), token))).toBe('400 invalid_token');
+      expect(await disabledIn(service, 'eve@example.com')).toBe(false);
     },
     60_000,
   );

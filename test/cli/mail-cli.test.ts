@@ -72,7 +72,7 @@ describe('gatehouse mail CLI without SMTP_URL', () => {
     expect(result).toMatchObject({
       code: 1,
       stderr:
-        'gatehouse: mail is off: set SMTP_URL (and MAIL_FROM) to send mail; nothing was queued\n',
+        'gatehouse: mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link); nothing was queued\n',
     });
   });
 

@@ -10,7 +10,11 @@ describe('gatehouse users rename and set-email', () => {
   const users = (args: string[], stdin?: string) =>
     runNode('gatehouse-cli.cjs', ['users', ...args], env, stdin);
   const list = async () =>
-    JSON.parse((await users(['list', '--json'])).stdout) as { email: string; name: string }[];
+    JSON.parse((await users(['list', '--json'])).stdout) as {
+      email: string;
+      name: string;
+      emailVerified: boolean;
+    }[];
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-rename-'));
@@ -47,6 +51,32 @@ describe('gatehouse users rename and set-email', () => {
       'ada@new.example',
       'bob@example.com',
     ]);
+  });
+
+  it('a new address counts as unverified unless --verified says the operator knows it', async () => {
+    expect((await users(['verify-email', '--email', 'bob@example.com'])).code).toBe(0);
+    const verifiedOf = async (email: string) =>
+      (await list()).find((user) => user.email === email)?.emailVerified;
+    expect(await verifiedOf('bob@example.com')).toBe(true);
+    const moved = await users([
+      'set-email',
+      '--email',
+      'bob@example.com',
+      '--new-email',
+      'bob@new.example',
+    ]);
+    expect(moved.code).toBe(0);
+    expect(await verifiedOf('bob@new.example')).toBe(false);
+    const vouched = await users([
+      'set-email',
+      '--email',
+      'bob@new.example',
+      '--new-email',
+      'bob@example.com',
+      '--verified',
+    ]);
+    expect(vouched.stdout).toContain('moved bob@new.example to bob@example.com, address verified');
+    expect(await verifiedOf('bob@example.com')).toBe(true);
   });
 
   it.each([

@@ -29,8 +29,8 @@ afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function startService(env: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort();
+async function startService(env: Record<string, string>, port?: number): Promise<ServerProcess> {
+  port ??= await freePort();
   return startServerProcess(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
     port,
     env: { PATH: process.env.PATH ?? '', PORT: String(port), FAST_PATHS: fastPaths, ...env },
@@ -62,6 +62,40 @@ describe('start-up says once what becomes of mail', () => {
         msg: 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)',
       }),
     ]);
+  });
+
+  it("production without AUTH_URL (AUTH_TRUST_HOST=true): mail is off, whatever SMTP_URL says, since a link would be built on the client's Host header", async () => {
+    const smtp = await LoopbackSmtp.start('up');
+    const port = await freePort();
+    const server = await startService(
+      {
+        NODE_ENV: 'production',
+        AUTH_SECRET: production.AUTH_SECRET,
+        AUTH_TRUST_HOST: 'true',
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'Acme <no-reply@acme.test>',
+        DATA_DIR: tempDir(),
+      },
+      port,
+    );
+    try {
+      // No mail flow exists for a client's Host header to steer.
+      const forgot = await fetch(`http://127.0.0.1:${port}/api/account/password/forgot`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ada@example.com' }),
+      });
+      expect(forgot.status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${port}/account/password/forgot`)).status).toBe(404);
+    } finally {
+      await server.stop();
+      await smtp.close();
+    }
+    const off = logLines(server.output()).filter((line) => line.msg.startsWith('mail is off'));
+    expect(off).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('set AUTH_URL') }),
+    ]);
+    expect(smtp.received).toHaveLength(0);
   });
 
   it('development without SMTP_URL: mail is held, said once; with SMTP_URL nothing is said', async () => {

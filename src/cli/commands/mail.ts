@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createMail, mailSettingsOf, type Mail } from '../../mail/start.js';
+import { createMail, mailSettingsOf, mailStartupNote, type Mail } from '../../mail/start.js';
 import { outboxStates, type OutboxMail, type OutboxState } from '../../mail/outbox-store.js';
 import { retryWindowMs } from '../../mail/outbox-queue.js';
 import { requireEmail, type CliContext } from '../context.js';
@@ -160,7 +160,7 @@ export async function test(
   const mail = await openMail(context);
   if (mail.mode === 'off')
     throw new CliError(
-      'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; nothing was queued',
+      `${mailStartupNote(mail.mode, mailSettingsOf(context.config)) ?? 'mail is off'}; nothing was queued`,
       1,
     );
   const id = await mail.queue.enqueueWithId(context.db, { kind: 'test', to, values: {} });

@@ -1,6 +1,7 @@
 import { record, type AccountEventType } from '../../account/events.js';
 import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
+import { markVerified } from './verify-email.js';
 
 export const disableHelp = `Usage: gatehouse users disable --email <email>
 
@@ -8,7 +9,8 @@ Refuses sign-in for the user and ends every session of that user.`;
 
 export const enableHelp = `Usage: gatehouse users enable --email <email>
 
-Allows a disabled user to sign in again, and lifts a sign-in lock on the email.`;
+Allows a disabled user to sign in again, and lifts a sign-in lock on the email. "This wasn't me"
+links mailed before stop working: they may have reached whoever had the account.`;
 
 export const unlockHelp = `Usage: gatehouse users unlock --email <email>
 
@@ -86,10 +88,12 @@ export const renameHelp = `Usage: gatehouse users rename --email <email> --name 
 
 Changes the user's display name. Sessions stay.`;
 
-export const setEmailHelp = `Usage: gatehouse users set-email --email <email> --new-email <email>
+export const setEmailHelp = `Usage: gatehouse users set-email --email <email> --new-email <email> [--verified]
 
 Moves the user to another email (normalised as \`users add\` does; it must not belong to another
-user) and ends every session of that user.`;
+user) and ends every session of that user. The new address is unverified unless --verified says
+you know it is theirs (with REQUIRE_VERIFIED_EMAIL an unverified one cannot sign in until the
+person confirms it; \`users verify-email\` marks it later).`;
 
 export async function rename(context: CliContext, values: { email?: string; name?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
@@ -102,13 +106,15 @@ export async function rename(context: CliContext, values: { email?: string; name
 
 export async function setEmail(
   context: CliContext,
-  values: { email?: string; 'new-email'?: string },
+  values: { email?: string; 'new-email'?: string; verified?: boolean },
 ) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
   const newEmail = requireEmail(values['new-email'], '--new-email');
   const result = await context.services.users.setEmail(user.id, newEmail);
   if (result === 'taken') throw new CliError(`a user with email ${newEmail} already exists`);
   if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  if (values.verified === true) await markVerified(context.db, user.id, Date.now());
   await recordOperatorEvent(context, user.id, 'email_changed', { reason: 'set-email' });
-  context.out(`moved ${user.email} to ${newEmail}; its sessions have ended`);
+  const verified = values.verified === true ? ', address verified' : '';
+  context.out(`moved ${user.email} to ${newEmail}${verified}; its sessions have ended`);
 }
