@@ -41,15 +41,25 @@ export function createMailRequestLimits(
         [`mail-ip:${digest(clientGroup(ip))}`, ipLimit],
         [`mail-email:${digest(email)}`, emailLimit],
       ];
-      for (const [key, limit] of charges) {
-        const charged = await store.charge(key, limit, at);
-        if (charged.failures > limit.maxFailures)
-          throw new HttpError('rate_limited', {
-            'retry-after': String(retryAfter(charged.lockedUntil, at)),
-          });
-      }
+      for (const [key, limit] of charges) await chargeOne(key, limit, at);
+    },
+    /**
+     * Charges a mail that only someone who proved the account's password can ask for (the
+     * sign-in refusal's "confirm your address"): its own counter per account, so nobody else's
+     * requests for that address can use it up.
+     */
+    async chargeAccount(userId: string): Promise<void> {
+      await chargeOne(`mail-user:${digest(userId)}`, emailLimit, now());
     },
   };
+
+  async function chargeOne(key: string, limit: ThrottleLimit, at: number): Promise<void> {
+    const charged = await store.charge(key, limit, at);
+    if (charged.failures > limit.maxFailures)
+      throw new HttpError('rate_limited', {
+        'retry-after': String(retryAfter(charged.lockedUntil, at)),
+      });
+  }
 }
 
 export type MailRequestLimiter = ReturnType<typeof createMailRequestLimits>;

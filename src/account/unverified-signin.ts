@@ -19,9 +19,10 @@ export interface UnverifiedSignInDeps {
 /**
  * REQUIRE_VERIFIED_EMAIL for sign-in: whether an address is verified, and, when a correct
  * password was refused for want of it, a fresh "confirm your address" mail. Such a person has no
- * session to ask for one with, so the refusal is their way to get it; it is charged to the same
- * per-address and per-client mail limits as "forgot password" (past them no mail is queued, and
- * the refusal is the same), so signing in again and again cannot flood a mailbox.
+ * session to ask for one with, so the refusal is their way to get it. It is charged to a mail
+ * counter of the account's own, at the per-address limit of "forgot password" (past it no mail
+ * is queued, and the refusal is the same), so signing in again and again cannot flood a mailbox,
+ * while nobody who lacks the password can use up the account's mails with "forgot" requests.
  */
 export function createUnverifiedSignIn(deps: UnverifiedSignInDeps): VerifiedEmailGate {
   const mail = deps.mail?.enabled === true ? deps.mail : undefined;
@@ -31,7 +32,7 @@ export function createUnverifiedSignIn(deps: UnverifiedSignInDeps): VerifiedEmai
   ): Promise<void> {
     if (mail === undefined) return;
     try {
-      await deps.mailRequests.charge(user.email, client.ip);
+      await deps.mailRequests.chargeAccount(user.id);
     } catch (error) {
       // Past the mail limits: a recent mail is on its way already.
       if (error instanceof HttpError && error.code === 'rate_limited') return;
