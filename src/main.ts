@@ -1,6 +1,5 @@
 import cluster from 'node:cluster';
 import { eventsListDays, pruneEvents } from './account/events.js';
-import { signupStartupWarning } from './account/signup.js';
 import { pruneTokens } from './account/tokens.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
@@ -88,8 +87,6 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   const mailNote = mailStartupNote(mail.mode, mailSettings);
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
   if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
-  const signupWarning = signupStartupWarning(config);
-  if (signupWarning !== undefined && saysOnce) app.log.warn(signupWarning);
   if (metricsServer !== undefined) {
     app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
   }

@@ -12,7 +12,7 @@ import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
 import { invitationPath } from '../pages/invitation-pages.js';
-import { signupPagePath } from '../pages/signup-pages.js';
+import { signupConfirmPagePath, signupPagePath } from '../pages/signup-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
@@ -195,7 +195,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
     );
   site.declareRoutes({ [invitationPath]: ['GET', 'HEAD', 'POST'] });
-  if (mail !== undefined) site.declareRoutes({ [signupPagePath]: ['GET', 'HEAD', 'POST'] });
+  if (mail !== undefined)
+    site.declareRoutes({
+      [signupPagePath]: ['GET', 'HEAD', 'POST'],
+      [signupConfirmPagePath]: ['GET', 'HEAD', 'POST'],
+    });
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.

@@ -3,6 +3,7 @@ import { HttpError } from '../http/errors.js';
 import type { Notice } from '../pages/notices.js';
 import { formatWait } from '../pages/notices.js';
 import { lockPagePath, renderLockedPage, renderLockPage } from '../pages/lock-pages.js';
+import { renderSignupConfirmedPage } from '../pages/signup-pages.js';
 import { renderVerifyDonePage, renderVerifyPage, verifyPagePath } from '../pages/verify-pages.js';
 import {
   forgotPagePath,
@@ -190,6 +191,12 @@ export function registerResetPages(
         headers: answerHeaders(error),
       });
     }
-    return send(reply, 200, renderVerifyDonePage(shell, done), { cookie: csrf.cookie });
+    // A sign-up's secret needs its password, which this page's forms do not send: a post that
+    // carries one anyway made the account, and the sign-up's own page says so.
+    const html =
+      done.outcome === 'created'
+        ? renderSignupConfirmedPage(shell, { email: done.email })
+        : renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email });
+    return send(reply, 200, html, { cookie: csrf.cookie });
   });
 }

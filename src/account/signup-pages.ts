@@ -3,14 +3,20 @@ import { HttpError } from '../http/errors.js';
 import { formatWait, type Notice } from '../pages/notices.js';
 import {
   renderSignupClosedPage,
+  renderSignupConfirmedPage,
+  renderSignupConfirmPage,
   renderSignupPage,
   renderSignupSentPage,
+  signupConfirmPagePath,
   signupPagePath,
   type SignupField,
 } from '../pages/signup-pages.js';
+import { renderVerifyDonePage } from '../pages/verify-pages.js';
 import { readEmail } from '../users/email.js';
 import { runAction, type AccountDeps } from './action.js';
 import { signUpAction } from './actions/signup.js';
+import { confirmEmailRequest } from './actions/verify-email.js';
+import { findPendingSignup } from './signup-confirmation.js';
 import { createPageKit, textOf as text, type PageKitSettings } from './page-kit.js';
 import { readBody } from './request-body.js';
 
@@ -48,18 +54,63 @@ function refusalOf(error: HttpError): { notice: Notice; field?: SignupField } {
   }
 }
 
+/** A refusal at the confirm page in words, and whether it is about the password. */
+function confirmRefusalOf(error: HttpError): { notice: Notice; passwordInvalid: boolean } {
+  const notice = (text: string): Notice => ({ tone: 'error', text });
+  switch (error.code) {
+    case 'invalid_credentials':
+      return {
+        notice: notice(
+          'That is not the password chosen at sign-up, so no account was made. Only the person who signed up can confirm: if that was not you, ignore the mail.',
+        ),
+        passwordInvalid: true,
+      };
+    case 'invalid_field':
+      return {
+        notice: notice('Enter the password you chose when you signed up.'),
+        passwordInvalid: true,
+      };
+    case 'rate_limited':
+      return {
+        notice: notice(
+          `Too many attempts. Try again in ${formatWait(Number(error.headers['retry-after'] ?? 60))}.`,
+        ),
+        passwordInvalid: false,
+      };
+    case 'invalid_token':
+      return {
+        notice: notice(
+          'This link or code is not valid: it may have expired, been used already, or the address has an account by now. Sign up again, or sign in.',
+        ),
+        passwordInvalid: false,
+      };
+    default:
+      return { notice: notice(error.message), passwordInvalid: false };
+  }
+}
+
 /**
  * `GET|POST /account/signup` (no script): the form, and its post running the JSON route's
  * action. Every address that gets past the checks lands on the same "check your inbox" page;
  * a refusal shows the form again with the reason in words. SIGNUP=closed: a page that says so
- * (403), with nothing to fill in.
+ * (403), with nothing to fill in. `GET|POST /account/signup/confirm`: the mail's link page,
+ * asking for the password chosen at sign-up; its post runs `POST /api/account/email/verify`'s
+ * action, and on success offers sign-in (no session is made). Its URL carries a secret, so it
+ * sends `Referrer-Policy: no-referrer`.
  */
 export function registerSignupPages(
   scope: FastifyInstance,
   actionDeps: AccountDeps,
   settings: SignupPageSettings,
 ): void {
-  const { shell, assertCsrf, csrfFor, send: sendPage, answerHeaders } = createPageKit(settings);
+  const {
+    shell,
+    assertCsrf,
+    csrfFor,
+    send: sendPage,
+    answerHeaders,
+    tokenOf,
+  } = createPageKit(settings);
   // Not a page with a secret in it: the referrer may name the page to this site.
   const send = (
     reply: FastifyReply,
@@ -105,6 +156,64 @@ export function registerSignupPages(
     const email = readEmail(text(body.email) ?? '') ?? '';
     const ttlMinutes = Math.round(settings.mailTokenTtlSeconds / 60);
     return send(reply, 200, renderSignupSentPage(shell, { email, ttlMinutes }), {
+      cookie: csrf.cookie,
+    });
+  });
+
+  scope.get(signupConfirmPagePath, async (request, reply) => {
+    if (!actionDeps.signupOpen) return closed(reply);
+    const csrf = csrfFor(request);
+    const token = tokenOf(request);
+    // Only read: a mail scanner that opens the link uses nothing.
+    const pending =
+      token === undefined
+        ? null
+        : await findPendingSignup(actionDeps.db, { token }, actionDeps.now());
+    const html =
+      token === undefined || pending !== null
+        ? renderSignupConfirmPage(shell, { csrfToken: csrf.token, token, email: pending?.email })
+        : renderSignupConfirmPage(shell, {
+            csrfToken: csrf.token,
+            notice: confirmRefusalOf(new HttpError('invalid_token')).notice,
+          });
+    return sendPage(reply, 200, html, { cookie: csrf.cookie });
+  });
+
+  scope.post(signupConfirmPagePath, async (request, reply) => {
+    const body = readBody(request);
+    assertCsrf(request, body);
+    if (!actionDeps.signupOpen) return closed(reply);
+    const csrf = csrfFor(request);
+    let done: Awaited<ReturnType<typeof confirmEmailRequest>>;
+    try {
+      done = (await runAction(confirmEmailRequest, actionDeps, {
+        request,
+        reply,
+        body,
+      })) as typeof done;
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+      const { notice, passwordInvalid } = confirmRefusalOf(error);
+      // A wrong password keeps the link (it is not spent); a spent or wrong one leaves the code form.
+      const token = error.code === 'invalid_token' ? undefined : text(body.token) || undefined;
+      const html = renderSignupConfirmPage(shell, {
+        csrfToken: csrf.token,
+        token,
+        email: text(body.email) ?? text(body.username),
+        notice,
+        passwordInvalid,
+      });
+      return sendPage(reply, error.status, html, {
+        cookie: csrf.cookie,
+        headers: answerHeaders(error),
+      });
+    }
+    if (done.outcome !== 'created') {
+      // A verification's or an address change's code typed here: it did its own work.
+      const html = renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email });
+      return sendPage(reply, 200, html, { cookie: csrf.cookie });
+    }
+    return sendPage(reply, 200, renderSignupConfirmedPage(shell, { email: done.email }), {
       cookie: csrf.cookie,
     });
   });

@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { forgotPagePath } from '../pages/reset-pages.js';
-import { issueVerificationMail } from './email-verification.js';
-import { record, type NewAccountEvent } from './events.js';
-import type { SecretLinks } from './secret-mail.js';
+import { signupConfirmPagePath } from '../pages/signup-pages.js';
+import { queueSecretMail, type SecretLinks } from './secret-mail.js';
 
 export interface SignUp {
   /** Normalised. */
@@ -13,61 +11,56 @@ export interface SignUp {
   name: string;
   passwordHash: string;
   links: SecretLinks;
-  event: Omit<NewAccountEvent, 'userId' | 'type'>;
 }
 
 /** What became of a sign-up (for the log: the answer never says). */
-export type SignUpOutcome = 'created' | 'exists' | 'disabled';
+export type SignUpOutcome = 'pending' | 'exists' | 'disabled';
 
 /**
- * A sign-up's work, done after the answer: a new address becomes an unverified account, and its
- * "confirm your address" secret and mail, and its `account_created` event, are written in the
- * same transaction (an account never exists without its mail). The address's unique index
- * decides a race: the insert that loses does nothing, and the address is then treated as taken.
- * A taken address gets "you already have an account" (with a link to the forgot page) and
- * nothing changes; a disabled one gets no mail, as forgot-password sends it none.
+ * A sign-up's work, done after the answer. It makes no account: an address without one gets a
+ * userless `signup` secret that keeps the hash of the password chosen and the name, and the
+ * "confirm your address" mail, in one transaction. The account is made only when that secret
+ * is used together with the same password (src/account/signup-confirmation.ts), so signing in
+ * before then answers as for any wrong password, a mailbox holder who did not sign up cannot
+ * turn the sign-up into an account, and a sign-up nobody confirms expires with its secret. The
+ * mail carries no name: the requester typed it, and nobody has proven the address. Earlier
+ * pending sign-ups of the address stay (each needs its own password); once an account has the
+ * address, every one of them is void (the userless claim). A taken address gets "you already
+ * have an account", greeting its holder by the account's own name, and nothing changes; a
+ * disabled one gets no mail, as forgot-password sends it none.
  */
 export async function signUp(
   db: Kysely<Database>,
   mail: MailQueue,
   signup: SignUp,
 ): Promise<SignUpOutcome> {
-  const at = signup.links.now;
-  const created = await db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('users')
-      .values({
-        id: randomUUID(),
-        email: signup.email,
-        name: signup.name,
-        password_hash: signup.passwordHash,
-        disabled: 0,
-        email_verified_at: null,
-        created_at: at,
-        updated_at: at,
-      })
-      .onConflict((conflict) => conflict.column('email').doNothing())
-      .returning(['id', 'email', 'name', 'credential_version'])
-      .executeTakeFirst();
-    if (row === undefined) return false;
-    const account = { ...row, credentialVersion: Number(row.credential_version) };
-    await issueVerificationMail(trx, mail, account, signup.links);
-    await record(trx, {
-      ...signup.event,
-      userId: row.id,
-      type: 'account_created',
-      detail: { via: 'signup' },
-    });
-    return true;
-  });
-  if (created) return 'created';
   const existing = await db
     .selectFrom('users')
     .select(['name', 'disabled'])
     .where('email', '=', signup.email)
     .executeTakeFirst();
-  // Removed meanwhile, or disabled: nothing to say to the address.
-  if (existing === undefined || Number(existing.disabled) === 1) return 'disabled';
+  if (existing === undefined) {
+    // An account made between this read and the secret's use voids the secret (its claim).
+    await db.transaction().execute(async (trx) => {
+      await queueSecretMail(trx, mail, {
+        secret: {
+          purpose: 'signup',
+          userId: null,
+          email: signup.email,
+          credentialVersion: null,
+          name: signup.name,
+          passwordHash: signup.passwordHash,
+        },
+        kind: 'signup-confirmation',
+        to: signup.email,
+        name: '',
+        pagePath: signupConfirmPagePath,
+        links: signup.links,
+      });
+    });
+    return 'pending';
+  }
+  if (Number(existing.disabled) === 1) return 'disabled';
   await mail.enqueue(db, {
     kind: 'account-exists',
     to: signup.email,
@@ -77,19 +70,4 @@ export async function signUp(
     },
   });
   return 'exists';
-}
-
-/**
- * The start-up warning for SIGNUP=open without REQUIRE_VERIFIED_EMAIL: such an account signs in
- * before anyone proved the address is theirs, so anyone can hold an account under another
- * person's address, and an app that trusts the session's `email` trusts an unproven one. A
- * warning, not a refusal: a deployment that shows `emailVerified` (GET /api/account) or does not
- * key anything on the address may want exactly this.
- */
-export function signupStartupWarning(settings: {
-  signupOpen: boolean;
-  requireVerifiedEmail: boolean;
-}): string | undefined {
-  if (!settings.signupOpen || settings.requireVerifiedEmail) return undefined;
-  return 'SIGNUP=open without REQUIRE_VERIFIED_EMAIL=true: accounts made by sign-up sign in before their address is confirmed, so anyone can sign up with an address that is not theirs; set REQUIRE_VERIFIED_EMAIL=true unless the apps you serve check emailVerified themselves';
 }

@@ -29,8 +29,10 @@ export interface IssueRequest {
   credentialVersion: number | null;
   /** For `email_change`: the address being verified (`email` is the current one). */
   newEmail?: string;
-  /** For `invite`: the name the operator gave, for the account the invitation creates. */
+  /** For `invite`: the name the operator gave; for `signup`: the name typed at sign-up. */
   name?: string;
+  /** For `signup`: the argon2 hash of the password chosen, for the account it creates. */
+  passwordHash?: string;
   ttlSeconds: number;
   /** A short code beside the link (default); invitations and lock links need none. */
   withCode?: boolean;
@@ -107,6 +109,7 @@ export async function issue(
       email: request.email,
       new_email: request.newEmail ?? null,
       name: request.name ?? null,
+      password_hash: request.passwordHash ?? null,
       expires_at: expiresAt,
       used_at: null,
       created_at: now,
@@ -208,6 +211,22 @@ export async function consume(
     if (row === undefined || !(await claim(trx, row.id, row.purpose, now))) return null;
     return toToken(row);
   }
+  const match = await matchCode(trx, request, now);
+  if (match === null || !(await claim(trx, match.id, match.purpose, now))) return null;
+  return match;
+}
+
+/**
+ * A code guess without the use: spends a try of every live code for that purpose and address
+ * (as `consume` does) and returns the row whose code it is, unclaimed, or null. For a secret
+ * that needs one more check before it is used (a sign-up's password): the caller commits the
+ * spent tries, checks, and then uses the row with `consumeById`.
+ */
+export async function matchCode(
+  trx: Kysely<Database>,
+  request: { purpose: AccountTokenPurpose; email: string; code: string },
+  now: number = Date.now(),
+): Promise<AccountToken | null> {
   const code = readCode(request.code);
   if (code === null) return null;
   const spent = await trx
@@ -222,16 +241,31 @@ export async function consume(
     .returningAll()
     .execute();
   const match = spent.find((row) => row.code_hash === codeDigest(row.id, code));
-  if (match === undefined || !(await claim(trx, match.id, match.purpose, now))) return null;
-  return toToken(match);
+  return match === undefined ? null : toToken(match);
+}
+
+/**
+ * Uses the secret with this id once, with the same claim as `consume` (unused, unexpired, bound
+ * to the account as it is; without a user, no account has the address): true when this call
+ * used it.
+ */
+export async function consumeById(
+  trx: Kysely<Database>,
+  id: string,
+  purpose: AccountTokenPurpose,
+  now: number = Date.now(),
+): Promise<boolean> {
+  return claim(trx, id, purpose, now);
 }
 
 /** A secret that could still be used, as a page shows it. */
 export interface LiveToken {
   id: string;
   email: string;
-  /** For `invite`: the name the operator gave. */
+  /** For `invite`: the name the operator gave; for `signup`: the name typed. */
   name: string | null;
+  /** For `signup`: the hash of the password chosen. */
+  passwordHash: string | null;
   expiresAt: number;
 }
 
@@ -249,14 +283,20 @@ export async function findLive(
   if (token.length === 0 || token.length > 128) return null;
   const row = await db
     .selectFrom('account_tokens')
-    .select(['id', 'email', 'name', 'expires_at'])
+    .select(['id', 'email', 'name', 'password_hash', 'expires_at'])
     .where('token_hash', '=', sha256(token))
     .where('purpose', '=', purpose)
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst();
   if (row === undefined) return null;
-  return { id: row.id, email: row.email, name: row.name, expiresAt: Number(row.expires_at) };
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    passwordHash: row.password_hash,
+    expiresAt: Number(row.expires_at),
+  };
 }
 
 /** Deletes secrets that can no longer be used (expired or used before `before`). */

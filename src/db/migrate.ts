@@ -5,6 +5,7 @@ import * as credentialVersion from './migrations/002-credential-version.js';
 import * as mailOutbox from './migrations/003-mail-outbox.js';
 import * as accounts from './migrations/004-accounts.js';
 import * as invitations from './migrations/005-invitations.js';
+import * as signupSecrets from './migrations/006-signup-secrets.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '003-mail-outbox': mailOutbox,
   '004-accounts': accounts,
   '005-invitations': invitations,
+  '006-signup-secrets': signupSecrets,
 };
 
 const provider: MigrationProvider = {

@@ -31,7 +31,8 @@ export interface SigninThrottleTable {
   locked_until: number;
 }
 
-export type AccountTokenPurpose = 'reset' | 'verify' | 'email_change' | 'invite' | 'lock';
+export type AccountTokenPurpose =
+  'reset' | 'verify' | 'email_change' | 'invite' | 'lock' | 'signup';
 
 /** An e-mailed secret, kept only as hashes (src/account/tokens.ts). */
 export interface AccountTokensTable {
@@ -44,8 +45,10 @@ export interface AccountTokensTable {
   credential_version: number | null;
   email: string;
   new_email: string | null;
-  /** An invitation's name for the account it creates (migration 005); null otherwise. */
+  /** The name for the account an invitation or a sign-up creates (migration 005); else null. */
   name: string | null;
+  /** A sign-up's argon2 hash of the password chosen (migration 006); null otherwise. */
+  password_hash: string | null;
   expires_at: number;
   used_at: number | null;
   created_at: number;

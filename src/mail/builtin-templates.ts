@@ -110,6 +110,24 @@ If this was not you, ignore this mail.`,
 <p>If this was not you, ignore this mail.</p>`,
     required: [],
   },
+  // No name in it: whoever signed up typed the name, and nobody has proven the address yet.
+  'signup-confirmation': {
+    subject: 'Confirm your address for {{productName}}',
+    text: `Hello,
+
+Someone signed up for {{productName}} with this address ({{to}}). To create the account,
+open this link and enter the password chosen at sign-up:
+{{link}}
+${codeText}
+
+If this was not you, ignore this mail: no account is made, and this mail cannot make one
+without that password.`,
+    html: `<p>Hello,</p>
+<p>Someone signed up for {{productName}} with this address ({{to}}). To create the account, open this link and enter the password chosen at sign-up:</p>
+${button('Confirm my address')}${codeHtml}
+<p>If this was not you, ignore this mail: no account is made, and this mail cannot make one without that password.</p>`,
+    required: ['link'],
+  },
   invitation: {
     subject: "You're invited to {{productName}}",
     text: `Hello{{#name}} {{name}}{{/name}},

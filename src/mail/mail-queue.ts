@@ -8,6 +8,7 @@ export type MailKind =
   | 'email-changed-notice'
   | 'password-changed-notice'
   | 'account-exists'
+  | 'signup-confirmation'
   | 'invitation'
   | 'account-locked-notice'
   | 'test';

@@ -1,9 +1,12 @@
-import { markup } from './html.js';
+import { markup, type SafeHtml } from './html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from './layout.js';
 import type { Notice } from './notices.js';
 
 /** Where the sign-up form lives (the sign-in page links to it when SIGNUP=open). */
 export const signupPagePath = '/account/signup';
+
+/** Where a sign-up's "confirm your address" mail links to: the password chosen, then the account. */
+export const signupConfirmPagePath = '/account/signup/confirm';
 
 const rulesId = 'password-rules';
 
@@ -75,4 +78,70 @@ export function renderSignupClosedPage(shell: PageShell): string {
   const content = markup`<div class="notice notice-info" role="status"><p>${shell.productName} does not take sign-ups. To get an account, ask your administrator for an invitation.</p></div>
 <a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
   return renderDocument(shell, 'Sign-up is closed', content, undefined);
+}
+
+export interface SignupConfirmView {
+  csrfToken: string;
+  /** The link's secret; absent: the code form (another device, or a spent link). */
+  token?: string | undefined;
+  /** The address signed up with, when the link names a pending sign-up (for password managers). */
+  email?: string | undefined;
+  notice?: Notice | undefined;
+  /** The notice is about the password (marked invalid, and focused). */
+  passwordInvalid?: boolean | undefined;
+}
+
+/**
+ * The sign-up's link page: the account is made only with the password chosen at sign-up, so
+ * someone who holds the mailbox but did not sign up cannot turn another person's sign-up into
+ * an account. The GET uses nothing (a mail scanner that opens the link makes nothing). Without a
+ * token, the address-and-code form, with the same password field.
+ */
+export function renderSignupConfirmPage(shell: PageShell, view: SignupConfirmView): string {
+  const { notice } = view;
+  const invalid = notice !== undefined && view.passwordInvalid === true;
+  const passwordState = markup` aria-describedby="signup-password-hint${invalid ? ` ${noticeId}` : ''}"${invalid && markup` aria-invalid="true"`}`;
+  const passwordField = (autofocus: boolean) =>
+    markup`<label for="password">Password</label>
+<p id="signup-password-hint" class="hint field-hint">The password you chose when you signed up.</p>
+<input id="password" name="password" type="password" autocomplete="current-password" required${passwordState}${autofocus && markup` autofocus`}>`;
+  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  let content: SafeHtml;
+  if (view.token !== undefined) {
+    const username =
+      view.email !== undefined &&
+      markup`<input type="email" name="username" autocomplete="username" value="${view.email}" hidden>
+`;
+    content = markup`<p class="lead">To create ${view.email === undefined ? 'your account' : markup`the account for <strong>${view.email}</strong>`}, enter the password you chose when you signed up.</p>
+${renderNotice(notice)}
+<form method="post" action="${signupConfirmPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="token" value="${view.token}">
+${username}${passwordField(true)}
+<button type="submit">Confirm and create the account</button>
+</form>
+<p class="hint">Did not sign up? Ignore the mail: without that password no account is made.</p>`;
+  } else {
+    content = markup`<p class="lead">Enter the address the mail came to, the code in it, and the password you chose when you signed up.</p>
+${renderNotice(notice)}
+<form method="post" action="${signupConfirmPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${!invalid && markup` autofocus`}>
+<label for="code">Code from the mail</label>
+<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required>
+${passwordField(invalid)}
+<button type="submit">Confirm and create the account</button>
+</form>
+<p class="hint">No mail, or the link expired? <a href="${signupPagePath}">Sign up again</a>.</p>`;
+  }
+  return renderDocument(shell, 'Confirm your address', content, notice);
+}
+
+/** Done: the account exists, its address confirmed; it signs in with the password chosen. */
+export function renderSignupConfirmedPage(shell: PageShell, view: { email: string }): string {
+  const content = markup`<div class="notice notice-info" role="status"><p>Your account for <strong>${view.email}</strong> is ready, and its address is confirmed.</p></div>
+<p>Sign in with your address and the password you chose.</p>
+<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+  return renderDocument(shell, 'Account created', content, undefined);
 }

@@ -9,8 +9,8 @@ import { equalAnswers } from './equal-answers.js';
  * What open sign-up gives away: nothing. The same bytes and, by the sign-in's own statistical
  * test (as password-reset-answers.test.ts: interleaved pairs in random order, only the POST
  * timed, medians compared, within 10 %), the same time for a new and a taken address, with SMTP
- * up and down. Each "new" sample is an address never seen before, so it really creates an
- * account. Built service, SQLite.
+ * up and down. Each "new" sample is an address never seen before, so it really writes a pending
+ * sign-up and its mail. Built service, SQLite.
  *
  * What the timing half can catch: a wait on the account's fate in the answer that costs more
  * than a tenth of it. The argon2 hash that every sign-up pays before the answer (the same for
@@ -84,20 +84,27 @@ describe('sign-up: the same answer and time for new and taken addresses', () => 
       expect([...bytes.taken]).toEqual([...bytes.new]);
       expect([...bytes.new][0]).toContain('202');
       expect(within).toBe(true);
-      // Every new address did become an account (the work after the answer was done, or is
-      // finishing), counted in the database file.
+      // Every new address did become a pending sign-up (the work after the answer was done, or
+      // is finishing), and none an account before its confirmation: counted in the database file.
       const { db } = openDatabase(`file:${dataDir}/gatehouse.db`);
-      const accounts = async () =>
+      const pending = async () =>
         Number(
           (
             await db
-              .selectFrom('users')
+              .selectFrom('account_tokens')
               .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('purpose', '=', 'signup')
               .where('email', 'like', `new-${mode}-%`)
               .executeTakeFirstOrThrow()
           ).n,
         );
-      await expect.poll(accounts, { timeout: 10_000 }).toBe(newAddresses);
+      await expect.poll(pending, { timeout: 10_000 }).toBe(newAddresses);
+      const accounts = await db
+        .selectFrom('users')
+        .select('email')
+        .where('email', 'like', `new-${mode}-%`)
+        .execute();
+      expect(accounts).toEqual([]);
       await db.destroy();
     },
     300_000,

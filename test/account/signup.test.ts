@@ -16,8 +16,9 @@ import {
 /*
  * Open sign-up and REQUIRE_VERIFIED_EMAIL (accounts spec, issue 19 item 4), black-box: the built
  * service (`npm run build` first), a real SMTP server on loopback, every mail parsed. SQLite,
- * and PostgreSQL under scripts/with-postgres.sh. The verify page itself is another part's: here
- * only the mail's link and code are checked.
+ * and PostgreSQL under scripts/with-postgres.sh. A sign-up makes no account: the mail's link
+ * (or code) together with the password chosen at sign-up does, so a sign-in before then, a
+ * mailbox holder who did not sign up and a link scanner all make nothing.
  */
 
 const password = 'correct horse battery staple';
@@ -31,6 +32,19 @@ const signUp = (client: Client, body: Record<string, unknown>) =>
 
 /** The verification link and code a person reads in the plain-text body. */
 const verificationOf = (mail: ReceivedMail) => secretsIn(mail, '/account/email/verify');
+
+/** A sign-up's confirmation link and code. */
+const signupSecretsOf = (mail: ReceivedMail) => secretsIn(mail, '/account/signup/confirm');
+
+/** Confirms a sign-up through the JSON route: "status code". */
+const confirm = async (client: Client, body: Record<string, unknown>) => {
+  const response = await post(client, '/api/account/email/verify', body);
+  if (response.status === 200) {
+    expect(await response.json()).toEqual({ status: 'verified' });
+    return '200';
+  }
+  return errorCode(response);
+};
 
 const mailsTo = (smtp: LoopbackSmtp, to: string) =>
   smtp.received.filter((mail) => mail.envelopeTo.includes(to));
@@ -86,12 +100,12 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
   });
 
   it.skipIf(skip)(
-    'a new address: 202, an unverified account, a mail with a link to /account/email/verify and a code',
+    'a new address: 202, no account yet, a mail without the name with a link to /account/signup/confirm and a code; the link and the password chosen make a verified account',
     async () => {
       const person = browser(service);
       const answer = await signUp(person, {
         email: ' New.Person@Example.com',
-        name: 'New Person',
+        name: 'New Person https://evil.example/',
         password,
       });
       expect(answer.status).toBe(202);
@@ -99,22 +113,82 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
       expect(answer.headers.get('cache-control')).toBe('no-store');
       expect(person.sessionCookie()).toBeUndefined();
       const mail = await smtp.mailTo('new.person@example.com', 0, /Confirm your address/);
-      const { link, code } = verificationOf(mail);
-      expect(link.startsWith(`${service.url}/account/email/verify?token=`)).toBe(true);
+      const { link, token, code } = signupSecretsOf(mail);
+      expect(link.startsWith(`${service.url}/account/signup/confirm?token=`)).toBe(true);
       expect(code).toMatch(/^[A-Z0-9]{8}$/);
-      expect(mail.parsed.text).toContain('Hello New Person');
+      // Nothing the requester typed reaches a mailbox nobody has proven.
+      expect(mail.parsed.text).not.toContain('New Person');
+      expect(mail.parsed.text).not.toContain('evil.example');
+      expect(String(mail.parsed.html)).not.toContain('evil.example');
+      expect(mail.parsed.text).toMatch(/^Hello,$/m);
+      expect(await userOf(service, 'new.person@example.com')).toBeUndefined();
+      // Before the confirmation there is no account: the sign-up's password is just wrong.
+      const early = await signInUrl(browser(service), 'new.person@example.com', password);
+      expect(early.url.searchParams.get('code')).toBe('credentials');
+      // Without the password the secret cannot be used, and stays.
+      expect(await confirm(browser(service), { token })).toBe('422 invalid_field');
+      expect(await confirm(browser(service), { token, password })).toBe('200');
       expect(await userOf(service, 'new.person@example.com')).toEqual(
-        expect.objectContaining({ name: 'New Person', disabled: false, emailVerified: false }),
+        expect.objectContaining({
+          name: 'New Person https://evil.example/',
+          disabled: false,
+          emailVerified: true,
+        }),
       );
-      // REQUIRE_VERIFIED_EMAIL is off here: the new account signs in, and its record starts
-      // with its creation.
+      // Single use; the code of the same mail is spent with it.
+      expect(await confirm(browser(service), { token, password })).toBe('400 invalid_token');
+      expect(
+        await confirm(browser(service), { email: 'new.person@example.com', code, password }),
+      ).toBe('400 invalid_token');
+      // No session was made: the person signs in, and the record starts with the creation.
       const signedIn = browser(service);
       expect((await signedIn.signIn('new.person@example.com', password)).status).toBe(200);
       const events = (await (await signedIn.get('/api/account/events')).json()) as {
-        events: { type: string; device: string }[];
+        events: { type: string; device: string; detail?: unknown }[];
       };
       expect(events.events.map((event) => event.type)).toEqual(['signin', 'account_created']);
       expect(events.events[1]?.device).toContain('SignupTest/1.0');
+    },
+  );
+
+  it.skipIf(skip)(
+    'the code on another device works with the password too, and a wrong password spends nothing',
+    async () => {
+      const email = 'coded@example.com';
+      await signUp(browser(service), { email, name: 'Coded', password });
+      const { code } = signupSecretsOf(await smtp.mailTo(email, 0, /Confirm your address/));
+      const device = browser(service);
+      // A code without a password is not tried as a sign-up's.
+      expect(await confirm(device, { email, code })).toBe('400 invalid_token');
+      expect(await confirm(device, { email, code, password: otherPassword })).toBe(
+        '403 invalid_credentials',
+      );
+      expect(await userOf(service, email)).toBeUndefined();
+      expect(await confirm(device, { email, code, password })).toBe('200');
+      expect(await userOf(service, email)).toEqual(
+        expect.objectContaining({ emailVerified: true }),
+      );
+    },
+  );
+
+  it.skipIf(skip)(
+    'probing: signing in with the sign-up password answers credentials for a free address and for a taken one alike',
+    async () => {
+      await signUp(browser(service), {
+        email: 'probe-free@example.com',
+        name: 'P',
+        password: otherPassword,
+      });
+      await signUp(browser(service), {
+        email: 'taken@example.com',
+        name: 'P',
+        password: otherPassword,
+      });
+      await smtp.mailTo('probe-free@example.com', 0, /Confirm your address/);
+      for (const email of ['probe-free@example.com', 'taken@example.com']) {
+        const probe = await signInUrl(browser(service), email, otherPassword);
+        expect(probe.url.searchParams.get('code'), email).toBe('credentials');
+      }
     },
   );
 
@@ -131,6 +205,9 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
       expect(await answer.json()).toEqual({ status: 'accepted' });
       const mail = await smtp.mailTo('taken@example.com', 0, /already have/);
       expect(mail.parsed.text).toContain(`${service.url}/account/password/forgot`);
+      // Greeted by the account's own name, never by the requester's.
+      expect(mail.parsed.text).toMatch(/^Hello taken,$/m);
+      expect(mail.parsed.text).not.toContain('Someone Else');
       expect(
         mailsTo(smtp, 'taken@example.com').some((m) => /Confirm/.test(m.parsed.subject ?? '')),
       ).toBe(false);
@@ -217,59 +294,125 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
     },
   );
 
-  it.skipIf(skip)('a race on one new address makes one account and never a 5xx', async () => {
-    const email = 'race@example.com';
-    const before = smtp.received.length;
-    const answers = await Promise.all(
-      Array.from({ length: 4 }, (_, i) =>
-        signUp(browser(service), { email, name: `Racer ${i}`, password: `${password} ${i}` }),
-      ),
-    );
-    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
-    await smtp.mailTo(email, before, /Confirm/);
-    // Every sign-up's work is done once its three siblings' mails are in.
-    const deadline = Date.now() + 10_000;
-    while (mailsTo(smtp, email).length < 4 && Date.now() < deadline) await sleep(50);
-    const subjects = mailsTo(smtp, email).map((mail) => mail.parsed.subject ?? '');
-    expect(subjects.filter((subject) => /Confirm/.test(subject))).toHaveLength(1);
-    expect(subjects.filter((subject) => /already have/.test(subject))).toHaveLength(3);
-    expect((await listUsers(service)).filter((user) => user.email === email)).toHaveLength(1);
-    expect(service.output()).not.toMatch(/sign-up: could not/);
-  });
+  it.skipIf(skip)(
+    'several pending sign-ups of one address: each confirms only with its own password, the first makes the one account, and the rest are void',
+    async () => {
+      const email = 'race@example.com';
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          signUp(browser(service), { email, name: `Racer ${i}`, password: `${password} ${i}` }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 202]);
+      const deadline = Date.now() + 10_000;
+      while (mailsTo(smtp, email).length < 4 && Date.now() < deadline) await sleep(50);
+      const mails = mailsTo(smtp, email);
+      expect(mails.map((mail) => mail.parsed.subject)).toEqual(
+        Array.from({ length: 4 }, () => expect.stringMatching(/Confirm your address/)),
+      );
+      expect(await userOf(service, email)).toBeUndefined();
+      // Racer 2's password: the other racers' mails refuse it (and stay), its own confirms,
+      // and then every other one is void.
+      const results: string[] = [];
+      for (const mail of mails) {
+        const { token } = signupSecretsOf(mail);
+        results.push(await confirm(browser(service), { token, password: `${password} 2` }));
+      }
+      const made = results.indexOf('200');
+      expect(made).toBeGreaterThanOrEqual(0);
+      expect(results.slice(0, made).every((r) => r === '403 invalid_credentials')).toBe(true);
+      expect(results.slice(made + 1).every((r) => r === '400 invalid_token')).toBe(true);
+      expect((await listUsers(service)).filter((user) => user.email === email)).toEqual([
+        expect.objectContaining({ name: 'Racer 2', emailVerified: true }),
+      ]);
+      expect((await browser(service).signIn(email, `${password} 2`)).status).toBe(200);
+      expect(service.output()).not.toMatch(/sign-up: could not/);
+    },
+  );
 
   it.skipIf(skip)(
-    'pre-hijacking: a stranger signs up with your address; your password reset proves the mailbox, verifies it and shuts them out',
+    'pre-hijacking: a stranger signs up with your address; you cannot confirm it without their password, no account is made, and your own sign-up wins',
     async () => {
       const victim = 'victim@example.com';
       expect(
         (await signUp(browser(service), { email: victim, name: 'Stranger', password })).status,
       ).toBe(202);
-      await smtp.mailTo(victim, 0, /Confirm/);
-      const squatter = browser(service);
-      expect((await squatter.signIn(victim, password)).status).toBe(200);
-      // The owner, later, signs up too: told they have an account, nothing changes.
-      await signUp(browser(service), { email: victim, name: 'Owner', password: otherPassword });
-      await smtp.mailTo(victim, 0, /already have/);
-      // A link scanner opens every link of every mail first: nothing is spent.
+      const trap = await smtp.mailTo(victim, 0, /Confirm your address/);
+      // The stranger cannot sign in: there is no account.
+      const squatter = await signInUrl(browser(service), victim, password);
+      expect(squatter.url.searchParams.get('code')).toBe('credentials');
+      // A link scanner opens every link of every mail first: nothing is made or spent.
       await scanEveryLink(smtp);
+      expect(await userOf(service, victim)).toBeUndefined();
+      // The mailbox holder opens the link: the page asks for the password chosen at sign-up,
+      // and theirs is refused in words, with no account made.
       const owner = browser(service);
-      const before = smtp.received.length;
-      expect((await post(owner, '/api/account/password/forgot', { email: victim })).status).toBe(
-        202,
+      const { link, token } = signupSecretsOf(trap);
+      const page = await owner.get(new URL(link).pathname + new URL(link).search);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      const html = await page.text();
+      expect(html).toContain('type="password"');
+      expect(html).toContain('The password you chose when you signed up.');
+      const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      const refused = await owner.postForm(
+        '/account/signup/confirm',
+        { csrfToken, token, password: otherPassword },
+        { origin: 'null', 'sec-fetch-site': 'same-origin' },
       );
-      const resetMail = await smtp.mailTo(victim, before, /Reset your/);
+      expect(refused.status).toBe(403);
+      const refusal = await refused.text();
+      expect(refusal).toContain('role="alert"');
+      expect(refusal).toContain(
+        'That is not the password chosen at sign-up, so no account was made.',
+      );
+      expect(refusal).toContain(`name="token" value="${token}"`);
+      expect(await userOf(service, victim)).toBeUndefined();
+      // The owner signs up themselves: a pending sign-up does not block it.
+      const before = smtp.received.length;
+      await signUp(browser(service), { email: victim, name: 'Owner', password: otherPassword });
+      const own = await smtp.mailTo(victim, before, /Confirm your address/);
+      const ownToken = signupSecretsOf(own).token;
+      expect(ownToken).not.toBe(token);
       await scanEveryLink(smtp);
-      const token = /reset\?token=([\w-]+)/.exec(resetMail.parsed.text ?? '')?.[1] ?? '';
-      const done = await post(owner, '/api/account/password/reset', {
-        token,
-        password: otherPassword,
-      });
-      expect(done.status).toBe(200);
-      expect((await userOf(service, victim))?.emailVerified).toBe(true);
-      expect(await squatter.session()).toBeNull();
+      expect(await confirm(owner, { token: ownToken, password: otherPassword })).toBe('200');
+      expect(await userOf(service, victim)).toEqual(
+        expect.objectContaining({ name: 'Owner', emailVerified: true }),
+      );
+      // The stranger's sign-up is void now, even with their password.
+      expect(await confirm(browser(service), { token, password })).toBe('400 invalid_token');
       const stranger = await signInUrl(browser(service), victim, password);
       expect(stranger.url.searchParams.get('code')).toBe('credentials');
       expect((await browser(service).signIn(victim, otherPassword)).status).toBe(200);
+    },
+  );
+
+  it.skipIf(skip)(
+    'the confirm page without script: the link, the password, "Account created" with a sign-in link, and no session',
+    async () => {
+      const email = 'paged@example.com';
+      await signUp(browser(service), { email, name: 'Paged', password });
+      const { link, token } = signupSecretsOf(await smtp.mailTo(email, 0, /Confirm your address/));
+      const client = browser(service);
+      const page = await client.get(new URL(link).pathname + new URL(link).search);
+      const html = await page.text();
+      expect(html).toContain(`the account for <strong>${email}</strong>`);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      const done = await client.postForm(
+        '/account/signup/confirm',
+        { csrfToken, token, username: email, password },
+        { origin: 'null', 'sec-fetch-site': 'same-origin' },
+      );
+      expect(done.status).toBe(200);
+      const doneHtml = await done.text();
+      expect(doneHtml).toContain('Account created');
+      expect(doneHtml).toContain('href="/api/auth/signin"');
+      expect(client.sessionCookie()).toBeUndefined();
+      // The link again: spent, and the page says what to do.
+      const again = await client.get(new URL(link).pathname + new URL(link).search);
+      expect(await again.text()).toContain('This link or code is not valid');
+      expect((await browser(service).signIn(email, password)).status).toBe(200);
     },
   );
 
@@ -352,7 +495,7 @@ describe('SIGNUP=closed (the default), and mail off', () => {
     }
   }, 60_000);
 
-  it('production without SMTP_URL: 404, no link; SIGNUP=open without REQUIRE_VERIFIED_EMAIL warns', async () => {
+  it('production without SMTP_URL: 404, no link, and no warning (a sign-up makes no unconfirmed account)', async () => {
     const { service, close } = await startService({
       env: { ...productionWithoutMail, SIGNUP: 'open' },
     });
@@ -364,7 +507,8 @@ describe('SIGNUP=closed (the default), and mail off', () => {
       });
       expect(await errorCode(response)).toBe('404 not_found');
       expect((await fetch(`${service.url}/account/signup`)).status).toBe(404);
-      expect(service.output()).toMatch(/SIGNUP=open without REQUIRE_VERIFIED_EMAIL=true/);
+      expect((await fetch(`${service.url}/account/signup/confirm`)).status).toBe(404);
+      expect(service.output()).not.toMatch(/SIGNUP=open without/);
     } finally {
       await close();
     }
@@ -505,12 +649,15 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ dialect: back
   );
 
   it.skipIf(skip)(
-    'a sign-up under it: the new account cannot sign in until its address is verified',
+    'a sign-up under it: no account until confirmed, then a verified one that signs in at once',
     async () => {
       await signUp(browser(service), { email: 'fresh@example.com', name: 'Fresh', password });
-      await smtp.mailTo('fresh@example.com', 0, /Confirm/);
+      const mail = await smtp.mailTo('fresh@example.com', 0, /Confirm/);
       const refused = await signInUrl(browser(service), 'fresh@example.com', password);
-      expect(refused.url.searchParams.get('code')).toBe('email_unverified');
+      expect(refused.url.searchParams.get('code')).toBe('credentials');
+      const { token } = signupSecretsOf(mail);
+      expect(await confirm(browser(service), { token, password })).toBe('200');
+      expect((await browser(service).signIn('fresh@example.com', password)).status).toBe(200);
     },
   );
 });

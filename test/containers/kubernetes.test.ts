@@ -103,7 +103,7 @@ check(
       )
     ).stdout;
     expect(applied, `migrations recorded: ${JSON.stringify(applied)}`).toBe(
-      '001-initial\n002-credential-version\n003-mail-outbox\n004-accounts\n005-invitations',
+      '001-initial\n002-credential-version\n003-mail-outbox\n004-accounts\n005-invitations\n006-signup-secrets',
     );
     for (const name of names) await docker('rm', '-f', name);
     const replicas = `3 of 3 healthy in ${seconds} s, one schema`;

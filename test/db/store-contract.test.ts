@@ -9,6 +9,7 @@ import * as credentialVersionMigration from '../../src/db/migrations/002-credent
 import * as mailOutboxMigration from '../../src/db/migrations/003-mail-outbox.js';
 import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
 import * as invitationsMigration from '../../src/db/migrations/005-invitations.js';
+import * as signupSecretsMigration from '../../src/db/migrations/006-signup-secrets.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createServices } from '../../src/services.js';
@@ -517,6 +518,7 @@ for (const backend of backends) {
         const user = await createUser('ada@example.com');
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
+        await signupSecretsMigration.down(db as unknown as Kysely<unknown>);
         await invitationsMigration.down(db as unknown as Kysely<unknown>);
         await accountsMigration.down(db as unknown as Kysely<unknown>);
         await mailOutboxMigration.down(db as unknown as Kysely<unknown>);

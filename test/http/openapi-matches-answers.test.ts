@@ -89,6 +89,7 @@ describe('docs/openapi.yaml', () => {
         '/account/email/verification',
         '/account/email/change',
         '/account/signup',
+        '/account/signup/confirm',
         '/api/account',
         '/api/account/email/verify',
         '/api/account/email/verification',

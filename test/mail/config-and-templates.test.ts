@@ -166,7 +166,15 @@ describe('the built-in templates', () => {
       expect(mail.html).toMatch(/^<!doctype html>/);
       expect(mail.html).toContain('https://id.acme.test');
       expect(mail.text).not.toMatch(/\{\{|\}\}/);
-      if (['password-reset', 'email-verification', 'email-change', 'invitation'].includes(kind)) {
+      if (
+        [
+          'password-reset',
+          'email-verification',
+          'email-change',
+          'invitation',
+          'signup-confirmation',
+        ].includes(kind)
+      ) {
         expect(mail.text).toContain(values.link);
         expect(mail.html).toContain(`href="${values.link}"`);
       }

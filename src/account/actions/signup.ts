@@ -3,7 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
-import { clientOf, type AnonymousAction } from '../action.js';
+import type { AnonymousAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { signUp } from '../signup.js';
 import { displayName } from './profile.js';
@@ -21,8 +21,9 @@ const fields = z.object({
  * account: the fields (422 `invalid_field`), the password policy (422 `weak_password`, as reset
  * and change), the mail request limits per client and address (429), and the argon2 hash of
  * the password (503 `overloaded` when the hasher is full: every address pays it, so nothing is
- * lost silently and no answer is faster). The account's lookup, creation and mail run after
- * the answer has been written (src/account/signup.ts), so their time cannot show in it.
+ * lost silently and no answer is faster). The address's lookup, the pending sign-up's secret and
+ * the mail run after the answer has been written (src/account/signup.ts), so their time cannot
+ * show in it. No account exists until the address is confirmed with the same password.
  */
 export const signUpAction: AnonymousAction = async (deps, { request, reply, body }) => {
   if (!deps.signupOpen) throw new HttpError('signup_closed');
@@ -44,12 +45,11 @@ export const signUpAction: AnonymousAction = async (deps, { request, reply, body
       ttlSeconds: deps.mailTokenTtlSeconds,
       now: deps.now(),
     },
-    event: clientOf(request),
   };
   // 'close' follows the last byte of the answer (or a dropped connection): never before it.
   reply.raw.once('close', () => {
     signUp(deps.db, mail, work).catch((error: unknown) => {
-      deps.log.error({ err: error }, 'sign-up: could not create the account or queue its mail');
+      deps.log.error({ err: error }, 'sign-up: could not queue the sign-up or its mail');
     });
   });
   reply.code(202);

@@ -1,19 +1,32 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
+import type { Admission } from '../../auth/throttle.js';
+import { GateFullError } from '../../traffic/work-gate.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
+import { passwordRawMaxLength, readPassword } from '../../users/password.js';
 import { clientOf, type AccountDeps, type AnonymousAction, type ActionInput } from '../action.js';
 import { confirmEmail, type ConfirmRequest } from '../email-confirmation.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { completeSignup, findPendingSignup, type PendingSignup } from '../signup-confirmation.js';
 
 const fields = z.object({
   token: z.optional(boundedString(256)),
   email: z.optional(boundedString(emailRawMaxLength)),
   code: z.optional(boundedString(64)),
+  password: z.optional(boundedString(passwordRawMaxLength)),
 });
 
 /** The refusal when the new address of an address change belongs to another account by now. */
 export const addressTakenMessage =
   'That address belongs to another account now, so your address was not changed.';
+
+/** The refusal when a sign-up's secret comes without the password chosen at sign-up. */
+export const signupPasswordMissingMessage =
+  'This link or code confirms a sign-up: send password, the one chosen at sign-up.';
+
+/** The refusal when the password sent with a sign-up's secret is not the one chosen. */
+export const signupPasswordWrongMessage =
+  'That is not the password chosen at sign-up, so no account was made.';
 
 const rateLimited = (seconds: number) =>
   new HttpError('rate_limited', { 'retry-after': String(seconds) });
@@ -36,33 +49,91 @@ async function sessionIdOf(deps: AccountDeps, input: Omit<ActionInput, 'signedIn
 }
 
 /**
- * Confirms an address from a `verify` or `email_change` mail (link token, or the address the
- * mail went to and its code): what it did, or an HttpError: 400 `invalid_token` (unknown, used,
- * expired or voided: one answer; also when the new address was taken meanwhile, with its own
- * message), 429 past a limit. A code is charged to the sign-in throttle per account and address
- * first, as the reset's code is; a correct one takes its failure charges back.
+ * The password sent with a sign-up's secret, checked against the hash kept since the sign-up,
+ * counted in the sign-in throttle per account address and client address like a sign-in (an
+ * admission a code guess already made is reused). A wrong one is 403 `invalid_credentials` and
+ * leaves the secret unused; a right one takes its charge back.
+ */
+async function checkSignupPassword(
+  deps: AccountDeps,
+  pending: PendingSignup,
+  typed: string,
+  ip: string,
+  admitted: Admission | undefined,
+): Promise<void> {
+  const now = deps.now();
+  const password = readPassword(typed);
+  if (password === null) {
+    const retryAfter = await deps.throttle.refused(pending.email, ip, now);
+    if (retryAfter !== null) throw rateLimited(retryAfter);
+    throw new HttpError('invalid_credentials', {}, signupPasswordWrongMessage);
+  }
+  const admission = admitted ?? (await deps.throttle.admit(pending.email, ip, now));
+  if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds);
+  let matches: boolean;
+  try {
+    matches = await deps.hasher.verify(pending.passwordHash, password);
+  } catch (error) {
+    // Not checked (load shed): the attempt does not count.
+    await deps.throttle.notChecked(admission.keys);
+    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
+    throw error;
+  }
+  if (!matches) throw new HttpError('invalid_credentials', {}, signupPasswordWrongMessage);
+  await deps.throttle.succeeded(admission.keys, admission.pastEmailLock);
+}
+
+/**
+ * Confirms an address from a mail: a `verify` or `email_change` secret (link token, or the
+ * address the mail went to and its code), or a sign-up's, which also needs `password`, the one
+ * chosen at sign-up, and then creates the account (src/account/signup-confirmation.ts). What it
+ * did, or an HttpError: 400 `invalid_token` (unknown, used, expired or voided: one answer; also
+ * when the new address was taken meanwhile, with its own message), 422 `invalid_field` (a
+ * sign-up's secret without a password), 403 `invalid_credentials` (a sign-up's secret with
+ * another password: the secret stays unused), 403 `signup_closed` (a sign-up's secret while
+ * SIGNUP=closed), 429 past a limit. A code is charged to the sign-in throttle per account and
+ * address first, as the reset's code is; a correct one takes its failure charges back. A code
+ * with a password is tried as a sign-up's first.
  */
 export async function confirmEmailRequest(
   deps: AccountDeps,
   input: Omit<ActionInput, 'signedIn'>,
-): Promise<{ outcome: 'verified' | 'changed'; email: string }> {
+): Promise<{ outcome: 'verified' | 'changed' | 'created'; email: string }> {
   const typed = fieldsOf(fields, input.body);
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
   const ip = input.request.ip;
+  const now = deps.now();
   let secret: ConfirmRequest['secret'];
-  let admitted: Parameters<AccountDeps['throttle']['succeeded']>[0] | undefined;
+  let admitted: Extract<Admission, { admitted: true }> | undefined;
+  let pending: PendingSignup | null = null;
   if (typed.token !== undefined && typed.token !== '') {
     secret = { token: typed.token };
+    pending = await findPendingSignup(deps.db, secret, now);
   } else if (typed.email !== undefined && typed.code !== undefined) {
     const email = readEmail(typed.email);
     if (email === null) return refuse(deps, ip);
-    const admission = await deps.throttle.admit(email, ip, deps.now());
+    const admission = await deps.throttle.admit(email, ip, now);
     if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds);
-    admitted = admission.keys;
+    admitted = admission;
     secret = { email, code: typed.code };
+    // Sign-up codes are tried only with a password: without one they could not be used.
+    if (typed.password !== undefined) pending = await findPendingSignup(deps.db, secret, now);
   } else {
     throw new HttpError('invalid_field', {}, 'Send token, or email and code.');
+  }
+  if (pending !== null) {
+    if (!deps.signupOpen) throw new HttpError('signup_closed');
+    if (typed.password === undefined || typed.password === '')
+      throw new HttpError('invalid_field', {}, signupPasswordMissingMessage);
+    await checkSignupPassword(deps, pending, typed.password, ip, admitted);
+    const created = await completeSignup(deps.db, pending, {
+      now: deps.now(),
+      event: clientOf(input.request),
+    });
+    // Used or voided between the check and the use (another confirmation, an account made).
+    if (created === null) throw new HttpError('invalid_token');
+    return { outcome: 'created', email: created.email };
   }
   const done = await confirmEmail(deps.db, mail, {
     secret,
@@ -79,15 +150,16 @@ export async function confirmEmailRequest(
     if (admitted !== undefined) throw new HttpError('invalid_token');
     return refuse(deps, ip);
   }
-  if (admitted !== undefined) await deps.throttle.succeeded(admitted);
+  if (admitted !== undefined) await deps.throttle.succeeded(admitted.keys);
   if (done.outcome === 'taken') throw new HttpError('invalid_token', {}, addressTakenMessage);
   return { outcome: done.outcome, email: done.email };
 }
 
 /**
- * `POST /api/account/email/verify` {token | email+code}: 200 `{"status":"verified"}` for a
- * verification and for an address change alike (the accounts spec's answer); anyone may call
- * it, signed in or not (the mail may be opened on another device).
+ * `POST /api/account/email/verify` {token | email+code, password?}: 200 `{"status":"verified"}`
+ * for a verification, an address change and a sign-up's confirmation alike (the accounts spec's
+ * answer; after a sign-up's, the account exists and signs in with its password: no session is
+ * made here); anyone may call it, signed in or not (the mail may be opened on another device).
  */
 export const verifyEmail: AnonymousAction = async (deps, input) => {
   await confirmEmailRequest(deps, input);
