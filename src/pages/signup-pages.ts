@@ -112,7 +112,7 @@ export function renderSignupConfirmPage(shell: PageShell, view: SignupConfirmVie
       view.email !== undefined &&
       markup`<input type="email" name="username" autocomplete="username" value="${view.email}" hidden>
 `;
-    content = markup`<p class="lead">To create ${view.email === undefined ? 'your account' : markup`the account for <strong>${view.email}</strong>`}, enter the password you chose when you signed up.</p>
+    content = markup`<p class="lead">One step left: confirm ${view.email === undefined ? 'your new account' : markup`the account for <strong>${view.email}</strong>`} with its password.</p>
 ${renderNotice(notice)}
 <form method="post" action="${signupConfirmPagePath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">

@@ -547,7 +547,7 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ dialect: back
     if (skip) return;
     mailed = await startMailService({
       backend,
-      users: ['made@example.com', 'limited@example.com'],
+      users: ['made@example.com', 'limited@example.com', 'flooded@example.com'],
       password,
       env: {
         MAIL_RETRY_SECONDS: '1',
@@ -619,6 +619,27 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ dialect: back
       await smtp.mailTo('limited@example.com', 0, /Confirm/);
       await sleep(1_000);
       expect(mailsTo(smtp, 'limited@example.com')).toHaveLength(3);
+    },
+  );
+
+  it.skipIf(skip)(
+    "a stranger's forgot requests for the address cannot use up the refusal's mail: it has a counter of the account's own",
+    async () => {
+      const stranger = browser(service);
+      // Past the per-address forgot limit (3 here): forgot itself is refused now.
+      let last = 0;
+      for (let i = 0; i < 5; i += 1) {
+        last = (
+          await post(stranger, '/api/account/password/forgot', {
+            email: 'flooded@example.com',
+          })
+        ).status;
+      }
+      expect(last).toBe(429);
+      const before = smtp.received.length;
+      const refused = await signInUrl(browser(service), 'flooded@example.com', password);
+      expect(refused.url.searchParams.get('code')).toBe('email_unverified');
+      await smtp.mailTo('flooded@example.com', before, /Confirm/);
     },
   );
 
