@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectPaintedFor,
-  hasChromium,
+  screensRun,
   launchChromium,
   openPage,
   screenVariants as variants,
@@ -21,7 +21,7 @@ const password = 'correct horse battery staple';
 const newPassword = 'a brand new and long passphrase';
 const artifacts = path.resolve('test-artifacts', 'e2e-browser', 'account');
 
-describe.skipIf(!hasChromium)('the account page in Chromium, no script', () => {
+describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
   let server: TestServer;
   let browser: Browser;
   // Another origin, as a page of another site posting to the account's form would be.

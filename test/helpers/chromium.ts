@@ -7,6 +7,13 @@ import { afterAll, beforeAll, expect } from 'vitest';
 export const chromiumPath = '/usr/bin/chromium';
 export const hasChromium = fs.existsSync(chromiumPath);
 
+/**
+ * The screenshot suites (how each page looks, light, dark and phone) run once, with fast paths
+ * on: the pages' HTML and answers are checked over HTTP in both modes by their own suites, and a
+ * second round of browsers would add a minute to `npm test` and nothing a person would see.
+ */
+export const screensRun = hasChromium && process.env.GATEHOUSE_TEST_FAST_PATHS !== 'off';
+
 /** Every page is looked at three ways: light, dark, and a 390 px phone. */
 export const screenVariants = [
   { name: 'light', viewport: { width: 1280, height: 800 }, colorScheme: 'light' as const },

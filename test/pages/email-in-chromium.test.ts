@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
 import {
   expectPaintedFor,
-  hasChromium,
+  screensRun,
   chromiumSuite,
   screenVariants as variants,
 } from '../helpers/chromium.js';
@@ -16,7 +16,7 @@ import { linkIn } from '../helpers/mail-reading.js';
 
 const password = 'correct horse battery staple';
 
-describe.skipIf(!hasChromium)('verify and change e-mail in Chromium', () => {
+describe.skipIf(!screensRun)('verify and change e-mail in Chromium', () => {
   const suite = chromiumSuite('email', () =>
     startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { invitationLinkOf, startInviteMailService } from '../account/invitation-helpers.js';
-import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
+import { screensRun, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, items 4 and 6: an invitation in a real Chromium with JavaScript off, against the
 // built service: `gatehouse users invite` mails the link (loopback SMTP), the person opens it,
@@ -10,7 +10,7 @@ import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpe
 
 const password = 'correct horse battery staple';
 
-describe.skipIf(!hasChromium)('an invitation in Chromium', () => {
+describe.skipIf(!screensRun)('an invitation in Chromium', () => {
   const suite = chromiumSuite('invitation', () => startInviteMailService());
 
   it.each(variants)(

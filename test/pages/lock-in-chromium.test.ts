@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
-import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
+import { screensRun, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 
@@ -14,7 +14,7 @@ const newPassword = 'a brand new and long passphrase';
 
 const post = postWithCsrf;
 
-describe.skipIf(!hasChromium)('"this wasn\'t me" in Chromium', () => {
+describe.skipIf(!screensRun)('"this wasn\'t me" in Chromium', () => {
   const suite = chromiumSuite('lock', () =>
     startMailService({ users: variants.map((v) => `${v.name}@example.com`), password }),
   );

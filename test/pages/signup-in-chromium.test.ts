@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
-import { hasChromium, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
+import { screensRun, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 import { linkIn, scanEveryLink } from '../helpers/mail-reading.js';
 
 // Issue 19, items 4 and 6: open sign-up in a real Chromium against the built service
@@ -11,7 +11,7 @@ import { linkIn, scanEveryLink } from '../helpers/mail-reading.js';
 
 const password = 'correct horse battery staple';
 
-describe.skipIf(!hasChromium)('open sign-up in Chromium', () => {
+describe.skipIf(!screensRun)('open sign-up in Chromium', () => {
   const suite = chromiumSuite('signup', () =>
     startMailService({ env: { SIGNUP: 'open', REQUIRE_VERIFIED_EMAIL: 'true' } }),
   );

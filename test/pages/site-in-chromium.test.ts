@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectPaintedFor,
-  hasChromium,
+  screensRun,
   launchChromium,
   openPage,
   screenVariants as variants,
@@ -27,7 +27,7 @@ async function signIn(page: Page, origin: string, email = 'ada@example.com', sec
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
-describe.skipIf(!hasChromium)('the pages in every state, light, dark and phone', () => {
+describe.skipIf(!screensRun)('the pages in every state, light, dark and phone', () => {
   let server: TestServer;
   let browser: Browser;
   // Another origin (another port), as an app beside Gatehouse without AUTH_URL would be.
