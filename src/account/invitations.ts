@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { OutboxQueue } from '../mail/outbox-queue.js';
 import { invitationPath } from '../pages/invitation-pages.js';
-import { record, type NewAccountEvent } from './events.js';
+import type { NewAccountEvent } from './events.js';
 import { expiresIn } from './secret-mail.js';
 import { consume, findLive, issue } from './tokens.js';
+import { createVerifiedAccount } from './new-account.js';
 
 export interface NewInvitation {
   /** The normalised address. */
@@ -151,31 +151,13 @@ export async function acceptInvitation(
       .select('name')
       .where('id', '=', token.id)
       .executeTakeFirst();
-    const name = accept.name ?? invited?.name ?? token.email.split('@')[0] ?? '';
-    const userId = randomUUID();
-    // The claim saw no account with the address; one made since (another transaction) wins.
-    const created = await trx
-      .insertInto('users')
-      .values({
-        id: userId,
-        email: token.email,
-        name,
-        password_hash: accept.passwordHash,
-        disabled: 0,
-        email_verified_at: at,
-        created_at: at,
-        updated_at: at,
-      })
-      .onConflict((conflict) => conflict.column('email').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (created === undefined) return null;
-    await record(trx, {
-      ...accept.event,
-      userId,
-      type: 'account_created',
-      detail: { via: 'invitation', invitedBy: 'operator', invitedAt: token.createdAt },
+    return createVerifiedAccount(trx, {
+      email: token.email,
+      name: accept.name ?? invited?.name ?? null,
+      passwordHash: accept.passwordHash,
+      at,
+      event: accept.event,
+      via: { via: 'invitation', invitedBy: 'operator', invitedAt: token.createdAt },
     });
-    return { userId, email: token.email };
   });
 }

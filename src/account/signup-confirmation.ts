@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { record, type NewAccountEvent } from './events.js';
+import type { NewAccountEvent } from './events.js';
 import { consumeById, findLive, matchCode } from './tokens.js';
+import { createVerifiedAccount } from './new-account.js';
 
 /** A sign-up waiting for its confirmation: its secret's row, not yet used. */
 export interface PendingSignup {
@@ -70,33 +70,13 @@ export async function completeSignup(
   const at = done.now;
   return db.transaction().execute(async (trx) => {
     if (!(await consumeById(trx, pending.id, 'signup', at))) return null;
-    const userId = randomUUID();
-    // The claim saw no account with the address; one made since (another transaction) wins.
-    const created = await trx
-      .insertInto('users')
-      .values({
-        id: userId,
-        email: pending.email,
-        name:
-          pending.name !== null && pending.name !== ''
-            ? pending.name
-            : (pending.email.split('@')[0] ?? ''),
-        password_hash: pending.passwordHash,
-        disabled: 0,
-        email_verified_at: at,
-        created_at: at,
-        updated_at: at,
-      })
-      .onConflict((conflict) => conflict.column('email').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (created === undefined) return null;
-    await record(trx, {
-      ...done.event,
-      userId,
-      type: 'account_created',
-      detail: { via: 'signup' },
+    return createVerifiedAccount(trx, {
+      email: pending.email,
+      name: pending.name,
+      passwordHash: pending.passwordHash,
+      at,
+      event: done.event,
+      via: { via: 'signup' },
     });
-    return { userId, email: pending.email };
   });
 }
