@@ -67,7 +67,10 @@ export function sh(
 
 export const docker = (...args: string[]): Promise<Ran> => sh('docker', args);
 
-let nextPort = 20000 + Math.floor(Math.random() * 20000);
+// Below Linux's ephemeral range (32768 and up): a port from there can be taken by any outgoing
+// connection meanwhile, such as a replica's own connection to PostgreSQL (seen in CI: "PORT
+// 32902 ... is in use").
+let nextPort = 20000 + Math.floor(Math.random() * 12000);
 /** A port for a container to listen on (host network, 127.0.0.1). */
 export const port = (): number => (nextPort += 1);
 
