@@ -43,8 +43,6 @@ describe('forgot: the same answer and time for known and unknown addresses', () 
         // Hundreds of requests from one address for one account: the limits are not under test.
         THROTTLE_EMAIL_MAX_FAILURES: '100000',
         THROTTLE_IP_MAX_FAILURES: '100000',
-        // The per-address request budget (50 Fastify requests a second) is not under test either.
-        REQUEST_BUDGET_PER_SECOND: '0',
       },
       users: ['known@example.com'],
       password,
