@@ -1,9 +1,8 @@
-import type { Throttle } from '../auth/throttle.js';
+import type { Admission, Throttle } from '../auth/throttle.js';
 import { HttpError } from '../http/errors.js';
 import { GateFullError } from '../traffic/work-gate.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import { readPassword } from '../users/password.js';
-import type { User } from '../users/store.js';
 
 export interface PasswordProofDeps {
   throttle: Throttle;
@@ -14,39 +13,60 @@ export interface PasswordProofDeps {
 /** Why a password proof failed, for the account's record. */
 export type ProofFailure = 'wrong_password' | 'throttled';
 
+/** What a password is checked against: an account's, or a pending sign-up's. */
+export interface PasswordHolder {
+  email: string;
+  passwordHash: string;
+}
+
+export interface ProofOptions {
+  /**
+   * A live session of the account proves an earlier sign-in, as a device cookie does: guesses
+   * from elsewhere that lock the account's sign-in do not lock its owner out of this check,
+   * while guesses through this session still meet the (account, address) and address limits.
+   * True by default (the signed-in user); false for a pending sign-up.
+   */
+  knownDevice?: boolean;
+  /** An admission the request already made (a code guess), reused rather than charged again. */
+  admitted?: Extract<Admission, { admitted: true }> | undefined;
+  /** The refusal's message (the catalogue's by default). */
+  wrongMessage?: string;
+}
+
 /**
- * The signed-in user's password, checked as sign-in checks one: charged first against the same
- * per-account and per-address throttles (429 `rate_limited` with Retry-After when a limit is
- * reached, nothing hashed), one argon2 verification off the event loop, a success taking its
- * failure charges back. A wrong (or unreadable) password is 403 `invalid_credentials`.
- * `onFailure` is told before the error is thrown (the account's record).
+ * A password checked as sign-in checks one: charged first against the same per-account and
+ * per-address throttles (429 `rate_limited` with Retry-After when a limit is reached, nothing
+ * hashed), one argon2 verification off the event loop, a success taking its failure charges
+ * back. A wrong (or unreadable) password is 403 `invalid_credentials`. `onFailure` is told
+ * before the error is thrown (the account's record).
  */
 export function createPasswordProof(deps: PasswordProofDeps) {
   return async function provePassword(
-    user: User,
+    holder: PasswordHolder,
     typed: string,
     clientIp: string,
     onFailure: (failure: ProofFailure) => void,
+    options: ProofOptions = {},
   ): Promise<string> {
+    const knownDevice = options.knownDevice ?? true;
+    const wrong = () => new HttpError('invalid_credentials', {}, options.wrongMessage);
     const password = readPassword(typed);
     const now = deps.now();
     if (password === null) {
-      const retryAfter = await deps.throttle.refused(user.email, clientIp, now, true);
+      const retryAfter = await deps.throttle.refused(holder.email, clientIp, now, knownDevice);
       onFailure(retryAfter === null ? 'wrong_password' : 'throttled');
       if (retryAfter !== null) throw throttled(retryAfter);
-      throw new HttpError('invalid_credentials');
+      throw wrong();
     }
-    // A live session of the account proves an earlier sign-in, as a device cookie does: guesses
-    // from elsewhere that lock the account's sign-in do not lock its owner out of this check,
-    // while guesses through this session still meet the (account, address) and address limits.
-    const admission = await deps.throttle.admit(user.email, clientIp, now, true);
+    const admission =
+      options.admitted ?? (await deps.throttle.admit(holder.email, clientIp, now, knownDevice));
     if (!admission.admitted) {
       onFailure('throttled');
       throw throttled(admission.retryAfterSeconds);
     }
     let matches: boolean;
     try {
-      matches = await deps.hasher.verify(user.passwordHash, password);
+      matches = await deps.hasher.verify(holder.passwordHash, password);
     } catch (error) {
       // Not checked (load shed): the attempt does not count.
       await deps.throttle.notChecked(admission.keys);
@@ -55,7 +75,7 @@ export function createPasswordProof(deps: PasswordProofDeps) {
     }
     if (!matches) {
       onFailure('wrong_password');
-      throw new HttpError('invalid_credentials');
+      throw wrong();
     }
     await deps.throttle.succeeded(admission.keys, admission.pastEmailLock);
     return password;

@@ -1,9 +1,8 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import type { Admission } from '../../auth/throttle.js';
-import { GateFullError } from '../../traffic/work-gate.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
-import { passwordRawMaxLength, readPassword } from '../../users/password.js';
+import { passwordRawMaxLength } from '../../users/password.js';
 import { clientOf, type AccountDeps, type AnonymousAction, type ActionInput } from '../action.js';
 import { confirmEmail, type ConfirmRequest } from '../email-confirmation.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -49,41 +48,6 @@ async function sessionIdOf(deps: AccountDeps, input: Omit<ActionInput, 'signedIn
 }
 
 /**
- * The password sent with a sign-up's secret, checked against the hash kept since the sign-up,
- * counted in the sign-in throttle per account address and client address like a sign-in (an
- * admission a code guess already made is reused). A wrong one is 403 `invalid_credentials` and
- * leaves the secret unused; a right one takes its charge back.
- */
-async function checkSignupPassword(
-  deps: AccountDeps,
-  pending: PendingSignup,
-  typed: string,
-  ip: string,
-  admitted: Admission | undefined,
-): Promise<void> {
-  const now = deps.now();
-  const password = readPassword(typed);
-  if (password === null) {
-    const retryAfter = await deps.throttle.refused(pending.email, ip, now);
-    if (retryAfter !== null) throw rateLimited(retryAfter);
-    throw new HttpError('invalid_credentials', {}, signupPasswordWrongMessage);
-  }
-  const admission = admitted ?? (await deps.throttle.admit(pending.email, ip, now));
-  if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds);
-  let matches: boolean;
-  try {
-    matches = await deps.hasher.verify(pending.passwordHash, password);
-  } catch (error) {
-    // Not checked (load shed): the attempt does not count.
-    await deps.throttle.notChecked(admission.keys);
-    if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
-    throw error;
-  }
-  if (!matches) throw new HttpError('invalid_credentials', {}, signupPasswordWrongMessage);
-  await deps.throttle.succeeded(admission.keys, admission.pastEmailLock);
-}
-
-/**
  * Confirms an address from a mail: a `verify` or `email_change` secret (link token, or the
  * address the mail went to and its code), or a sign-up's, which also needs `password`, the one
  * chosen at sign-up, and then creates the account (src/account/signup-confirmation.ts). What it
@@ -126,7 +90,12 @@ export async function confirmEmailRequest(
     if (!deps.signupOpen) throw new HttpError('signup_closed');
     if (typed.password === undefined || typed.password === '')
       throw new HttpError('invalid_field', {}, signupPasswordMissingMessage);
-    await checkSignupPassword(deps, pending, typed.password, ip, admitted);
+    // Counted as a sign-in of the address; a wrong one leaves the secret unused.
+    await deps.provePassword(pending, typed.password, ip, () => undefined, {
+      knownDevice: false,
+      admitted,
+      wrongMessage: signupPasswordWrongMessage,
+    });
     const created = await completeSignup(deps.db, pending, {
       now: deps.now(),
       event: clientOf(input.request),
