@@ -37,6 +37,14 @@ async function startService(env: Record<string, string>, port?: number): Promise
   });
 }
 
+/**
+ * Waits for the start-up summary, written after the mail note: a service accepts connections
+ * (what startService waits for) a moment before its start-up lines are out.
+ */
+async function untilStarted(server: ServerProcess): Promise<void> {
+  for (let i = 0; i < 200 && !server.output().includes('started in'); i += 1) await sleep(25);
+}
+
 const logLines = (output: string) =>
   output
     .split('\n')
@@ -88,6 +96,7 @@ describe('start-up says once what becomes of mail', () => {
       expect(forgot.status).toBe(404);
       expect((await fetch(`http://127.0.0.1:${port}/account/password/forgot`)).status).toBe(404);
     } finally {
+      await untilStarted(server);
       await server.stop();
       await smtp.close();
     }
@@ -100,6 +109,7 @@ describe('start-up says once what becomes of mail', () => {
 
   it('development without SMTP_URL: mail is held, said once; with SMTP_URL nothing is said', async () => {
     const held = await startService({ DATA_DIR: tempDir() });
+    await untilStarted(held);
     await held.stop();
     expect(
       logLines(held.output()).filter((line) => line.msg.startsWith('mail is held')),
@@ -110,6 +120,7 @@ describe('start-up says once what becomes of mail', () => {
       SMTP_URL: smtp.url,
       MAIL_FROM: 'a@example.com',
     });
+    await untilStarted(sending);
     await sending.stop();
     await smtp.close();
     expect(sending.output()).not.toMatch(/mail is (off|held)/);
