@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { verifyPagePath, type VerifiedAccount } from './email-verification.js';
-import { record, type NewAccountEvent } from './events.js';
+import { accountHolding, markVerified } from './model/addresses.js';
+import { changeCredential, type EventClient } from './model/credential-change.js';
 import { queueSecretMail, type SecretLinks } from './secret-mail.js';
-import { queueSecurityNotice } from './security-notice.js';
 import { consume, type ConsumeRequest } from './tokens.js';
 
 /**
@@ -53,7 +53,7 @@ export interface ConfirmRequest {
   /** The session posting the confirmation, if any: an address change keeps it, if it is the user's. */
   sessionId: string | null;
   links: SecretLinks;
-  event: Omit<NewAccountEvent, 'userId' | 'type'>;
+  event: EventClient;
 }
 
 const purposes = ['verify', 'email_change'] as const;
@@ -89,12 +89,7 @@ export async function confirmEmail(
         const token = await consume(trx, secret, at);
         if (token === null || token.userId === null || token.credentialVersion === null) continue;
         if (purpose === 'verify') {
-          await trx
-            .updateTable('users')
-            .set({ email_verified_at: at, updated_at: at })
-            .where('id', '=', token.userId)
-            .where('email_verified_at', 'is', null)
-            .execute();
+          await markVerified(trx, token.userId, at);
           return { outcome: 'verified', email: token.email };
         }
         return changeAddress(trx, mail, request, {
@@ -122,51 +117,27 @@ async function changeAddress(
   const at = request.links.now;
   const { userId, oldEmail, newEmail } = change;
   if (newEmail === '') return null;
-  const taken = await trx
-    .selectFrom('users')
-    .select('id')
-    .where('email', '=', newEmail)
-    .executeTakeFirst();
-  if (taken !== undefined) return { outcome: 'taken' };
-  const updated = await trx
-    .updateTable('users')
-    .set((eb) => ({
-      email: newEmail,
-      email_verified_at: at,
-      credential_version: eb('credential_version', '+', 1),
-      updated_at: at,
-    }))
-    .where('id', '=', userId)
-    .where('credential_version', '=', change.credentialVersion)
-    .where('disabled', '=', 0)
-    .returning(['name', 'credential_version'])
-    .executeTakeFirst();
-  if (updated === undefined) return null;
-  let ending = trx
-    .updateTable('sessions')
-    .set({ revoked_at: at })
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null);
-  if (request.sessionId !== null) ending = ending.where('id', '!=', request.sessionId);
-  const ended = Number((await ending.executeTakeFirst()).numUpdatedRows);
-  await record(trx, {
-    ...request.event,
+  if ((await accountHolding(trx, newEmail)) !== null) return { outcome: 'taken' };
+  const changed = await changeCredential(trx, {
     userId,
-    type: 'email_changed',
-    detail: { from: oldEmail, to: newEmail, endedSessions: ended },
-  });
-  // To the OLD address: its owner learns of the move, with the "this wasn't me" lock link.
-  await queueSecurityNotice(trx, mail, {
-    kind: 'email-changed-notice',
-    account: {
-      id: userId,
-      email: oldEmail,
-      name: updated.name,
-      credentialVersion: Number(updated.credential_version),
+    at,
+    expect: { credentialVersion: change.credentialVersion, enabled: true },
+    set: { email: newEmail },
+    keepSessionId: request.sessionId,
+    event: {
+      type: 'email_changed',
+      client: request.event,
+      detail: { from: oldEmail, to: newEmail },
     },
-    origin: request.links.origin,
-    now: at,
-    values: { newEmail },
+    // To the OLD address: its owner learns of the move, with the "this wasn't me" lock link.
+    notice: {
+      mail,
+      kind: 'email-changed-notice',
+      origin: request.links.origin,
+      to: oldEmail,
+      values: { newEmail },
+    },
   });
-  return { outcome: 'changed', email: newEmail, endedSessions: ended };
+  if (changed === null) return null;
+  return { outcome: 'changed', email: newEmail, endedSessions: changed.endedSessions };
 }

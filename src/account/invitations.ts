@@ -5,7 +5,7 @@ import { invitationPath } from '../pages/invitation-pages.js';
 import type { NewAccountEvent } from './events.js';
 import { expiresIn } from './secret-mail.js';
 import { consume, findLive, issue } from './tokens.js';
-import { createVerifiedAccount } from './new-account.js';
+import { accountHolding, createVerifiedAccount } from './model/addresses.js';
 
 export interface NewInvitation {
   /** The normalised address. */
@@ -45,12 +45,7 @@ export async function issueInvitation(
 ): Promise<IssuedInvitation> {
   const { email, now } = invitation;
   return db.transaction().execute(async (trx) => {
-    const holder = await trx
-      .selectFrom('users')
-      .select('id')
-      .where('email', '=', email)
-      .executeTakeFirst();
-    if (holder !== undefined) return { outcome: 'taken' as const };
+    if ((await accountHolding(trx, email)) !== null) return { outcome: 'taken' as const };
     const voided = await trx
       .updateTable('account_tokens')
       .set({ expires_at: now })
@@ -115,12 +110,7 @@ export async function findLiveInvitation(
 ): Promise<InvitationView | null> {
   const live = await findLive(db, 'invite', token, now);
   if (live === null) return null;
-  const holder = await db
-    .selectFrom('users')
-    .select('id')
-    .where('email', '=', live.email)
-    .executeTakeFirst();
-  if (holder !== undefined) return null;
+  if ((await accountHolding(db, live.email)) !== null) return null;
   return { email: live.email, name: live.name, expiresAt: live.expiresAt };
 }
 

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { revokeUserSessions } from '../sessions/session-store.js';
-import { record, type NewAccountEvent } from './events.js';
+import { changeCredential, type EventClient } from './model/credential-change.js';
 import { consume } from './tokens.js';
 
 /**
@@ -14,31 +13,21 @@ import { consume } from './tokens.js';
  */
 export async function lockAccount(
   db: Kysely<Database>,
-  lock: { token: string; now: number; event: Omit<NewAccountEvent, 'userId' | 'type'> },
+  lock: { token: string; now: number; event: EventClient },
 ): Promise<{ userId: string; endedSessions: number } | null> {
   const at = lock.now;
   return db.transaction().execute(async (trx) => {
     const token = await consume(trx, { purpose: 'lock', token: lock.token }, at);
     if (token === null || token.userId === null) return null;
     const userId = token.userId;
-    const updated = await trx
-      .updateTable('users')
-      .set((eb) => ({
-        disabled: 1,
-        credential_version: eb('credential_version', '+', 1),
-        updated_at: at,
-      }))
-      .where('id', '=', userId)
-      .executeTakeFirst();
-    // The claim saw the user in this transaction; a removal since rolls nothing forward.
-    if (Number(updated.numUpdatedRows) !== 1) return null;
-    const ended = Number((await revokeUserSessions(trx, userId, at)).numUpdatedRows);
-    await record(trx, {
-      ...lock.event,
+    const changed = await changeCredential(trx, {
       userId,
-      type: 'account_locked',
-      detail: { endedSessions: ended },
+      at,
+      set: { disabled: true },
+      event: { type: 'account_locked', client: lock.event },
     });
-    return { userId, endedSessions: ended };
+    // The claim saw the user in this transaction; a removal since rolls nothing forward.
+    if (changed === null) return null;
+    return { userId, endedSessions: changed.endedSessions };
   });
 }

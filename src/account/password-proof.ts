@@ -1,8 +1,9 @@
-import type { Admission, Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/throttle.js';
 import { HttpError } from '../http/errors.js';
 import { GateFullError } from '../traffic/work-gate.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import { readPassword } from '../users/password.js';
+import { attempt, rateLimited, right, wrong, type Admitted } from './attempts.js';
 
 export interface PasswordProofDeps {
   throttle: Throttle;
@@ -28,7 +29,7 @@ export interface ProofOptions {
    */
   knownDevice?: boolean;
   /** An admission the request already made (a code guess), reused rather than charged again. */
-  admitted?: Extract<Admission, { admitted: true }> | undefined;
+  admitted?: Admitted | undefined;
   /** The refusal's message (the catalogue's by default). */
   wrongMessage?: string;
 }
@@ -49,38 +50,38 @@ export function createPasswordProof(deps: PasswordProofDeps) {
     options: ProofOptions = {},
   ): Promise<string> {
     const knownDevice = options.knownDevice ?? true;
-    const wrong = () => new HttpError('invalid_credentials', {}, options.wrongMessage);
+    const wrongPassword = () => new HttpError('invalid_credentials', {}, options.wrongMessage);
     const password = readPassword(typed);
     const now = deps.now();
     if (password === null) {
       const retryAfter = await deps.throttle.refused(holder.email, clientIp, now, knownDevice);
       onFailure(retryAfter === null ? 'wrong_password' : 'throttled');
-      if (retryAfter !== null) throw throttled(retryAfter);
-      throw wrong();
+      if (retryAfter !== null) throw rateLimited(retryAfter);
+      throw wrongPassword();
     }
-    const admission =
-      options.admitted ?? (await deps.throttle.admit(holder.email, clientIp, now, knownDevice));
-    if (!admission.admitted) {
-      onFailure('throttled');
-      throw throttled(admission.retryAfterSeconds);
-    }
-    let matches: boolean;
+    const scope = { email: holder.email, ip: clientIp, knownDevice, admitted: options.admitted };
+    let proven: string | null;
     try {
-      matches = await deps.hasher.verify(holder.passwordHash, password);
+      proven = await attempt(deps.throttle, now, scope, async () => {
+        try {
+          return (await deps.hasher.verify(holder.passwordHash, password))
+            ? right(password)
+            : wrong;
+        } catch (error) {
+          // Not checked (load shed): the attempt does not count.
+          if (error instanceof GateFullError)
+            throw new HttpError('overloaded', { 'retry-after': '1' });
+          throw error;
+        }
+      });
     } catch (error) {
-      // Not checked (load shed): the attempt does not count.
-      await deps.throttle.notChecked(admission.keys);
-      if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
+      if (error instanceof HttpError && error.code === 'rate_limited') onFailure('throttled');
       throw error;
     }
-    if (!matches) {
+    if (proven === null) {
       onFailure('wrong_password');
-      throw wrong();
+      throw wrongPassword();
     }
-    await deps.throttle.succeeded(admission.keys, admission.pastEmailLock);
-    return password;
+    return proven;
   };
 }
-
-const throttled = (seconds: number) =>
-  new HttpError('rate_limited', { 'retry-after': String(seconds) });

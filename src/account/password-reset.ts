@@ -1,12 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
-import { revokeUserSessions } from '../sessions/session-store.js';
 import { resetPagePath } from '../pages/reset-pages.js';
 import type { User } from '../users/store.js';
-import { record, type NewAccountEvent } from './events.js';
+import { changeCredential, type EventClient } from './model/credential-change.js';
 import { queueSecretMail, type SecretLinks } from './secret-mail.js';
-import { queueSecurityNotice } from './security-notice.js';
 import { consume, findLive, type ConsumeRequest } from './tokens.js';
 
 /**
@@ -61,49 +59,25 @@ export async function resetPassword(
     secret: ConsumeRequest;
     newHash: string;
     links: SecretLinks;
-    event: Omit<NewAccountEvent, 'userId' | 'type'>;
+    event: EventClient;
   },
 ): Promise<{ email: string; endedSessions: number } | null> {
   const at = reset.links.now;
   return db.transaction().execute(async (trx) => {
     const token = await consume(trx, reset.secret, at);
     if (token === null || token.userId === null || token.credentialVersion === null) return null;
-    const userId = token.userId;
-    const updated = await trx
-      .updateTable('users')
-      .set((eb) => ({
-        password_hash: reset.newHash,
-        credential_version: eb('credential_version', '+', 1),
-        // The secret came to this address and was used: its holder reads its mail. This also
-        // ends a pre-hijack: someone who signed up with another person's address first holds
-        // a password the owner's reset replaces (docs/behaviour.md).
-        email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(at)),
-        updated_at: at,
-      }))
-      .where('id', '=', userId)
-      .where('credential_version', '=', token.credentialVersion)
-      .where('disabled', '=', 0)
-      .returning(['email', 'name', 'credential_version'])
-      .executeTakeFirst();
-    if (updated === undefined) return null;
-    const ended = Number((await revokeUserSessions(trx, userId, at)).numUpdatedRows);
-    await record(trx, {
-      ...reset.event,
-      userId,
-      type: 'password_reset',
-      detail: { endedSessions: ended },
+    const changed = await changeCredential(trx, {
+      userId: token.userId,
+      at,
+      expect: { credentialVersion: token.credentialVersion, enabled: true },
+      // The secret came to this address and was used: its holder reads its mail. This also
+      // ends a pre-hijack: someone who signed up with another person's address first holds a
+      // password the owner's reset replaces (docs/behaviour.md).
+      set: { passwordHash: reset.newHash, emailProven: true },
+      event: { type: 'password_reset', client: reset.event },
+      notice: { mail, kind: 'password-changed-notice', origin: reset.links.origin },
     });
-    await queueSecurityNotice(trx, mail, {
-      kind: 'password-changed-notice',
-      account: {
-        id: userId,
-        email: updated.email,
-        name: updated.name,
-        credentialVersion: Number(updated.credential_version),
-      },
-      origin: reset.links.origin,
-      now: at,
-    });
-    return { email: updated.email, endedSessions: ended };
+    if (changed === null) return null;
+    return { email: changed.email, endedSessions: changed.endedSessions };
   });
 }

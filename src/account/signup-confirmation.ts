@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { NewAccountEvent } from './events.js';
 import { consumeById, findLive, matchCode } from './tokens.js';
-import { createVerifiedAccount } from './new-account.js';
+import { accountHolding, createVerifiedAccount } from './model/addresses.js';
 
 /** A sign-up waiting for its confirmation: its secret's row, not yet used. */
 export interface PendingSignup {
@@ -45,12 +45,7 @@ export async function findPendingSignup(
     .where('id', '=', id)
     .executeTakeFirst();
   if (row === undefined || row.password_hash === null) return null;
-  const holder = await db
-    .selectFrom('users')
-    .select('id')
-    .where('email', '=', row.email)
-    .executeTakeFirst();
-  if (holder !== undefined) return null;
+  if ((await accountHolding(db, row.email)) !== null) return null;
   return { id: row.id, email: row.email, name: row.name, passwordHash: row.password_hash };
 }
 

@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { forgotPagePath } from '../pages/reset-pages.js';
 import { signupConfirmPagePath } from '../pages/signup-pages.js';
+import { accountHolding } from './model/addresses.js';
 import { queueSecretMail, type SecretLinks } from './secret-mail.js';
 
 export interface SignUp {
@@ -34,12 +35,8 @@ export async function signUp(
   mail: MailQueue,
   signup: SignUp,
 ): Promise<SignUpOutcome> {
-  const existing = await db
-    .selectFrom('users')
-    .select(['name', 'disabled'])
-    .where('email', '=', signup.email)
-    .executeTakeFirst();
-  if (existing === undefined) {
+  const existing = await accountHolding(db, signup.email);
+  if (existing === null) {
     // An account made between this read and the secret's use voids the secret (its claim).
     await db.transaction().execute(async (trx) => {
       await queueSecretMail(trx, mail, {
@@ -60,7 +57,7 @@ export async function signUp(
     });
     return 'pending';
   }
-  if (Number(existing.disabled) === 1) return 'disabled';
+  if (existing.disabled) return 'disabled';
   await mail.enqueue(db, {
     kind: 'account-exists',
     to: signup.email,

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { revokeUserSessions } from '../sessions/session-store.js';
-import { record, type NewAccountEvent } from './events.js';
-import type { NoticedAccount } from './security-notice.js';
+import {
+  changeCredential,
+  type CredentialChange,
+  type EventClient,
+} from './model/credential-change.js';
 
 /** A user as the account routes show them. */
 export interface AccountView {
@@ -54,13 +56,13 @@ export function createAccountStore(db: Kysely<Database>) {
     },
 
     /**
-     * A password change, in one transaction: the new hash (only over the hash the current
-     * password was checked against: a concurrent change wins), the credential version moved on
-     * (so sign-ins that verified the old password and every e-mailed secret issued before it
-     * are void), every session of the user ended, and the current one continued under a new
-     * id (its sign-in time kept for the absolute cap, its proof of the password now), and
-     * `notify` (the notice's mail) in the same transaction. Returns the new session id, or null
-     * when the password changed meanwhile.
+     * A password change, in one transaction: the account's credential change (the new hash,
+     * only over the hash the current password was checked against, so a concurrent change wins;
+     * every other session ended; `password_changed` recorded; the notice queued when `notice` is
+     * given), and the current session continued under a new id (its sign-in time kept for the
+     * absolute cap, its proof of the password now), so a copy of its old cookie ends with the
+     * others. Returns the new session id, or null when the password or the session changed
+     * meanwhile.
      */
     async changePassword(change: {
       userId: string;
@@ -68,8 +70,8 @@ export function createAccountStore(db: Kysely<Database>) {
       oldHash: string;
       newHash: string;
       at: number;
-      event: Omit<NewAccountEvent, 'userId' | 'type'>;
-      notify?: (trx: Kysely<Database>, account: NoticedAccount) => Promise<void>;
+      event: EventClient;
+      notice?: CredentialChange['notice'];
     }): Promise<{ sessionId: string; endedOthers: number } | null> {
       const { userId, at } = change;
       return db.transaction().execute(async (trx) => {
@@ -81,19 +83,21 @@ export function createAccountStore(db: Kysely<Database>) {
           .where('revoked_at', 'is', null)
           .executeTakeFirst();
         if (current === undefined) return null;
-        const updated = await trx
-          .updateTable('users')
-          .set((eb) => ({
-            password_hash: change.newHash,
-            credential_version: eb('credential_version', '+', 1),
-            updated_at: at,
-          }))
-          .where('id', '=', userId)
-          .where('password_hash', '=', change.oldHash)
-          .returning(['email', 'name', 'credential_version'])
-          .executeTakeFirst();
-        if (updated === undefined) return null;
-        const ended = Number((await revokeUserSessions(trx, userId, at)).numUpdatedRows);
+        const changed = await changeCredential(trx, {
+          userId,
+          at,
+          expect: { passwordHash: change.oldHash },
+          set: { passwordHash: change.newHash },
+          keepSessionId: change.sessionId,
+          event: { type: 'password_changed', client: change.event },
+          notice: change.notice,
+        });
+        if (changed === null) return null;
+        await trx
+          .updateTable('sessions')
+          .set({ revoked_at: at })
+          .where('id', '=', change.sessionId)
+          .execute();
         const sessionId = randomUUID();
         await trx
           .insertInto('sessions')
@@ -105,30 +109,8 @@ export function createAccountStore(db: Kysely<Database>) {
             authenticated_at: at,
           })
           .execute();
-        const endedOthers = Math.max(0, ended - 1);
-        await record(trx, {
-          ...change.event,
-          userId,
-          type: 'password_changed',
-          detail: { endedSessions: endedOthers },
-        });
-        await change.notify?.(trx, {
-          id: userId,
-          email: updated.email,
-          name: updated.name,
-          credentialVersion: Number(updated.credential_version),
-        });
-        return { sessionId, endedOthers };
+        return { sessionId, endedOthers: changed.endedSessions };
       });
-    },
-
-    async rename(userId: string, name: string, at: number): Promise<boolean> {
-      const result = await db
-        .updateTable('users')
-        .set({ name, updated_at: at })
-        .where('id', '=', userId)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
     },
   };
 }

@@ -5,6 +5,7 @@ import { HttpError } from '../http/errors.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { issueVerificationMail } from './email-verification.js';
 import type { MailRequestLimiter } from './mail-limits.js';
+import { isVerified } from './model/addresses.js';
 
 export interface UnverifiedSignInDeps {
   db: Kysely<Database>;
@@ -42,14 +43,7 @@ export function createUnverifiedSignIn(deps: UnverifiedSignInDeps): VerifiedEmai
     await deps.db.transaction().execute((trx) => issueVerificationMail(trx, mail, user, links));
   }
   return {
-    async isVerified(userId) {
-      const row = await deps.db
-        .selectFrom('users')
-        .select('email_verified_at')
-        .where('id', '=', userId)
-        .executeTakeFirst();
-      return row !== undefined && row.email_verified_at !== null;
-    },
+    isVerified: (userId) => isVerified(deps.db, userId),
     refused(user, client) {
       queue(user, client).catch((error: unknown) => {
         deps.log.error({ err: error }, 'sign-in: could not queue a verification mail');

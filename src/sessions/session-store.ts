@@ -36,13 +36,19 @@ export interface SessionStore {
 export const defaultSessionsPerUserMax = 100;
 
 /** Ends every live session of a user; also used inside the user store's transactions. */
-export function revokeUserSessions(db: Kysely<Database>, userId: string, at: number) {
-  return db
+export function revokeUserSessions(
+  db: Kysely<Database>,
+  userId: string,
+  at: number,
+  exceptSessionId: string | null = null,
+) {
+  let ending = db
     .updateTable('sessions')
     .set({ revoked_at: at })
     .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+    .where('revoked_at', 'is', null);
+  if (exceptSessionId !== null) ending = ending.where('id', '!=', exceptSessionId);
+  return ending.executeTakeFirst();
 }
 
 // One join on the session's primary key (PostgreSQL's, batched: postgres-find-active.ts).

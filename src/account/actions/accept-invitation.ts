@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import { HttpError } from '../../http/errors.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
-import { clientOf, type AccountDeps, type AnonymousAction } from '../action.js';
+import { clientOf, type AnonymousAction } from '../action.js';
+import { refuseSecret } from '../attempts.js';
 import { acceptInvitation, findLiveInvitation } from '../invitations.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { nameMaxLength } from './profile.js';
@@ -24,14 +24,6 @@ const fields = z.object({
   ),
 });
 
-/** A wrong or spent link counts as a failed attempt from the client's address. */
-async function refuse(deps: AccountDeps, ip: string): Promise<never> {
-  const retryAfter = await deps.throttle.refused(null, ip, deps.now());
-  if (retryAfter !== null)
-    throw new HttpError('rate_limited', { 'retry-after': String(retryAfter) });
-  throw new HttpError('invalid_token');
-}
-
 /**
  * `POST /api/account/invitation/accept` {token, password, name?} (anyone): 200
  * `{"status":"accepted"}`. The password is checked first (422 `weak_password` keeps the
@@ -46,7 +38,7 @@ export const acceptInvitationAction: AnonymousAction = async (deps, { request, b
   const name = input.name === undefined || input.name === '' ? undefined : input.name;
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
   if ((await findLiveInvitation(deps.db, input.token, deps.now())) === null)
-    return refuse(deps, request.ip);
+    return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
 
   const passwordHash = await hashNewPassword(deps.hasher, normalised);
   const done = await acceptInvitation(deps.db, {
@@ -56,6 +48,6 @@ export const acceptInvitationAction: AnonymousAction = async (deps, { request, b
     now: deps.now(),
     event: clientOf(request),
   });
-  if (done === null) return refuse(deps, request.ip);
+  if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
   return { status: 'accepted' };
 };

@@ -3,7 +3,6 @@ import { HttpError } from '../../http/errors.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
 import { clientOf, type AccountAction } from '../action.js';
-import { queueSecurityNotice } from '../security-notice.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 const fields = z.object({
@@ -33,7 +32,6 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
   const normalised = await acceptableNewPassword(newPassword, deps.passwordMinLength);
   const newHash = await hashNewPassword(deps.hasher, normalised);
   const { mail } = deps;
-  const origin = deps.originOf(request);
   const changed = await deps.store.changePassword({
     userId: user.id,
     sessionId: session.claims.sid,
@@ -42,13 +40,7 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
     at: deps.now(),
     event: client,
     ...(mail !== undefined && {
-      notify: (trx, account) =>
-        queueSecurityNotice(trx, mail, {
-          kind: 'password-changed-notice',
-          account,
-          origin,
-          now: deps.now(),
-        }),
+      notice: { mail, kind: 'password-changed-notice', origin: deps.originOf(request) },
     }),
   });
   // The password or the session changed while this request ran: the other change stands.

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { clientOf, type AnonymousAction } from '../action.js';
+import { refuseSecret } from '../attempts.js';
 import { lockAccount } from '../lock-account.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
@@ -21,11 +22,6 @@ export const lockAccountAction: AnonymousAction = async (deps, { request, body }
     now: deps.now(),
     event: clientOf(request),
   });
-  if (done === null) {
-    const retryAfter = await deps.throttle.refused(null, request.ip, deps.now());
-    if (retryAfter !== null)
-      throw new HttpError('rate_limited', { 'retry-after': String(retryAfter) });
-    throw new HttpError('invalid_token');
-  }
+  if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
   return { status: 'locked' };
 };

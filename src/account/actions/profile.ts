@@ -27,7 +27,7 @@ const fields = z.object({ name: displayName });
 /** `POST /api/account/profile` {name}: renames; sessions stay. */
 export const updateProfile: AccountAction = async (deps, { signedIn, body }) => {
   const { name } = fieldsOf(fields, body);
-  await deps.store.rename(signedIn.user.id, name, deps.now());
+  await deps.users.rename(signedIn.user.id, name);
   const user = await deps.store.view(signedIn.user.id);
   if (user === null) throw new HttpError('unauthenticated');
   return { user };

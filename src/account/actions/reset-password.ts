@@ -3,7 +3,8 @@ import { HttpError } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
-import { clientOf, type AccountDeps, type AnonymousAction } from '../action.js';
+import { clientOf, type AnonymousAction } from '../action.js';
+import { attempt, refuseSecret, right, wrong } from '../attempts.js';
 import { resetLinkLooksLive, resetPassword } from '../password-reset.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import type { ConsumeRequest } from '../tokens.js';
@@ -14,16 +15,6 @@ const fields = z.object({
   code: z.optional(boundedString(64)),
   password: boundedString(passwordRawMaxLength),
 });
-
-const rateLimited = (seconds: number) =>
-  new HttpError('rate_limited', { 'retry-after': String(seconds) });
-
-/** A wrong secret counts as a failed attempt from the address (and the account, for a code). */
-async function refuse(deps: AccountDeps, email: string | null, ip: string): Promise<never> {
-  const retryAfter = await deps.throttle.refused(email, ip, deps.now());
-  if (retryAfter !== null) throw rateLimited(retryAfter);
-  throw new HttpError('invalid_token');
-}
 
 /**
  * `POST /api/account/password/reset` {token | email+code, password}: 200
@@ -36,48 +27,50 @@ async function refuse(deps: AccountDeps, email: string | null, ip: string): Prom
  */
 export const resetPasswordAction: AnonymousAction = async (deps, { request, body }) => {
   const input = fieldsOf(fields, body);
-  if (deps.mail === undefined) throw new HttpError('not_found');
+  const mail = deps.mail;
+  if (mail === undefined) throw new HttpError('not_found');
   const ip = request.ip;
+  const refuse = () => refuseSecret(deps.throttle, deps.now(), { ip });
   let secret: ConsumeRequest;
   let codeEmail: string | null = null;
   if (input.token !== undefined && input.token !== '') {
     secret = { purpose: 'reset', token: input.token };
   } else if (input.email !== undefined && input.code !== undefined) {
     codeEmail = readEmail(input.email);
-    if (codeEmail === null) return refuse(deps, null, ip);
+    if (codeEmail === null) return refuse();
     secret = { purpose: 'reset', email: codeEmail, code: input.code };
   } else {
     throw new HttpError('invalid_field', {}, 'Send token, or email and code.');
   }
 
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
+  const reset = async () =>
+    resetPassword(deps.db, mail, {
+      secret,
+      newHash: await hashNewPassword(deps.hasher, normalised),
+      links: {
+        origin: deps.originOf(request),
+        ttlSeconds: deps.mailTokenTtlSeconds,
+        now: deps.now(),
+      },
+      event: clientOf(request),
+    });
 
-  let admittedKeys: Parameters<AccountDeps['throttle']['succeeded']>[0] | undefined;
+  let done: Awaited<ReturnType<typeof reset>>;
   if (codeEmail !== null) {
-    const admission = await deps.throttle.admit(codeEmail, ip, deps.now());
-    if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds);
-    admittedKeys = admission.keys;
-  } else if ('token' in secret && !(await resetLinkLooksLive(deps.db, secret.token, deps.now()))) {
-    return refuse(deps, null, ip);
-  }
-
-  const newHash = await hashNewPassword(deps.hasher, normalised, async () => {
-    if (admittedKeys !== undefined) await deps.throttle.notChecked(admittedKeys);
-  });
-  const done = await resetPassword(deps.db, deps.mail, {
-    secret,
-    newHash,
-    links: {
-      origin: deps.originOf(request),
-      ttlSeconds: deps.mailTokenTtlSeconds,
-      now: deps.now(),
-    },
-    event: clientOf(request),
-  });
-  if (done === null) {
-    // A code's attempt is already charged to the account and the address: it stays charged.
-    if (admittedKeys !== undefined) throw new HttpError('invalid_token');
-    return refuse(deps, null, ip);
+    // A code is a guess at a short secret: charged to the account and the address first.
+    done = await attempt(deps.throttle, deps.now(), { email: codeEmail, ip }, async () => {
+      const changed = await reset();
+      return changed === null ? wrong : right(changed);
+    });
+    // The wrong code's attempt stays charged to the account and the address.
+    if (done === null) throw new HttpError('invalid_token');
+  } else {
+    // A link must look live before any hashing, so junk tokens cost no argon2 work.
+    if (!('token' in secret) || !(await resetLinkLooksLive(deps.db, secret.token, deps.now())))
+      return refuse();
+    done = await reset();
+    if (done === null) return refuse();
   }
   await deps.throttle.unlockEmail(done.email);
   return { status: 'password_changed' };

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import type { Admission } from '../../auth/throttle.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { clientOf, type AccountDeps, type AnonymousAction, type ActionInput } from '../action.js';
+import { attempt, rateLimited, refuseSecret, right, wrong, type Admitted } from '../attempts.js';
 import { confirmEmail, type ConfirmRequest } from '../email-confirmation.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { completeSignup, findPendingSignup, type PendingSignup } from '../signup-confirmation.js';
@@ -26,16 +26,6 @@ export const signupPasswordMissingMessage =
 /** The refusal when the password sent with a sign-up's secret is not the one chosen. */
 export const signupPasswordWrongMessage =
   'That is not the password chosen at sign-up, so no account was made.';
-
-const rateLimited = (seconds: number) =>
-  new HttpError('rate_limited', { 'retry-after': String(seconds) });
-
-/** A wrong link counts as a failed attempt from the client's address, as a reset link does. */
-async function refuse(deps: AccountDeps, ip: string): Promise<never> {
-  const retryAfter = await deps.throttle.refused(null, ip, deps.now());
-  if (retryAfter !== null) throw rateLimited(retryAfter);
-  throw new HttpError('invalid_token');
-}
 
 /** The request's session id, if it holds one: an address change keeps that session. */
 async function sessionIdOf(deps: AccountDeps, input: Omit<ActionInput, 'signedIn'>) {
@@ -69,17 +59,20 @@ export async function confirmEmailRequest(
   const ip = input.request.ip;
   const now = deps.now();
   let secret: ConfirmRequest['secret'];
-  let admitted: Extract<Admission, { admitted: true }> | undefined;
+  let admitted: Admitted | undefined;
   let pending: PendingSignup | null = null;
+  let codeEmail = '';
+  const refuse = () => refuseSecret(deps.throttle, deps.now(), { ip });
   if (typed.token !== undefined && typed.token !== '') {
     secret = { token: typed.token };
     pending = await findPendingSignup(deps.db, secret, now);
   } else if (typed.email !== undefined && typed.code !== undefined) {
     const email = readEmail(typed.email);
-    if (email === null) return refuse(deps, ip);
+    if (email === null) return refuse();
     const admission = await deps.throttle.admit(email, ip, now);
     if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds);
     admitted = admission;
+    codeEmail = email;
     secret = { email, code: typed.code };
     // Sign-up codes are tried only with a password: without one they could not be used.
     if (typed.password !== undefined) pending = await findPendingSignup(deps.db, secret, now);
@@ -104,22 +97,31 @@ export async function confirmEmailRequest(
     if (created === null) throw new HttpError('invalid_token');
     return { outcome: 'created', email: created.email };
   }
-  const done = await confirmEmail(deps.db, mail, {
-    secret,
-    sessionId: await sessionIdOf(deps, input),
-    links: {
-      origin: deps.originOf(input.request),
-      ttlSeconds: deps.mailTokenTtlSeconds,
-      now: deps.now(),
-    },
-    event: clientOf(input.request),
-  });
-  if (done === null) {
-    // A code's attempt is already charged to the account and the address: it stays charged.
-    if (admitted !== undefined) throw new HttpError('invalid_token');
-    return refuse(deps, ip);
+  const sessionId = await sessionIdOf(deps, input);
+  const confirm = () =>
+    confirmEmail(deps.db, mail, {
+      secret,
+      sessionId,
+      links: {
+        origin: deps.originOf(input.request),
+        ttlSeconds: deps.mailTokenTtlSeconds,
+        now: deps.now(),
+      },
+      event: clientOf(input.request),
+    });
+  let done: Awaited<ReturnType<typeof confirm>>;
+  if (admitted === undefined) {
+    done = await confirm();
+    if (done === null) return refuse();
+  } else {
+    const scope = { email: codeEmail, ip, admitted };
+    done = await attempt(deps.throttle, now, scope, async () => {
+      const confirmed = await confirm();
+      return confirmed === null ? wrong : right(confirmed);
+    });
+    // A wrong code's attempt stays charged to the account and the address.
+    if (done === null) throw new HttpError('invalid_token');
   }
-  if (admitted !== undefined) await deps.throttle.succeeded(admitted.keys);
   if (done.outcome === 'taken') throw new HttpError('invalid_token', {}, addressTakenMessage);
   return { outcome: done.outcome, email: done.email };
 }

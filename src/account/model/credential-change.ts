@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
+import { revokeUserSessions } from '../../sessions/session-store.js';
+import { record, type AccountEventType, type NewAccountEvent } from '../events.js';
+import { queueSecurityNotice } from '../security-notice.js';
+
+/** The client a change came from, as the account's record keeps it. */
+export type EventClient = Omit<NewAccountEvent, 'userId' | 'type' | 'detail'>;
+
+/** The account as it is after a credential change. */
+export interface ChangedAccount {
+  email: string;
+  name: string;
+  credentialVersion: number;
+  /** Sessions this change ended (the one kept, if any, is not counted). */
+  endedSessions: number;
+}
+
+export interface CredentialChange {
+  userId: string;
+  at: number;
+  /**
+   * The state the change was decided on: it applies only while the account still has it (a
+   * secret's credential version, the hash a password was checked against), so a concurrent
+   * change wins and this one answers null.
+   */
+  expect?: { credentialVersion?: number; passwordHash?: string; enabled?: true };
+  /** What changes besides the credential version. */
+  set: {
+    passwordHash?: string;
+    /** A new address; it counts as verified from `at` (the change was proven from it). */
+    email?: string;
+    /** The address was proven (a mailed secret came back): verified from now if not before. */
+    emailProven?: true;
+    disabled?: true;
+  };
+  /** The session that goes on (the one making the change); every other session ends. */
+  keepSessionId?: string | null;
+  /** The account's record of the change; `endedSessions` joins its detail. */
+  event: { type: AccountEventType; client: EventClient; detail?: Record<string, unknown> };
+  /**
+   * The security notice with its "this wasn't me" link, queued in the same transaction; `to` is
+   * the address after the change unless given (an address change tells the old one).
+   */
+  notice?:
+    | {
+        mail: MailQueue;
+        kind: MailKind;
+        origin: string;
+        to?: string;
+        values?: Record<string, string>;
+      }
+    | undefined;
+}
+
+/**
+ * The account's one credential change, in the caller's transaction: the user's row updated (only
+ * over the expected state), the credential version moved on (so every e-mailed secret issued
+ * before and every sign-in that verified the old credential is void), every session ended but
+ * the one kept, the event recorded and the notice queued. Password change, reset, address change
+ * and the lock all go through here. Null when the account no longer has the expected state (or
+ * is gone): nothing changed.
+ */
+export async function changeCredential(
+  trx: Kysely<Database>,
+  change: CredentialChange,
+): Promise<ChangedAccount | null> {
+  const { userId, at, set, expect = {} } = change;
+  let update = trx
+    .updateTable('users')
+    .set((eb) => ({
+      credential_version: eb('credential_version', '+', 1),
+      updated_at: at,
+      ...(set.passwordHash !== undefined && { password_hash: set.passwordHash }),
+      ...(set.email !== undefined && { email: set.email, email_verified_at: at }),
+      ...(set.email === undefined &&
+        set.emailProven === true && {
+          email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(at)),
+        }),
+      ...(set.disabled === true && { disabled: 1 }),
+    }))
+    .where('id', '=', userId);
+  if (expect.credentialVersion !== undefined)
+    update = update.where('credential_version', '=', expect.credentialVersion);
+  if (expect.passwordHash !== undefined)
+    update = update.where('password_hash', '=', expect.passwordHash);
+  if (expect.enabled === true) update = update.where('disabled', '=', 0);
+  const updated = await update
+    .returning(['email', 'name', 'credential_version'])
+    .executeTakeFirst();
+  if (updated === undefined) return null;
+  const ended = Number(
+    (await revokeUserSessions(trx, userId, at, change.keepSessionId ?? null)).numUpdatedRows,
+  );
+  await record(trx, {
+    ...change.event.client,
+    userId,
+    type: change.event.type,
+    detail: { ...change.event.detail, endedSessions: ended },
+  });
+  const account = {
+    email: updated.email,
+    name: updated.name,
+    credentialVersion: Number(updated.credential_version),
+    endedSessions: ended,
+  };
+  const { notice } = change;
+  if (notice !== undefined)
+    await queueSecurityNotice(trx, notice.mail, {
+      kind: notice.kind,
+      account: {
+        id: userId,
+        email: notice.to ?? account.email,
+        name: account.name,
+        credentialVersion: account.credentialVersion,
+      },
+      origin: notice.origin,
+      now: at,
+      ...(notice.values !== undefined && { values: notice.values }),
+    });
+  return account;
+}
