@@ -12,12 +12,13 @@ export type CsrfRefusalReason = 'cross_site' | 'token';
  * a page can explain it: a form from another site, or one that expired (no or a stale token).
  */
 export class CsrfRefusal extends HttpError {
+  declare readonly reason: CsrfRefusalReason;
   constructor(
-    readonly reason: CsrfRefusalReason,
+    reason: CsrfRefusalReason,
     /** The request's `Origin`, when it sent one. */
     readonly requestOrigin: string | undefined,
   ) {
-    super('csrf');
+    super('csrf', {}, undefined, { reason });
   }
 }
 

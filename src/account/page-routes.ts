@@ -207,7 +207,7 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         await guards.recent(signedIn);
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;
-        return { failure: { code: error.code, message: error.message } };
+        return { failure: { code: error.code, message: error.message, field: error.field } };
       }
     }
     return undefined;
@@ -256,6 +256,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
           failure: {
             code: error.code,
             message: error.message,
+            field: error.field,
+            reason: error.reason,
             retryAfterSeconds: seconds(error.headers['retry-after']),
           },
           headers: error.headers,

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import * as z from 'zod/mini';
-import { HttpError } from '../http/errors.js';
+import { HttpError, invalidField } from '../http/errors.js';
 
 /**
  * A POST body to /api/account/*: a form or a JSON object (the parser refused other types with
@@ -30,7 +30,7 @@ export function fieldsOf<T extends z.ZodMiniType>(schema: T, body: Record<string
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data as z.output<T>;
   const field = String(parsed.error.issues[0]?.path[0] ?? 'body');
-  throw new HttpError('invalid_field', {}, `Field ${field} is missing or not valid.`);
+  throw invalidField(field);
 }
 
 /** A string field of at most `max` UTF-16 units (bounded before any other work). */

@@ -177,7 +177,7 @@ export function registerResetPages(
           : {
               tone: 'error',
               text:
-                error.message === addressTakenMessage
+                error.reason === 'address_taken'
                   ? `${addressTakenMessage} Choose another address on your account page.`
                   : 'This link or code is not valid: it may have expired or been used already. Sign in and ask for a new mail on your account page.',
             };

@@ -38,12 +38,12 @@ function refusalOf(error: HttpError): { notice: Notice; field?: SignupField } {
         ),
       };
     case 'invalid_field':
-      if (error.message.startsWith('Field name'))
+      if (error.field === 'name')
         return {
           notice: notice('Enter your name: up to 200 characters, on one line.'),
           field: 'name',
         };
-      if (error.message.startsWith('Field password'))
+      if (error.field === 'password')
         return { notice: notice('Enter a password.'), field: 'password' };
       return {
         notice: notice('Enter a valid email address, like ada@example.com.'),

@@ -47,19 +47,40 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; requestId?: string };
 }
 
+/**
+ * What a refusal is about, for a page that words it: the field at fault, and a stable reason
+ * where one code covers several cases. Pages key their words on these, never on the message.
+ */
+export interface Refused {
+  field?: string;
+  reason?: string;
+}
+
 /** An expected failure that renders itself through the final error handler. */
 export class HttpError extends Error {
   readonly status: number;
+  readonly field: string | undefined;
+  readonly reason: string | undefined;
   constructor(
     readonly code: ErrorCode,
     readonly headers: Record<string, string> = {},
     readonly detail?: string,
+    about: Refused = {},
   ) {
     super(detail ?? errorCatalogue[code].message);
     this.name = 'HttpError';
     this.status = errorCatalogue[code].status;
+    this.field = about.field;
+    this.reason = about.reason;
   }
 }
+
+/** 422 `invalid_field` naming its field, in the API's words. */
+export const invalidField = (field: string, detail?: string, reason?: string) =>
+  new HttpError('invalid_field', {}, detail ?? `Field ${field} is missing or not valid.`, {
+    field,
+    ...(reason !== undefined && { reason }),
+  });
 
 export function errorBody(code: ErrorCode, requestId?: string, detail?: string): ErrorBody {
   return {

@@ -13,6 +13,9 @@ export interface FormFailure {
   code: ErrorCode | 'password_mismatch';
   /** The error's message (the password policy's reason for `weak_password`). */
   message: string;
+  /** The field at fault and the reason, as the action named them (http/errors.ts). */
+  field?: string | undefined;
+  reason?: string | undefined;
   /** `Retry-After` of a throttled or shed attempt, in seconds. */
   retryAfterSeconds?: number | undefined;
 }
@@ -79,12 +82,12 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
       );
     case 'invalid_field':
       if (form === 'email') {
-        if (failure.message.startsWith('Field currentPassword'))
+        if (failure.field === 'currentPassword')
           return error('Enter your current password to change your address.', ['currentPassword']);
         return error(
-          failure.message.startsWith('Field email')
-            ? 'Enter the new address, like name@example.com.'
-            : failure.message,
+          failure.reason === 'same_address'
+            ? 'That is already the address of your account.'
+            : 'Enter the new address, like name@example.com.',
           ['email'],
         );
       }

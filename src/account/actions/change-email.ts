@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import type { FormFailure } from '../../pages/account-notices.js';
 import type { AccountAction } from '../action.js';
@@ -20,13 +20,12 @@ const fields = z.object({ email: boundedString(emailRawMaxLength) });
  */
 export const changeEmail: AccountAction = async (deps, { request, reply, signedIn, body }) => {
   const email = readEmail(fieldsOf(fields, body).email);
-  if (email === null)
-    throw new HttpError('invalid_field', {}, 'Field email is missing or not valid.');
+  if (email === null) throw invalidField('email');
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
   const { user } = signedIn;
   if (email === user.email)
-    throw new HttpError('invalid_field', {}, 'That is already the address of your account.');
+    throw invalidField('email', 'That is already the address of your account.', 'same_address');
   await deps.mailRequests.charge(email, request.ip);
   const links = {
     origin: deps.originOf(request),
@@ -57,7 +56,7 @@ export const changeEmail: AccountAction = async (deps, { request, reply, signedI
 export const plausibleNewEmail = (body: Record<string, unknown>): FormFailure | undefined =>
   typeof body.email === 'string' && readEmail(body.email) !== null
     ? undefined
-    : { code: 'invalid_field', message: 'Field email is missing or not valid.' };
+    : { code: 'invalid_field', message: 'Field email is missing or not valid.', field: 'email' };
 
 /**
  * The page's address change: the current password proves the sign-in recent (as the
@@ -65,8 +64,7 @@ export const plausibleNewEmail = (body: Record<string, unknown>): FormFailure | 
  */
 export const changeEmailWithPassword: AccountAction = async (deps, input) => {
   const password = input.body.currentPassword;
-  if (typeof password !== 'string' || password === '')
-    throw new HttpError('invalid_field', {}, 'Field currentPassword is missing or not valid.');
+  if (typeof password !== 'string' || password === '') throw invalidField('currentPassword');
   await reauthenticate(deps, { ...input, body: { password } });
   return changeEmail(deps, input);
 };

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import type { AnonymousAction } from '../action.js';
 import { issueResetMail } from '../password-reset.js';
@@ -20,8 +20,7 @@ const fields = z.object({ email: boundedString(emailRawMaxLength) });
 export const forgotPassword: AnonymousAction = async (deps, { request, reply, body }) => {
   const typed = fieldsOf(fields, body).email;
   const email = readEmail(typed);
-  if (email === null)
-    throw new HttpError('invalid_field', {}, 'Field email is missing or not valid.');
+  if (email === null) throw invalidField('email');
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
   await deps.mailRequests.charge(email, request.ip);

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../new-password.js';
@@ -31,8 +31,7 @@ export const signUpAction: AnonymousAction = async (deps, { request, reply, body
   if (mail === undefined) throw new HttpError('not_found');
   const input = fieldsOf(fields, body);
   const email = readEmail(input.email);
-  if (email === null)
-    throw new HttpError('invalid_field', {}, 'Field email is missing or not valid.');
+  if (email === null) throw invalidField('email');
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
   await deps.mailRequests.charge(email, request.ip);
   const passwordHash = await hashNewPassword(deps.hasher, normalised);

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { HttpError } from '../../http/errors.js';
+import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { clientOf, type AccountDeps, type AnonymousAction, type ActionInput } from '../action.js';
@@ -82,7 +82,7 @@ export async function confirmEmailRequest(
   if (pending !== null) {
     if (!deps.signupOpen) throw new HttpError('signup_closed');
     if (typed.password === undefined || typed.password === '')
-      throw new HttpError('invalid_field', {}, signupPasswordMissingMessage);
+      throw invalidField('password', signupPasswordMissingMessage);
     // Counted as a sign-in of the address; a wrong one leaves the secret unused.
     await deps.provePassword(pending, typed.password, ip, () => undefined, {
       knownDevice: false,
@@ -122,7 +122,8 @@ export async function confirmEmailRequest(
     // A wrong code's attempt stays charged to the account and the address.
     if (done === null) throw new HttpError('invalid_token');
   }
-  if (done.outcome === 'taken') throw new HttpError('invalid_token', {}, addressTakenMessage);
+  if (done.outcome === 'taken')
+    throw new HttpError('invalid_token', {}, addressTakenMessage, { reason: 'address_taken' });
   return { outcome: done.outcome, email: done.email };
 }
 
