@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import { createEventSink } from './account/event-sink.js';
 import { createMailRequestLimits } from './account/mail-limits.js';
 import { registerAccount, type AccountSettings } from './account/register.js';
-import { createUnverifiedSignIn } from './account/unverified-signin.js';
+import { registeredFactors } from './account/factors.js';
+import { createSignInChecks } from './account/signin-checks.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
 import type { ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
@@ -79,16 +80,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     events,
     ...(mailOn && { forgotPasswordUrl: forgotPagePath }),
     ...(mailOn && deps.config.signupOpen === true && { signupUrl: signupPagePath }),
-    ...(deps.config.requireVerifiedEmail === true && {
-      verifiedEmail: createUnverifiedSignIn({
+    signInChecks: createSignInChecks(
+      {
+        requireVerifiedEmail: deps.config.requireVerifiedEmail === true,
+        factors: registeredFactors,
+      },
+      {
         db: deps.db,
         mail: deps.mail,
         mailRequests: createMailRequestLimits(throttleStore, mailRequestLimits, site.now),
         mailTokenTtlSeconds,
         now: site.now,
         log: site.app.log,
-      }),
-    }),
+      },
+    ),
   });
   registerAccount(site, {
     ...deps,

@@ -9,6 +9,7 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './events.js';
+import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './password-proof.js';
 import type { AccountStore } from './store.js';
@@ -39,6 +40,8 @@ export interface AccountDeps {
   originOf(request: FastifyRequest): string;
   /** SIGNUP=open: `POST /api/account/signup` creates accounts (else 403 `signup_closed`). */
   signupOpen: boolean;
+  /** The registered second factors (src/account/factors.ts), in sign-in's order. */
+  factors: readonly Factor[];
   /** Where work done after the answer logs its failures. */
   log: { error(fields: object, message: string): void };
 }

@@ -31,6 +31,7 @@ import { verifyEmail } from './actions/verify-email.js';
 import { signUpAction } from './actions/signup.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
+import { registeredFactors } from './factors.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { registerInvitationPages } from './invitation-pages.js';
@@ -174,6 +175,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     originOf: (request) => originOf(request, config.authUrl),
     signupOpen: config.signupOpen === true,
+    factors: registeredFactors,
     log,
   };
   const assertCsrf = createCsrfGuard({

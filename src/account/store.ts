@@ -77,7 +77,7 @@ export function createAccountStore(db: Kysely<Database>) {
       return db.transaction().execute(async (trx) => {
         const current = await trx
           .selectFrom('sessions')
-          .select('created_at')
+          .select(['created_at', 'proofs'])
           .where('id', '=', change.sessionId)
           .where('user_id', '=', userId)
           .where('revoked_at', 'is', null)
@@ -107,6 +107,7 @@ export function createAccountStore(db: Kysely<Database>) {
             created_at: Number(current.created_at),
             revoked_at: null,
             authenticated_at: at,
+            proofs: current.proofs,
           })
           .execute();
         return { sessionId, endedOthers: changed.endedSessions };

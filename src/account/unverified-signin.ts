@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { VerifiedEmailGate } from '../auth/authorize.js';
+import type { SignInCheck } from '../auth/authorize.js';
 import type { Database } from '../db/schema.js';
 import { HttpError } from '../http/errors.js';
 import type { MailQueue } from '../mail/mail-queue.js';
+import type { User } from '../users/store.js';
 import { issueVerificationMail } from './email-verification.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import { isVerified } from './model/addresses.js';
@@ -18,19 +19,17 @@ export interface UnverifiedSignInDeps {
 }
 
 /**
- * REQUIRE_VERIFIED_EMAIL for sign-in: whether an address is verified, and, when a correct
- * password was refused for want of it, a fresh "confirm your address" mail. Such a person has no
- * session to ask for one with, so the refusal is their way to get it. It is charged to a mail
- * counter of the account's own, at the per-address limit of "forgot password" (past it no mail
- * is queued, and the refusal is the same), so signing in again and again cannot flood a mailbox,
- * while nobody who lacks the password can use up the account's mails with "forgot" requests.
+ * REQUIRE_VERIFIED_EMAIL's check after the password (the first of the sign-in checks): an
+ * unverified address is refused with `email_unverified`, and a fresh "confirm your address" mail
+ * is queued. Such a person has no session to ask for one with, so the refusal is their way to
+ * get it. It is charged to a mail counter of the account's own, at the per-address limit of
+ * "forgot password" (past it no mail is queued, and the refusal is the same), so signing in again
+ * and again cannot flood a mailbox, while nobody who lacks the password can use up the account's
+ * mails with "forgot" requests.
  */
-export function createUnverifiedSignIn(deps: UnverifiedSignInDeps): VerifiedEmailGate {
+export function createVerifiedAddressCheck(deps: UnverifiedSignInDeps): SignInCheck {
   const mail = deps.mail?.enabled === true ? deps.mail : undefined;
-  async function queue(
-    user: Parameters<VerifiedEmailGate['refused']>[0],
-    client: { ip: string; origin: string },
-  ): Promise<void> {
+  async function queue(user: User, origin: string): Promise<void> {
     if (mail === undefined) return;
     try {
       await deps.mailRequests.chargeAccount(user.id);
@@ -39,15 +38,17 @@ export function createUnverifiedSignIn(deps: UnverifiedSignInDeps): VerifiedEmai
       if (error instanceof HttpError && error.code === 'rate_limited') return;
       throw error;
     }
-    const links = { origin: client.origin, ttlSeconds: deps.mailTokenTtlSeconds, now: deps.now() };
+    const links = { origin, ttlSeconds: deps.mailTokenTtlSeconds, now: deps.now() };
     await deps.db.transaction().execute((trx) => issueVerificationMail(trx, mail, user, links));
   }
   return {
-    isVerified: (userId) => isVerified(deps.db, userId),
-    refused(user, client) {
-      queue(user, client).catch((error: unknown) => {
+    name: 'verified_address',
+    async check(user, attempt) {
+      if (await isVerified(deps.db, user.id)) return { ok: true };
+      queue(user, attempt.origin).catch((error: unknown) => {
         deps.log.error({ err: error }, 'sign-in: could not queue a verification mail');
       });
+      return { ok: false, code: 'email_unverified' };
     },
   };
 }

@@ -14,22 +14,44 @@ export class RateLimited extends CredentialsSignin {
 }
 
 /**
- * REQUIRE_VERIFIED_EMAIL: the password was right but the address is not verified. Auth.js turns
- * it into `?error=CredentialsSignin&code=email_unverified`; no session is issued.
+ * A check after the password refused the sign-in (an unverified address, a second factor asked
+ * for or wrong). Auth.js turns it into `?error=CredentialsSignin&code=<code>`, so an unchanged
+ * `signIn('credentials', { redirect: false })` returns the code; no session is issued.
  */
-export class EmailUnverified extends CredentialsSignin {
-  override code = 'email_unverified';
+export class SignInCheckRefused extends CredentialsSignin {
+  constructor(code: string) {
+    super();
+    this.code = code;
+  }
 }
 
-/** REQUIRE_VERIFIED_EMAIL's part of sign-in (src/account/unverified-signin.ts implements it). */
-export interface VerifiedEmailGate {
-  /** Whether the user's address is verified. */
-  isVerified(userId: string): Promise<boolean>;
-  /**
-   * Told when a correct password was refused for an unverified address: it queues a fresh
-   * "confirm your address" mail (within the mail request limits). Fire and forget.
-   */
-  refused(user: User, client: { ip: string; origin: string }): void;
+/** What a check after the password says: go on (with what it proved), or refuse with a code. */
+export type SignInVerdict =
+  | { ok: true; proof?: string }
+  | {
+      ok: false;
+      /** The code the client receives (`email_unverified`, `second_factor_required`, …). */
+      code: string;
+    };
+
+/** The sign-in being checked, as a check after the password sees it. */
+export interface SignInAttempt {
+  /** Every field the client posted (a second factor's code rides beside the password). */
+  credentials: Partial<Record<string, unknown>>;
+  ip: string;
+  /** The public origin, for any link a check mails. */
+  origin: string;
+}
+
+/**
+ * One check that runs after a right password, in the order the account wing lists them
+ * (src/account/signin-checks.ts): the verified-address gate first, then each second factor.
+ * A check runs only once the password is proven, so a guesser learns nothing from its refusal.
+ */
+export interface SignInCheck {
+  /** For the log and the account's record. */
+  name: string;
+  check(user: User, attempt: SignInAttempt): Promise<SignInVerdict>;
 }
 
 export interface SignedInUser {
@@ -43,8 +65,8 @@ export interface AuthorizeDeps {
   hasher: PasswordHasher;
   throttle: Throttle;
   deviceCookies: DeviceCookies;
-  /** Set when REQUIRE_VERIFIED_EMAIL is true; absent: any address may sign in. */
-  verifiedEmail?: VerifiedEmailGate | undefined;
+  /** Run in order after a right password; the first refusal ends the sign-in. */
+  checks?: readonly SignInCheck[] | undefined;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -125,18 +147,20 @@ export function createAuthorize(deps: AuthorizeDeps) {
       await fromStore(context, () =>
         deps.throttle.succeeded(admission.keys, admission.pastEmailLock),
       );
-      // Only once the password is proven: a guesser learns nothing from this refusal.
-      const gate = deps.verifiedEmail;
-      if (gate !== undefined && !(await fromStore(context, () => gate.isVerified(user.id)))) {
-        deps.log.info({ reason: 'email_unverified', clientIp, userId: user.id }, 'sign-in refused');
+      // Only once the password is proven: a guesser learns nothing from these refusals.
+      const proofs = ['password'];
+      const attempt = { credentials, ip: clientIp, origin: context.origin };
+      for (const check of deps.checks ?? []) {
+        const verdict = await fromStore(context, () => check.check(user, attempt));
+        if (verdict.ok) {
+          if (verdict.proof !== undefined) proofs.push(verdict.proof);
+          continue;
+        }
+        const reason = verdict.code;
+        deps.log.info({ reason, check: check.name, clientIp, userId: user.id }, 'sign-in refused');
         context.signInResult = 'invalid';
-        context.accountEvent = {
-          type: 'signin_failed',
-          userId: user.id,
-          detail: { reason: 'email_unverified' },
-        };
-        gate.refused(user, { ip: clientIp, origin: context.origin });
-        throw new EmailUnverified();
+        context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
+        throw new SignInCheckRefused(verdict.code);
       }
       if (deps.hasher.needsRehash(user.passwordHash)) {
         const upgraded = await deps.hasher.hash(password);
@@ -147,12 +171,16 @@ export function createAuthorize(deps: AuthorizeDeps) {
       deps.log.info({ userId: user.id, clientIp }, 'signed in');
       context.signInResult = 'success';
       // A hash upgrade above is no credential change: the version read with the row holds.
-      context.verifiedCredential = { userId: user.id, credentialVersion: user.credentialVersion };
+      context.verifiedCredential = {
+        userId: user.id,
+        credentialVersion: user.credentialVersion,
+        proofs,
+      };
       // The bridge sets it only if Auth.js then issues the session.
       context.issuedDeviceCookie = deps.deviceCookies.issue(email, deps.now());
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
-      if (error instanceof EmailUnverified) throw error;
+      if (error instanceof SignInCheckRefused) throw error;
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
       else interrupt(context, { kind: 'internal', error });
       if (!checked) {

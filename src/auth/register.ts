@@ -8,7 +8,7 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './auth-config.js';
-import { createAuthorize, type VerifiedEmailGate } from './authorize.js';
+import { createAuthorize, type SignInCheck } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';
 import { heldSessionToken, parseCookies } from './cookies.js';
 import { createDeviceCookies } from './device-cookie.js';
@@ -43,8 +43,8 @@ export interface AuthRegistration {
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads (SIGNUP=open, mail on); undefined: no link. */
   signupUrl?: string;
-  /** REQUIRE_VERIFIED_EMAIL's check (src/account/unverified-signin.ts); absent: none. */
-  verifiedEmail?: VerifiedEmailGate;
+  /** The checks after a right password, in order (the account wing's); absent: none. */
+  signInChecks?: readonly SignInCheck[];
 }
 
 /** What other route groups use of the auth wing. */
@@ -84,7 +84,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     hasher: deps.hasher,
     throttle: deps.throttle,
     deviceCookies: createDeviceCookies(config.authSecrets),
-    verifiedEmail: deps.verifiedEmail,
+    checks: deps.signInChecks,
     now,
     log: site.app.log,
   });

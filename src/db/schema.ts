@@ -22,6 +22,8 @@ export interface SessionsTable {
   revoked_at: number | null;
   /** The last re-authentication; null: the sign-in (`created_at`) is the last proof. */
   authenticated_at: number | null;
+  /** How the sign-in was proved, space-separated (`password`, …; migration 009). */
+  proofs: Generated<string>;
 }
 
 export interface SigninThrottleTable {

@@ -15,6 +15,11 @@ export type { ActiveSession } from './active-session.js';
 export interface VerifiedCredential {
   userId: string;
   credentialVersion: number;
+  /**
+   * How the sign-in was proved, in order (`password`, then what each check after it proved):
+   * kept on the session, so a route can ask for more than a session proved.
+   */
+  proofs?: readonly string[];
 }
 
 /** Server-side session rows, so that sign-out and revocation really end a session. */
@@ -91,7 +96,7 @@ export function createKyselySessionStore(
     findActive = postgresFindActive(handles.pgPool, named, observer.databaseError);
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
-    async create({ userId, credentialVersion }, createdAt) {
+    async create({ userId, credentialVersion, proofs = ['password'] }, createdAt) {
       const id = randomUUID();
       // The check and the insert are one statement: a credential change commits either before
       // it (no row matches, no session) or after it (and its revocation ends this session). On
@@ -101,7 +106,7 @@ export function createKyselySessionStore(
       // SQLite the statement holds the write lock from its start.
       const inserted = await db
         .insertInto('sessions')
-        .columns(['id', 'user_id', 'created_at'])
+        .columns(['id', 'user_id', 'created_at', 'proofs'])
         .expression((eb) =>
           eb
             .selectFrom('users')
@@ -109,6 +114,7 @@ export function createKyselySessionStore(
               users.val(id).as('id'),
               'users.id as user_id',
               users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
+              users.val(proofs.join(' ')).as('proofs'),
             ])
             .where('users.id', '=', userId)
             .where('users.credential_version', '=', credentialVersion)

@@ -10,6 +10,7 @@ import * as mailOutboxMigration from '../../src/db/migrations/003-mail-outbox.js
 import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
 import * as invitationsMigration from '../../src/db/migrations/005-invitations.js';
 import * as signupSecretsMigration from '../../src/db/migrations/006-signup-secrets.js';
+import * as sessionProofsMigration from '../../src/db/migrations/009-session-proofs.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createServices } from '../../src/services.js';
@@ -314,6 +315,19 @@ for (const backend of backends) {
         expect(await services.sessions.findActive('no-such-session')).toBeNull();
       });
 
+      it('a session keeps how its sign-in was proved: a password alone unless told more', async () => {
+        const user = await createUser('ada@example.com');
+        const byPassword = await newSession(user.id, start);
+        const twoFactors = await services.sessions.create(
+          { userId: user.id, credentialVersion: 0, proofs: ['password', 'otp'] },
+          start + 1,
+        );
+        const proofs = Object.fromEntries(
+          (await sessionRows(user.id)).map((row) => [row.id, row.proofs]),
+        );
+        expect(proofs).toEqual({ [byPassword]: 'password', [twoFactors ?? '']: 'password otp' });
+      });
+
       it('past the per-user cap, a new session ends the oldest live ones of that user only', async () => {
         const ada = await createUser('ada@example.com');
         const grace = await createUser('grace@example.com');
@@ -518,6 +532,7 @@ for (const backend of backends) {
         const user = await createUser('ada@example.com');
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
+        await sessionProofsMigration.down(db as unknown as Kysely<unknown>);
         await signupSecretsMigration.down(db as unknown as Kysely<unknown>);
         await invitationsMigration.down(db as unknown as Kysely<unknown>);
         await accountsMigration.down(db as unknown as Kysely<unknown>);

@@ -1,8 +1,9 @@
 import { HttpError } from '../../http/errors.js';
 import type { AccountAction } from '../action.js';
+import { secondFactorsOf } from '../factors.js';
 
 /**
- * `GET /api/account`: the user, their second factors (none exist yet: later work), and, beyond
+ * `GET /api/account`: the user, their second factors (as the registered factors report them), and, beyond
  * the spec's fields, until when this session may use (recent) routes without re-authenticating
  * (a page asks for the password before the form instead of after it).
  */
@@ -12,7 +13,7 @@ export const showAccount: AccountAction = async (deps, { signedIn }) => {
   if (user === null || until === null) throw new HttpError('unauthenticated');
   return {
     user,
-    secondFactors: { totp: false, passkeys: 0, recoveryCodes: 0 },
+    secondFactors: await secondFactorsOf(deps.factors, signedIn.user.id),
     recentUntil: new Date(until).toISOString(),
   };
 };

@@ -1,0 +1,27 @@
+import type { SignInCheck } from '../auth/authorize.js';
+import type { Factor } from './factors.js';
+import { createVerifiedAddressCheck, type UnverifiedSignInDeps } from './unverified-signin.js';
+
+export interface SignInCheckSettings {
+  /** REQUIRE_VERIFIED_EMAIL. */
+  requireVerifiedEmail: boolean;
+  /** The registered second factors (src/account/factors.ts). */
+  factors: readonly Factor[];
+}
+
+/**
+ * The account wing's checks after a right password, in the order sign-in runs them
+ * (src/auth/authorize.ts): the verified-address gate first, then each second factor as it is
+ * registered. The one list a new way of proving who you are joins.
+ */
+export function createSignInChecks(
+  settings: SignInCheckSettings,
+  deps: UnverifiedSignInDeps,
+): SignInCheck[] {
+  return [
+    ...(settings.requireVerifiedEmail ? [createVerifiedAddressCheck(deps)] : []),
+    ...settings.factors.flatMap((factor) =>
+      factor.signInCheck === undefined ? [] : [factor.signInCheck],
+    ),
+  ];
+}
