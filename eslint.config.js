@@ -80,9 +80,8 @@ export default tseslint.config(
     files: [
       'src/users/**/*.ts',
       'src/account/model/**/*.ts',
-      // Not yet moved behind the store or the model (see the files' own comments).
-      'src/account/store.ts',
-      'src/account/tokens.ts',
+      // Not yet behind the store or the model: the session store's insert checks the user in
+      // the same statement; the CLI's list reads lock state beside each user.
       'src/sessions/session-store.ts',
       'src/cli/commands/list.ts',
       'src/cli/commands/verify-email.ts',

@@ -16,8 +16,8 @@ import { createSite, type SiteConfig } from './http/site.js';
 import type { MailQueue } from './mail/mail-queue.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
-import { forgotPagePath } from './pages/reset-pages.js';
-import { signupPagePath } from './pages/signup-pages.js';
+import { forgotPagePath } from './account/reset/reset-views.js';
+import { signupPagePath } from './account/signup/signup-views.js';
 
 export type AppConfig = SiteConfig &
   AuthSettings &

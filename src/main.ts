@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
-import { eventsListDays, pruneEvents } from './account/events.js';
-import { pruneTokens } from './account/tokens.js';
+import { eventsListDays, pruneEvents } from './account/model/events.js';
+import { pruneTokens } from './account/model/secrets.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';

@@ -8,11 +8,11 @@ import { HttpError } from '../http/errors.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
-import type { NewAccountEvent } from './events.js';
+import type { NewAccountEvent } from './model/events.js';
 import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
-import type { createPasswordProof } from './password-proof.js';
-import type { AccountStore } from './store.js';
+import type { createPasswordProof } from './model/password-proof.js';
+import type { AccountStore } from './model/account-store.js';
 
 /** What every account action may use. */
 export interface AccountDeps {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AccountEventSink } from '../auth/account-events.js';
 import type { Database } from '../db/schema.js';
 import type { UserStore } from '../users/store.js';
-import { record } from './events.js';
+import { record } from './model/events.js';
 
 export interface EventSinkDeps {
   db: Kysely<Database>;

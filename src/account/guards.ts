@@ -4,7 +4,7 @@ import { StoreUnavailableError } from '../auth/request-context.js';
 import { HttpError } from '../http/errors.js';
 import type { UserStore } from '../users/store.js';
 import type { SignedIn } from './action.js';
-import type { AccountStore } from './store.js';
+import type { AccountStore } from './model/account-store.js';
 
 export interface GuardDeps {
   sessions: Pick<SessionAccess, 'current'>;

@@ -4,6 +4,7 @@ import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import type { HttpError } from '../http/errors.js';
 import { paletteFor } from '../pages/colour.js';
 import type { PageShell } from '../pages/layout.js';
+import { formatWait, type Notice } from '../pages/notices.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
 import { createCsrfGuard } from './csrf-guard.js';
@@ -78,6 +79,21 @@ export function createPageKit(settings: PageKitSettings) {
 
   return { shell, secureOf, assertCsrf, csrfFor, send, answerHeaders, tokenOf };
 }
+
+/**
+ * A mailed-link page's words for a refusal: throttled, a spent or wrong secret, or the action's
+ * own (a weak password's reason), marking the fields when one of them is at fault.
+ */
+export const mailedLinkNotice = (error: HttpError): Notice => ({
+  tone: 'error',
+  text:
+    error.code === 'rate_limited'
+      ? `Too many attempts. Try again in ${formatWait(Number(error.headers['retry-after'] ?? 60))}.`
+      : error.code === 'invalid_token'
+        ? 'This link or code is not valid: it may have expired or been used already. Ask for a new mail.'
+        : error.message,
+  fieldsInvalid: error.code === 'weak_password' || error.code === 'invalid_field',
+});
 
 /** A form field's value when it is text. */
 export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -11,36 +11,38 @@ import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
-import { invitationPath } from '../pages/invitation-pages.js';
-import { signupConfirmPagePath, signupPagePath } from '../pages/signup-pages.js';
+import { invitationPath } from './invitation/invitation-views.js';
+import { signupConfirmPagePath, signupPagePath } from './signup/signup-views.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
-import { acceptInvitationAction } from './actions/accept-invitation.js';
-import { changeEmail } from './actions/change-email.js';
-import { changePassword } from './actions/change-password.js';
-import { forgotPassword } from './actions/forgot-password.js';
-import { listOwnEvents } from './actions/list-events.js';
-import { lockAccountAction } from './actions/lock-account.js';
-import { updateProfile } from './actions/profile.js';
-import { reauthenticate } from './actions/reauthenticate.js';
-import { resendVerification } from './actions/resend-verification.js';
-import { resetPasswordAction } from './actions/reset-password.js';
-import { showAccount } from './actions/show.js';
-import { verifyEmail } from './actions/verify-email.js';
-import { signUpAction } from './actions/signup.js';
+import { acceptInvitationAction } from './invitation/accept.js';
+import { changeEmail } from './email/change-email.js';
+import { changePassword } from './self/change-password.js';
+import { forgotPassword } from './reset/forgot.js';
+import { listOwnEvents } from './self/list-events.js';
+import { lockAccountAction } from './lock/lock.js';
+import { updateProfile } from './self/profile.js';
+import { reauthenticate } from './self/reauthenticate.js';
+import { resendVerification } from './email/resend-verification.js';
+import { resetPasswordAction } from './reset/reset.js';
+import { showAccount } from './self/show.js';
+import { verifyEmail } from './email/verify.js';
+import { signUpAction } from './signup/signup.js';
 import { createCsrfGuard } from './csrf-guard.js';
-import { record } from './events.js';
+import { record } from './model/events.js';
 import { registeredFactors } from './factors.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
-import { registerInvitationPages } from './invitation-pages.js';
-import { registerResetPages, resetPagePaths } from './reset-pages.js';
-import { registerSignupPages } from './signup-pages.js';
-import { createPasswordProof } from './password-proof.js';
-import { registerAccountPages } from './page-routes.js';
+import { registerInvitationPages } from './invitation/invitation-page.js';
+import { lockPagePaths, registerLockPages } from './lock/lock-pages.js';
+import { registerVerifyPages, verifyPagePaths } from './email/verify-pages.js';
+import { registerResetPages, resetPagePaths } from './reset/reset-pages.js';
+import { registerSignupPages } from './signup/signup-page.js';
+import { createPasswordProof } from './model/password-proof.js';
+import { registerAccountPages } from './self/account-page-routes.js';
 import { readBody } from './request-body.js';
-import { createAccountStore } from './store.js';
+import { createAccountStore } from './model/account-store.js';
 
 export const accountBasePath = '/api/account';
 
@@ -194,7 +196,12 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
   );
   if (mail !== undefined)
     site.declareRoutes(
-      Object.fromEntries(resetPagePaths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
+      Object.fromEntries(
+        [...resetPagePaths, ...lockPagePaths, ...verifyPagePaths].map((path) => [
+          path,
+          ['GET', 'HEAD', 'POST'],
+        ]),
+      ),
     );
   site.declareRoutes({ [invitationPath]: ['GET', 'HEAD', 'POST'] });
   if (mail !== undefined)
@@ -231,7 +238,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       };
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
     }
-    if (mail !== undefined) registerResetPages(scope, actionDeps, config);
+    if (mail !== undefined) {
+      registerResetPages(scope, actionDeps, config);
+      registerLockPages(scope, actionDeps, config);
+      registerVerifyPages(scope, actionDeps, config);
+    }
     registerInvitationPages(scope, actionDeps, config);
     if (mail !== undefined) registerSignupPages(scope, actionDeps, config);
     done();

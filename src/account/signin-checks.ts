@@ -1,6 +1,6 @@
 import type { SignInCheck } from '../auth/authorize.js';
 import type { Factor } from './factors.js';
-import { createVerifiedAddressCheck, type UnverifiedSignInDeps } from './unverified-signin.js';
+import { createVerifiedAddressCheck, type UnverifiedSignInDeps } from './verified-address-check.js';
 
 export interface SignInCheckSettings {
   /** REQUIRE_VERIFIED_EMAIL. */

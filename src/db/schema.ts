@@ -36,7 +36,7 @@ export interface SigninThrottleTable {
 export type AccountTokenPurpose =
   'reset' | 'verify' | 'email_change' | 'invite' | 'lock' | 'signup';
 
-/** An e-mailed secret, kept only as hashes (src/account/tokens.ts). */
+/** An e-mailed secret, kept only as hashes (src/account/model/secrets.ts). */
 export interface AccountTokensTable {
   id: string;
   user_id: string | null;
@@ -56,7 +56,7 @@ export interface AccountTokensTable {
   created_at: number;
 }
 
-/** What happened to an account, when, from where (src/account/events.ts). */
+/** What happened to an account, when, from where (src/account/model/events.ts). */
 export interface AccountEventsTable {
   id: string;
   user_id: string;

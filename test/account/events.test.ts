@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deviceMaxLength, listEvents, record } from '../../src/account/events.js';
+import { deviceMaxLength, listEvents, record } from '../../src/account/model/events.js';
 import type { Database } from '../../src/db/schema.js';
 import { createKyselyUserStore } from '../../src/users/kysely-store.js';
 import { databaseBackends, openMigrated } from '../helpers/backends.js';

@@ -7,7 +7,7 @@ import {
   issue,
   readCode,
   type IssueRequest,
-} from '../../src/account/tokens.js';
+} from '../../src/account/model/secrets.js';
 import { ipPrefix } from '../../src/account/ip-prefix.js';
 import type { Database } from '../../src/db/schema.js';
 import { createKyselyUserStore } from '../../src/users/kysely-store.js';

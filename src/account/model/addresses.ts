@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { record } from '../events.js';
+import { record } from './events.js';
 import type { EventClient } from './credential-change.js';
 
 /*

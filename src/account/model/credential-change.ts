@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
 import { revokeUserSessions } from '../../sessions/session-store.js';
-import { record, type AccountEventType, type NewAccountEvent } from '../events.js';
-import { queueSecurityNotice } from '../security-notice.js';
+import { record, type AccountEventType, type NewAccountEvent } from './events.js';
+import { queueSecurityNotice } from './security-notice.js';
 
 /** The client a change came from, as the account's record keeps it. */
 export type EventClient = Omit<NewAccountEvent, 'userId' | 'type' | 'detail'>;

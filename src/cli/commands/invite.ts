@@ -1,4 +1,4 @@
-import { issueInvitation } from '../../account/invitations.js';
+import { issueInvitation } from '../../account/invitation/invitations.js';
 import { createMail, mailSettingsOf } from '../../mail/start.js';
 import { requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';

@@ -1,4 +1,4 @@
-import { record, type AccountEventType } from '../../account/events.js';
+import { record, type AccountEventType } from '../../account/model/events.js';
 import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 import { markVerified } from './verify-email.js';

@@ -1,0 +1,41 @@
+import { HttpError } from '../../http/errors.js';
+import type { AccountAction } from '../action.js';
+import { issueVerificationMail } from './verification-mail.js';
+
+/**
+ * `POST /api/account/email/verification` (session): 202. Charged to the mail request limits per
+ * address and client first (429 with Retry-After past them), as "forgot" is, so a session cannot
+ * flood a mailbox. An address not yet verified gets a new `verify` secret and its mail
+ * (`{"status":"accepted"}`); an address already verified gets no mail, and the answer says so
+ * (`{"status":"already_verified"}`): the signed-in user may read that from `GET /api/account`
+ * anyway, so it tells nobody anything new. Earlier mails stay valid until they expire.
+ */
+export const resendVerification: AccountAction = async (deps, { request, reply, signedIn }) => {
+  const mail = deps.mail;
+  if (mail === undefined) throw new HttpError('not_found');
+  const { user } = signedIn;
+  await deps.mailRequests.charge(user.email, request.ip);
+  reply.code(202);
+  const view = await deps.store.view(user.id);
+  if (view === null) throw new HttpError('unauthenticated');
+  if (view.emailVerified) return { status: 'already_verified' };
+  const links = {
+    origin: deps.originOf(request),
+    ttlSeconds: deps.mailTokenTtlSeconds,
+    now: deps.now(),
+  };
+  await deps.db.transaction().execute((trx) =>
+    issueVerificationMail(
+      trx,
+      mail,
+      {
+        id: user.id,
+        email: user.email,
+        name: user.name,
+        credentialVersion: user.credentialVersion,
+      },
+      links,
+    ),
+  );
+  return { status: 'accepted' };
+};

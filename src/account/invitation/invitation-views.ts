@@ -1,0 +1,71 @@
+import { markup } from '../../pages/html.js';
+import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
+import type { Notice } from '../../pages/notices.js';
+
+/** Where an invitation's link leads (the mail, or `gatehouse users invite --print-link`). */
+export const invitationPath = '/account/invitation';
+
+const rulesId = 'password-rules';
+
+/**
+ * "Create your account": "You're invited to <product> as <address>", a name (the operator's,
+ * editable) and a password. The GET shows it and uses nothing (a mail scanner that opens the
+ * link spends no invitation); the button posts the token with the fields.
+ */
+export function renderInvitationPage(
+  shell: PageShell,
+  view: {
+    csrfToken: string;
+    token: string;
+    email: string;
+    name: string;
+    passwordMinLength: number;
+    notice?: Notice | undefined;
+  },
+): string {
+  const { notice } = view;
+  const passwordState = markup` aria-describedby="${rulesId}${notice !== undefined ? ` ${noticeId}` : ''}"${notice?.fieldsInvalid === true && markup` aria-invalid="true"`}`;
+  // The username beside the new password lets a password manager file it under the address.
+  const content = markup`<p class="lead">You're invited to ${shell.productName} as <strong>${view.email}</strong>. Choose your name and a password.</p>
+${renderNotice(notice)}
+<form method="post" action="${invitationPath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="token" value="${view.token}">
+<input type="email" autocomplete="username" value="${view.email}" hidden>
+<label for="name">Name</label>
+<input id="name" name="name" type="text" autocomplete="name" maxlength="200" value="${view.name}">
+<label for="password">Password</label>
+<p id="${rulesId}" class="hint field-hint">At least ${String(view.passwordMinLength)} characters, and not a commonly used password.</p>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="${String(view.passwordMinLength)}" required autofocus${passwordState}>
+<button type="submit">Create my account</button>
+</form>
+<p class="hint">The invitation works once. Already accepted it? <a href="${shell.basePath}/signin">Sign in</a></p>`;
+  return renderDocument(shell, 'Create your account', content, notice);
+}
+
+/** Done: the account exists, nobody is signed in yet. */
+export function renderInvitationAcceptedPage(shell: PageShell, view: { email: string }): string {
+  const content = markup`<div class="notice notice-info" role="status"><p>Your account is ready.</p></div>
+<p>Sign in as <strong>${view.email}</strong> with the password you just chose.</p>
+<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+  return renderDocument(shell, 'Account created — sign in', content, undefined);
+}
+
+/**
+ * A link that cannot be used: unknown, used, expired, replaced by a newer invitation, or its
+ * address taken meanwhile (one page for all: the link's holder learns nothing more), or too
+ * many tries (`notice` says when to try again).
+ */
+export function renderInvitationInvalidPage(
+  shell: PageShell,
+  view: { notice?: Notice | undefined },
+): string {
+  const notice: Notice = view.notice ?? {
+    tone: 'error',
+    text: 'The link may have been used already, have expired, or been replaced by a newer invitation.',
+  };
+  const content = markup`${renderNotice(notice)}
+<p>If you already accepted it, sign in with the address it was sent to. Otherwise, ask the person who invited you to send a new invitation.</p>
+<a class="button secondary" href="${shell.basePath}/signin">Sign in</a>`;
+  return renderDocument(shell, 'This invitation cannot be used', content, notice);
+}

@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { changeCredential, type EventClient } from '../model/credential-change.js';
+import { consume } from '../model/secrets.js';
+
+/**
+ * "This wasn't me" (accounts spec, "Security notices"), in one transaction: the notice's `lock`
+ * secret used (single use, bound to its user only: see model/secrets.ts), the account disabled with its
+ * credential version moved on (so every other e-mailed secret, such as a reset link someone else
+ * asked for, and every sign-in in flight is void), every session ended, and `account_locked`
+ * recorded. An account already disabled stays so and answers the same: the holder of a valid
+ * link learns nothing new. Returns the user's id, or null when the secret is not valid.
+ */
+export async function lockAccount(
+  db: Kysely<Database>,
+  lock: { token: string; now: number; event: EventClient },
+): Promise<{ userId: string; endedSessions: number } | null> {
+  const at = lock.now;
+  return db.transaction().execute(async (trx) => {
+    const token = await consume(trx, { purpose: 'lock', token: lock.token }, at);
+    if (token === null || token.userId === null) return null;
+    const userId = token.userId;
+    const changed = await changeCredential(trx, {
+      userId,
+      at,
+      set: { disabled: true },
+      event: { type: 'account_locked', client: lock.event },
+    });
+    // The claim saw the user in this transaction; a removal since rolls nothing forward.
+    if (changed === null) return null;
+    return { userId, endedSessions: changed.endedSessions };
+  });
+}

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/** The accounts spec's event types (those not yet written come with their features). */
+export type AccountEventType =
+  | 'signin'
+  | 'signin_failed'
+  | 'throttled'
+  | 'signout'
+  | 'session_revoked'
+  | 'password_changed'
+  | 'password_reset'
+  | 'email_changed'
+  | 'totp_enabled'
+  | 'totp_disabled'
+  | 'recovery_code_used'
+  | 'passkey_added'
+  | 'passkey_removed'
+  | 'account_locked'
+  // Not in the spec's list: how an account came to be (an accepted invitation, open sign-up).
+  | 'account_created';
+
+export interface NewAccountEvent {
+  userId: string;
+  type: AccountEventType;
+  /** The client's address, whole: the API truncates it when it shows it (ip-prefix.ts). */
+  ip: string;
+  /** The User-Agent, cut to `deviceMaxLength`. */
+  device: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface AccountEvent {
+  type: string;
+  at: number;
+  ip: string;
+  device: string;
+}
+
+/** Longest User-Agent kept: enough to tell browsers apart, bounded against padding. */
+export const deviceMaxLength = 256;
+const ipMaxLength = 64;
+/** How far back a user's own list reaches. */
+export const eventsListDays = 90;
+const listMax = 200;
+
+// The database's clock, so instances whose clocks differ still order one account's events.
+function databaseNow(db: Kysely<Database>) {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+    ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
+    : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
+}
+
+let lastIdMs = 0;
+let sequence = 0;
+
+/**
+ * An id that sorts in the order this process made them (milliseconds, then a sequence within
+ * one millisecond, then random bits against collisions between instances): events of the same
+ * millisecond still list newest first.
+ */
+function orderedId(): string {
+  const ms = Math.max(Date.now(), lastIdMs);
+  sequence = ms === lastIdMs ? sequence + 1 : 0;
+  lastIdMs = ms;
+  const time = ms.toString(16).padStart(12, '0');
+  const seq = sequence.toString(16).padStart(6, '0');
+  return `${time}-${seq}-${randomBytes(8).toString('hex')}`;
+}
+
+/** Writes one event; `db` may be a transaction, so the event commits with its change. */
+export async function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
+  await db
+    .insertInto('account_events')
+    .values({
+      id: orderedId(),
+      user_id: event.userId,
+      type: event.type,
+      at: databaseNow(db),
+      ip: event.ip.slice(0, ipMaxLength),
+      device: event.device.slice(0, deviceMaxLength),
+      detail: event.detail === undefined ? null : JSON.stringify(event.detail),
+    })
+    .execute();
+}
+
+/** A user's events of the last 90 days, newest first (at most 200). */
+export async function listEvents(db: Kysely<Database>, userId: string): Promise<AccountEvent[]> {
+  const since = sql<number>`${databaseNow(db)} - ${eventsListDays * 86_400_000}`;
+  const rows = await db
+    .selectFrom('account_events')
+    .select(['type', 'at', 'ip', 'device'])
+    .where('user_id', '=', userId)
+    .where('at', '>', since)
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(listMax)
+    .execute();
+  return rows.map((row) => ({ ...row, at: Number(row.at) }));
+}
+
+/** Deletes events older than the list reaches (the audit log, later, keeps its own). */
+export async function pruneEvents(db: Kysely<Database>, before: number): Promise<void> {
+  await db.deleteFrom('account_events').where('at', '<', before).execute();
+}

@@ -1,0 +1,87 @@
+import type { Throttle } from '../../auth/throttle.js';
+import { HttpError } from '../../http/errors.js';
+import { GateFullError } from '../../traffic/work-gate.js';
+import type { PasswordHasher } from '../../users/hasher.js';
+import { readPassword } from '../../users/password.js';
+import { attempt, rateLimited, right, wrong, type Admitted } from '../attempts.js';
+
+export interface PasswordProofDeps {
+  throttle: Throttle;
+  hasher: PasswordHasher;
+  now: () => number;
+}
+
+/** Why a password proof failed, for the account's record. */
+export type ProofFailure = 'wrong_password' | 'throttled';
+
+/** What a password is checked against: an account's, or a pending sign-up's. */
+export interface PasswordHolder {
+  email: string;
+  passwordHash: string;
+}
+
+export interface ProofOptions {
+  /**
+   * A live session of the account proves an earlier sign-in, as a device cookie does: guesses
+   * from elsewhere that lock the account's sign-in do not lock its owner out of this check,
+   * while guesses through this session still meet the (account, address) and address limits.
+   * True by default (the signed-in user); false for a pending sign-up.
+   */
+  knownDevice?: boolean;
+  /** An admission the request already made (a code guess), reused rather than charged again. */
+  admitted?: Admitted | undefined;
+  /** The refusal's message (the catalogue's by default). */
+  wrongMessage?: string;
+}
+
+/**
+ * A password checked as sign-in checks one: charged first against the same per-account and
+ * per-address throttles (429 `rate_limited` with Retry-After when a limit is reached, nothing
+ * hashed), one argon2 verification off the event loop, a success taking its failure charges
+ * back. A wrong (or unreadable) password is 403 `invalid_credentials`. `onFailure` is told
+ * before the error is thrown (the account's record).
+ */
+export function createPasswordProof(deps: PasswordProofDeps) {
+  return async function provePassword(
+    holder: PasswordHolder,
+    typed: string,
+    clientIp: string,
+    onFailure: (failure: ProofFailure) => void,
+    options: ProofOptions = {},
+  ): Promise<string> {
+    const knownDevice = options.knownDevice ?? true;
+    const wrongPassword = () => new HttpError('invalid_credentials', {}, options.wrongMessage);
+    const password = readPassword(typed);
+    const now = deps.now();
+    if (password === null) {
+      const retryAfter = await deps.throttle.refused(holder.email, clientIp, now, knownDevice);
+      onFailure(retryAfter === null ? 'wrong_password' : 'throttled');
+      if (retryAfter !== null) throw rateLimited(retryAfter);
+      throw wrongPassword();
+    }
+    const scope = { email: holder.email, ip: clientIp, knownDevice, admitted: options.admitted };
+    let proven: string | null;
+    try {
+      proven = await attempt(deps.throttle, now, scope, async () => {
+        try {
+          return (await deps.hasher.verify(holder.passwordHash, password))
+            ? right(password)
+            : wrong;
+        } catch (error) {
+          // Not checked (load shed): the attempt does not count.
+          if (error instanceof GateFullError)
+            throw new HttpError('overloaded', { 'retry-after': '1' });
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (error instanceof HttpError && error.code === 'rate_limited') onFailure('throttled');
+      throw error;
+    }
+    if (proven === null) {
+      onFailure('wrong_password');
+      throw wrongPassword();
+    }
+    return proven;
+  };
+}

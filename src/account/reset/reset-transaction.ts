@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { MailQueue } from '../../mail/mail-queue.js';
+import { resetPagePath } from './reset-views.js';
+import type { User } from '../../users/store.js';
+import { changeCredential, type EventClient } from '../model/credential-change.js';
+import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
+import { consume, findLive, type ConsumeRequest } from '../model/secrets.js';
+
+/**
+ * "Forgot password" for a user that exists and is enabled: a reset secret and its mail in one
+ * transaction, the link to the reset page.
+ */
+export async function issueResetMail(
+  db: Kysely<Database>,
+  mail: MailQueue,
+  user: User,
+  links: SecretLinks,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await queueSecretMail(trx, mail, {
+      secret: {
+        purpose: 'reset',
+        userId: user.id,
+        email: user.email,
+        credentialVersion: user.credentialVersion,
+      },
+      kind: 'password-reset',
+      to: user.email,
+      name: user.name,
+      pagePath: resetPagePath,
+      links,
+    });
+  });
+}
+
+/** Whether a reset link could still be used (unused, unexpired), without using it. */
+export async function resetLinkLooksLive(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<boolean> {
+  return (await findLive(db, 'reset', token, now)) !== null;
+}
+
+/**
+ * The reset itself, in one transaction: the secret used (single use, still bound to the
+ * credential version and address it was issued for), the new hash, the address marked verified
+ * (the mailbox was proven), the credential version
+ * moved on (every other e-mailed secret and every sign-in in flight is void), every session
+ * ended, the `password_reset` event, and the notice with its "this wasn't me" link queued.
+ * No session is created. Returns the user's address, or null when the secret is not valid
+ * (a wrong code's try stays spent: the transaction commits).
+ */
+export async function resetPassword(
+  db: Kysely<Database>,
+  mail: MailQueue,
+  reset: {
+    secret: ConsumeRequest;
+    newHash: string;
+    links: SecretLinks;
+    event: EventClient;
+  },
+): Promise<{ email: string; endedSessions: number } | null> {
+  const at = reset.links.now;
+  return db.transaction().execute(async (trx) => {
+    const token = await consume(trx, reset.secret, at);
+    if (token === null || token.userId === null || token.credentialVersion === null) return null;
+    const changed = await changeCredential(trx, {
+      userId: token.userId,
+      at,
+      expect: { credentialVersion: token.credentialVersion, enabled: true },
+      // The secret came to this address and was used: its holder reads its mail. This also
+      // ends a pre-hijack: someone who signed up with another person's address first holds a
+      // password the owner's reset replaces (docs/behaviour.md).
+      set: { passwordHash: reset.newHash, emailProven: true },
+      event: { type: 'password_reset', client: reset.event },
+      notice: { mail, kind: 'password-changed-notice', origin: reset.links.origin },
+    });
+    if (changed === null) return null;
+    return { email: changed.email, endedSessions: changed.endedSessions };
+  });
+}

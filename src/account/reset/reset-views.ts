@@ -1,0 +1,95 @@
+import { markup, type SafeHtml } from '../../pages/html.js';
+import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
+import type { Notice } from '../../pages/notices.js';
+
+/** Where the reset pages live (the mails link to the second). */
+export const forgotPagePath = '/account/password/forgot';
+export const resetPagePath = '/account/password/reset';
+
+const describedBy = (notice: Notice | undefined) =>
+  notice !== undefined && markup` aria-describedby="${noticeId}"`;
+const invalid = (notice: Notice | undefined) =>
+  notice?.fieldsInvalid === true && markup` aria-invalid="true"`;
+
+/** "Forgot your password?": one address field; the answer never says whether it has an account. */
+export function renderForgotPage(
+  shell: PageShell,
+  view: { csrfToken: string; notice?: Notice | undefined; email?: string | undefined },
+): string {
+  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  const content = markup`<p class="lead">Enter the address of your account and we'll mail you a link to choose a new password.</p>
+${renderNotice(view.notice)}
+<form method="post" action="${forgotPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus${kept}${describedBy(view.notice)}${invalid(view.notice)}>
+<button type="submit">Send the link</button>
+</form>
+<p class="hint"><a href="${shell.basePath}/signin">Back to sign in</a></p>`;
+  return renderDocument(shell, 'Reset your password', content, view.notice);
+}
+
+/** After "forgot": the same page for every address. */
+export function renderForgotSentPage(shell: PageShell, view: { ttlMinutes: number }): string {
+  const content = markup`<div class="notice notice-info" role="status"><p>If an account exists for that address, we've sent a link to it.</p></div>
+<p>Open the link in the mail, or enter its code on the page it leads to. It works once, for ${String(view.ttlMinutes)} minutes. Nothing arrived? Check your spam folder, or ask again in a few minutes.</p>
+<a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
+  return renderDocument(shell, 'Check your mail', content, undefined);
+}
+
+/**
+ * The link's page: the GET shows a form and uses nothing (a mail scanner that opens the link
+ * spends no secret); the button posts the token with the new password. Without a token (or to
+ * use the mailed code from another device) the address-and-code fields are shown.
+ */
+export function renderResetPage(
+  shell: PageShell,
+  view: {
+    csrfToken: string;
+    token?: string | undefined;
+    email?: string | undefined;
+    notice?: Notice | undefined;
+  },
+): string {
+  const { notice } = view;
+  const passwordField = markup`<label for="password">New password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required${view.token !== undefined && markup` autofocus`}${describedBy(notice)}${invalid(notice)}>`;
+  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  const codeForm = (autofocus: boolean) => markup`<form method="post" action="${resetPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${autofocus && markup` autofocus`}>
+<label for="code">Code from the mail</label>
+<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required${describedBy(notice)}>
+<label for="code-password">New password</label>
+<input id="code-password" name="password" type="password" autocomplete="new-password" required>
+<button type="submit">Set the new password</button>
+</form>`;
+  let content: SafeHtml;
+  if (view.token !== undefined) {
+    content = markup`${renderNotice(notice)}
+<form method="post" action="${resetPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="token" value="${view.token}">
+${passwordField}
+<button type="submit">Set the new password</button>
+</form>
+<details>
+<summary>Have a code instead?</summary>
+${codeForm(false)}
+</details>`;
+  } else {
+    content = markup`<p class="lead">Enter your address, the code from the mail and a new password.</p>
+${renderNotice(notice)}
+${codeForm(true)}
+<p class="hint"><a href="${forgotPagePath}">Ask for a new mail</a></p>`;
+  }
+  return renderDocument(shell, 'Choose a new password', content, notice);
+}
+
+/** Done: nobody is signed in; every session ended. */
+export function renderResetDonePage(shell: PageShell): string {
+  const content = markup`<div class="notice notice-info" role="status"><p>Your password was changed, and every session of your account was signed out.</p></div>
+<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+  return renderDocument(shell, 'Password changed — sign in', content, undefined);
+}

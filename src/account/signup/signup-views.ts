@@ -1,0 +1,139 @@
+import { markup, type SafeHtml } from '../../pages/html.js';
+import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
+import type { Notice } from '../../pages/notices.js';
+
+/** Where the sign-up form lives (the sign-in page links to it when SIGNUP=open). */
+export const signupPagePath = '/account/signup';
+
+/** Where a sign-up's "confirm your address" mail links to: the password chosen, then the account. */
+export const signupConfirmPagePath = '/account/signup/confirm';
+
+const rulesId = 'password-rules';
+
+/** Which field a refusal is about, so only that one is marked invalid. */
+export type SignupField = 'email' | 'name' | 'password';
+
+export interface SignupView {
+  csrfToken: string;
+  passwordMinLength: number;
+  notice?: Notice | undefined;
+  /** The field the notice is about (marked invalid, and focused). */
+  field?: SignupField | undefined;
+  /** What was typed, kept after a refusal (never the password). */
+  email?: string | undefined;
+  name?: string | undefined;
+}
+
+/**
+ * "Create an account": address, name and password, a plain form posting to itself. The answer
+ * never says whether the address had an account (src/account/signup/signup.ts); only refusals
+ * that are the same for every address (a malformed field, a weak password, too many tries) come
+ * back here, in words, with the field they are about marked.
+ */
+export function renderSignupPage(shell: PageShell, view: SignupView): string {
+  const { notice, field } = view;
+  const state = (name: SignupField, describedBy?: string) => {
+    const ids = [
+      ...(notice !== undefined && field === name ? [noticeId] : []),
+      ...(describedBy === undefined ? [] : [describedBy]),
+    ];
+    return markup`${ids.length > 0 && markup` aria-describedby="${ids.join(' ')}"`}${
+      notice !== undefined && field === name && markup` aria-invalid="true" autofocus`
+    }`;
+  };
+  const first = (field === undefined || notice === undefined) && markup` autofocus`;
+  const email = view.email !== undefined && markup` value="${view.email}"`;
+  const name = view.name !== undefined && markup` value="${view.name}"`;
+  const content = markup`<p class="lead">We'll mail you a link to confirm your address.</p>
+${renderNotice(notice)}
+<form method="post" action="${signupPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" autocapitalize="none" spellcheck="false" required${email}${first}${state('email')}>
+<label for="name">Name</label>
+<input id="name" name="name" type="text" autocomplete="name" maxlength="200" required${name}${state('name')}>
+<label for="password">Password</label>
+<p id="${rulesId}" class="hint field-hint">At least ${String(view.passwordMinLength)} characters, and not a commonly used password.</p>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="${String(view.passwordMinLength)}" required${state('password', rulesId)}>
+<button type="submit">Create the account</button>
+</form>
+<p class="hint">Have an account? <a href="${shell.basePath}/signin">Sign in</a></p>`;
+  return renderDocument(shell, 'Create an account', content, notice);
+}
+
+/** After a sign-up: the same page for every address, new, taken or disabled. */
+export function renderSignupSentPage(
+  shell: PageShell,
+  view: { email: string; ttlMinutes: number },
+): string {
+  const content = markup`<div class="notice notice-info" role="status"><p>We've sent a mail to <strong>${view.email}</strong>.</p></div>
+<p>Open the link in it to confirm your address, or enter its code on the page it leads to. The link works once, for ${String(view.ttlMinutes)} minutes. If you already had an account, the mail says so instead, and tells you how to get back in.</p>
+<p class="hint">Nothing arrived? Check your spam folder, or sign up again in a few minutes.</p>
+<a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
+  return renderDocument(shell, 'Check your inbox', content, undefined);
+}
+
+/** SIGNUP=closed: nothing to fill in, and who to ask instead. */
+export function renderSignupClosedPage(shell: PageShell): string {
+  const content = markup`<div class="notice notice-info" role="status"><p>${shell.productName} does not take sign-ups. To get an account, ask your administrator for an invitation.</p></div>
+<a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
+  return renderDocument(shell, 'Sign-up is closed', content, undefined);
+}
+
+export interface SignupConfirmView {
+  csrfToken: string;
+  /** The link's secret; absent: the code form (another device, or a spent link). */
+  token?: string | undefined;
+  /** The address signed up with, when the link names a pending sign-up (for password managers). */
+  email?: string | undefined;
+  notice?: Notice | undefined;
+  /** The notice is about the password (marked invalid, and focused). */
+  passwordInvalid?: boolean | undefined;
+}
+
+/**
+ * The sign-up's link page: the account is made only with the password chosen at sign-up, so
+ * someone who holds the mailbox but did not sign up cannot turn another person's sign-up into
+ * an account. The GET uses nothing (a mail scanner that opens the link makes nothing). Without a
+ * token, the address-and-code form, with the same password field.
+ */
+export function renderSignupConfirmPage(shell: PageShell, view: SignupConfirmView): string {
+  const { notice } = view;
+  const invalid = notice !== undefined && view.passwordInvalid === true;
+  const passwordState = markup` aria-describedby="signup-password-hint${invalid ? ` ${noticeId}` : ''}"${invalid && markup` aria-invalid="true"`}`;
+  const passwordField = (autofocus: boolean) =>
+    markup`<label for="password">Password</label>
+<p id="signup-password-hint" class="hint field-hint">The password you chose when you signed up.</p>
+<input id="password" name="password" type="password" autocomplete="current-password" required${passwordState}${autofocus && markup` autofocus`}>`;
+  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  let content: SafeHtml;
+  if (view.token !== undefined) {
+    const username =
+      view.email !== undefined &&
+      markup`<input type="email" name="username" autocomplete="username" value="${view.email}" hidden>
+`;
+    content = markup`<p class="lead">One step left: confirm ${view.email === undefined ? 'your new account' : markup`the account for <strong>${view.email}</strong>`} with its password.</p>
+${renderNotice(notice)}
+<form method="post" action="${signupConfirmPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="token" value="${view.token}">
+${username}${passwordField(true)}
+<button type="submit">Confirm and create the account</button>
+</form>
+<p class="hint">Did not sign up? Ignore the mail: without that password no account is made.</p>`;
+  } else {
+    content = markup`<p class="lead">Enter the address the mail came to, the code in it, and the password you chose when you signed up.</p>
+${renderNotice(notice)}
+<form method="post" action="${signupConfirmPagePath}">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${!invalid && markup` autofocus`}>
+<label for="code">Code from the mail</label>
+<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required>
+${passwordField(invalid)}
+<button type="submit">Confirm and create the account</button>
+</form>
+<p class="hint">No mail, or the link expired? <a href="${signupPagePath}">Sign up again</a>.</p>`;
+  }
+  return renderDocument(shell, 'Confirm your address', content, notice);
+}

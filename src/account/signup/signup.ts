@@ -1,0 +1,56 @@
+import * as z from 'zod/mini';
+import { HttpError, invalidField } from '../../http/errors.js';
+import { emailRawMaxLength, readEmail } from '../../users/email.js';
+import { passwordRawMaxLength } from '../../users/password.js';
+import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
+import type { AnonymousAction } from '../action.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+import { signUp } from './pending-signup.js';
+import { displayName } from '../self/profile.js';
+
+const fields = z.object({
+  email: boundedString(emailRawMaxLength),
+  name: displayName,
+  password: boundedString(passwordRawMaxLength),
+});
+
+/**
+ * `POST /api/account/signup` {email, name, password}: 202 `{"status":"accepted"}`, the same
+ * bytes and time for a new, a taken and a disabled address. SIGNUP=closed: 403
+ * `signup_closed`. Before the answer runs only what does not depend on the address having an
+ * account: the fields (422 `invalid_field`), the password policy (422 `weak_password`, as reset
+ * and change), the mail request limits per client and address (429), and the argon2 hash of
+ * the password (503 `overloaded` when the hasher is full: every address pays it, so nothing is
+ * lost silently and no answer is faster). The address's lookup, the pending sign-up's secret and
+ * the mail run after the answer has been written (src/account/signup/pending-signup.ts), so their time cannot
+ * show in it. No account exists until the address is confirmed with the same password.
+ */
+export const signUpAction: AnonymousAction = async (deps, { request, reply, body }) => {
+  if (!deps.signupOpen) throw new HttpError('signup_closed');
+  const mail = deps.mail;
+  if (mail === undefined) throw new HttpError('not_found');
+  const input = fieldsOf(fields, body);
+  const email = readEmail(input.email);
+  if (email === null) throw invalidField('email');
+  const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
+  await deps.mailRequests.charge(email, request.ip);
+  const passwordHash = await hashNewPassword(deps.hasher, normalised);
+  const work = {
+    email,
+    name: input.name,
+    passwordHash,
+    links: {
+      origin: deps.originOf(request),
+      ttlSeconds: deps.mailTokenTtlSeconds,
+      now: deps.now(),
+    },
+  };
+  // 'close' follows the last byte of the answer (or a dropped connection): never before it.
+  reply.raw.once('close', () => {
+    signUp(deps.db, mail, work).catch((error: unknown) => {
+      deps.log.error({ err: error }, 'sign-up: could not queue the sign-up or its mail');
+    });
+  });
+  reply.code(202);
+  return { status: 'accepted' };
+};
