@@ -1,3 +1,4 @@
+import { cliCommand } from '../../boot/cli-command.js';
 import { createMail, mailSettingsOf } from '../../mail/start.js';
 import { inviteUser } from '../../operator/index.js';
 import { cliActor, operatorPorts, requireEmail, type CliContext } from '../context.js';
@@ -71,7 +72,7 @@ export async function run(
     context.out(`invited ${email}: not mailed (--print-link); the link works once, until ${until}`);
   } else if (mail.mode === 'hold') {
     context.out(
-      `invited ${email}: the mail is held in the outbox (development without SMTP_URL; \`gatehouse mail show ${issued.mailId ?? ''}\` shows it); the link works once, until ${until}`,
+      `invited ${email}: the mail is held in the outbox (development without SMTP_URL; \`${cliCommand()} mail show ${issued.mailId ?? ''}\` shows it); the link works once, until ${until}`,
     );
   } else {
     context.out(
