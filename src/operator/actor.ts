@@ -34,6 +34,7 @@ export function recordOperatorEvent(
     type,
     ip: '',
     device: actor.label,
-    detail: { by: actor.label, ...detail },
+    // `by` last: a detail cannot pass for another actor.
+    detail: { ...detail, by: actor.label },
   });
 }

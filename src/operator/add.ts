@@ -20,7 +20,8 @@ export interface AddUser {
 export async function addUser(ports: OperatorPorts, add: AddUser): Promise<User | 'taken'> {
   return ports.db.transaction().execute(async (trx) => {
     const at = ports.now();
-    const user = await insertUser(trx, add, at);
+    const { email, name, passwordHash } = add;
+    const user = await insertUser(trx, { email, name, passwordHash }, at);
     if (user === null) return 'taken';
     if (add.verified) await markVerified(trx, user.id, at);
     return user;
