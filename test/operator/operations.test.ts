@@ -271,6 +271,26 @@ describe.each(databaseBackends('operator'))('operator operations on $name', ({ s
     expect(await removeUser(ports, { userId: ada.id, actor })).toBe('missing');
   });
 
+  it.skipIf(skip)(
+    'revoke-sessions counts the ended sessions in the metrics once they are committed',
+    async () => {
+      const counted: [string, number][] = [];
+      const observer = {
+        sessionsRevoked: (reason: string, n: number) => counted.push([reason, n]),
+      };
+      await expect(
+        withEventsRefused(db, () =>
+          revokeUserSessionsNow({ ...ports, observer }, { userId: ada.id, actor }),
+        ),
+      ).rejects.toThrow();
+      expect(counted).toEqual([]);
+      expect(
+        await revokeUserSessionsNow({ ...ports, observer }, { userId: ada.id, actor }),
+      ).toMatchObject({ revoked: 2 });
+      expect(counted).toEqual([['user', 2]]);
+    },
+  );
+
   it.skipIf(skip)('unlock says whether a lock was in force, with or without a user', async () => {
     expect(await unlockEmail(ports, { email: 'locked@example.com', actor })).toEqual({
       lockedUntil: clock + 60_000,
