@@ -12,6 +12,7 @@ import { readPackageVersion } from './health/version.js';
 import { loggerOptions } from './log.js';
 import { during, StartFailure } from './boot/start-failure.js';
 import { startupSummary, writeInfoLine } from './boot/startup-line.js';
+import { cliCommand } from './boot/cli-command.js';
 import { createMail, mailSettingsOf, mailStartupNote } from './mail/start.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
 import { noObserver } from './observe/observer.js';
@@ -84,7 +85,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   observer.readiness(true);
   mail.worker.start();
   // Said once per start: by the one process, or the first worker of a cluster.
-  const mailNote = mailStartupNote(mail.mode, mailSettings);
+  const mailNote = mailStartupNote(mail.mode, mailSettings, cliCommand());
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
   if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
   if (metricsServer !== undefined) {
@@ -96,7 +97,9 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     app.log.info(summary.fields, summary.message);
   }
   if ((await services.users.count()) === 0) {
-    app.log.warn('no users yet: add one with `npm run users -- add --email you@example.com`');
+    app.log.warn(
+      `no users yet: add one with \`${cliCommand()} users add --email you@example.com\``,
+    );
   }
 
   const prune = setInterval(() => {

@@ -57,10 +57,10 @@ case "\${1:-serve}" in
   healthcheck) exec node "$here/healthcheck.cjs" ;;
   help | -h | --help)
     echo 'Usage: gatehouse [serve]              run the service (the default)'
-    echo '       gatehouse users <command> ...  manage users (gatehouse users --help)'
-    echo '       gatehouse mail <command> ...   the mail outbox (gatehouse mail --help)'
     echo '       gatehouse healthcheck          exit 0 when /api/health answers 200'
-    ;;
+    echo
+    # The CLI's own overview: every command group, and which database this environment names.
+    exec node "$here/gatehouse-cli.cjs" --help ;;
   *) exec "$@" ;;
 esac
 `;

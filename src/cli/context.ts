@@ -6,6 +6,8 @@ import { migrateToLatest } from '../db/migrate.js';
 import { openDatabase, type Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
+import type { Throttle } from '../auth/throttle.js';
+import type { Actor, OperatorPorts } from '../operator/index.js';
 import { isPlausibleEmail, normaliseEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
 import { CliError } from './prompt.js';
@@ -51,6 +53,14 @@ export async function openCliContext(): Promise<CliContext> {
     hashQueueMax: 1,
   });
   return { config, db, dialect, services, out: (line) => process.stdout.write(`${line}\n`) };
+}
+
+/** How the CLI names itself in the events its operations record (shown to the user as the device). */
+export const cliActor: Actor = { label: 'gatehouse CLI' };
+
+/** The ports the operator operations take, over the CLI's database and stores. */
+export function operatorPorts(context: CliContext): OperatorPorts & { throttle: Throttle } {
+  return { db: context.db, now: () => Date.now(), throttle: context.services.throttle };
 }
 
 export function requireEmail(raw: string | undefined, option = '--email'): string {

@@ -6,6 +6,9 @@ import * as mail from './commands/mail.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
+import { cliCommand } from '../boot/cli-command.js';
+import { parseConfig } from '../config/index.js';
+import { describeStore } from '../db/open.js';
 import { openCliContext, type CliContext } from './context.js';
 import { CliError } from './prompt.js';
 import { closest } from './suggest.js';
@@ -76,7 +79,12 @@ const mailCommands: Record<string, Command> = {
   },
 };
 
-const mailUsage = `Usage: gatehouse mail <command> [options]
+/** Where every command's database comes from, as each group's usage ends. */
+const databaseLine = (cli: string) =>
+  `Every command takes --help. The database is DATABASE_URL, else the SQLite file
+$DATA_DIR/gatehouse.db (DATA_DIR defaults to ./data); \`${cli} --help\` shows which one is used here.`;
+
+const mailUsage = (cli: string) => `Usage: gatehouse mail <command> [options]
 
 Commands:
   list              list the outbox (--state, --limit, --json)
@@ -84,9 +92,9 @@ Commands:
   retry ID          queue a failed mail again
   test --to EMAIL   queue a test mail and wait for its delivery
 
-Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).`;
+${databaseLine(cli)}`;
 
-const usage = `Usage: gatehouse users <command> [options]
+const usersUsage = (cli: string) => `Usage: gatehouse users <command> [options]
 
 Commands:
   add               create a user (password from a hidden prompt or --password-stdin)
@@ -102,13 +110,56 @@ Commands:
   rename            change a user's name
   set-email         change a user's email and end their sessions
 
-Every command takes --help. The database is DATABASE_URL (default file:./data/gatehouse.db).
-The outbox: gatehouse mail --help.`;
+${databaseLine(cli)}
+The outbox: ${cli} mail --help.`;
 
-const groups: Record<string, { commands: Record<string, Command>; usage: string }> = {
-  users: { commands, usage },
-  mail: { commands: mailCommands, usage: mailUsage },
+const groups: Record<
+  string,
+  { commands: Record<string, Command>; summary: string; usage: (cli: string) => string }
+> = {
+  users: {
+    commands,
+    summary: "create, invite, list and change users; end a user's sessions",
+    usage: usersUsage,
+  },
+  mail: {
+    commands: mailCommands,
+    summary: 'the mail outbox: list, show, retry, and send a test mail',
+    usage: mailUsage,
+  },
 };
+
+/**
+ * The database a command would work on with this environment, described without a secret, and
+ * the variable that chose it; a configuration with problems is only named (a command lists them).
+ */
+function databaseInUse(): string {
+  const result = parseConfig(process.env, { requireSecret: false });
+  if (!result.ok) return 'the settings here have problems: any command lists them';
+  return `${describeStore(result.config.databaseUrl)} (from ${result.config.databaseVariable})`;
+}
+
+/** `gatehouse --help`: every group with one line, how to run it here, and which database. */
+function topUsage(cli: string): string {
+  const width = Math.max(...Object.keys(groups).map((name) => name.length)) + 3;
+  const lines = Object.entries(groups).map(
+    ([name, group]) => `  ${name.padEnd(width)}${group.summary} (${cli} ${name} --help)`,
+  );
+  return `Usage: gatehouse <group> <command> [options]
+
+Groups:
+${lines.join('\n')}
+
+Run it as \`npx gatehouse …\` from a checkout's folder (after \`npm run build\`), or as
+\`gatehouse …\` in the image, where \`gatehouse serve\` runs the service and
+\`gatehouse healthcheck\` checks it. Hints the CLI and the service print are written the
+way that runs where they run.
+
+Every command works on the service's database: DATABASE_URL (or DATABASE_URL_FILE) when set,
+else the SQLite file $DATA_DIR/gatehouse.db, DATA_DIR being ./data (from the current folder)
+unless set. Give a command the settings the service has, or it works on another database.
+Here: ${databaseInUse()}`;
+}
 
 /**
  * An argument as an error message may show it: a command or option Gatehouse knows, else a
@@ -152,23 +203,24 @@ function describeParseError(error: unknown, options: Iterable<string>): string {
 
 async function main(argv: string[]): Promise<number> {
   const [groupName, name, ...rest] = argv;
-  const group =
-    groupName !== undefined && Object.hasOwn(groups, groupName) ? groups[groupName] : undefined;
-  if (
-    groupName === undefined ||
-    groupName === '--help' ||
-    groupName === '-h' ||
-    (group !== undefined && (name === undefined || name === '--help' || name === '-h'))
-  ) {
-    process.stdout.write(`${group?.usage ?? usage}\n`);
-    return groupName === undefined || (group !== undefined && name === undefined) ? 2 : 0;
+  const cli = cliCommand();
+  const asksHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
+  // No arguments: the overview, as a usage error (a script that forgot its arguments fails).
+  if (groupName === undefined || asksHelp(groupName)) {
+    process.stdout.write(`${topUsage(cli)}\n`);
+    return groupName === undefined ? 2 : 0;
   }
+  const group = Object.hasOwn(groups, groupName) ? groups[groupName] : undefined;
   if (group === undefined) {
     const known = Object.keys(groups);
     throw new CliError(
-      `unknown command group ${shown(groupName, known)}${didYouMean(groupName, known, (known) => `'${known}'`)}\n\n${usage}`,
+      `unknown command group ${shown(groupName, known)}${didYouMean(groupName, known, (known) => `'${known}'`)}\n\n${topUsage(cli)}`,
       2,
     );
+  }
+  if (name === undefined || name === '--help' || name === '-h') {
+    process.stdout.write(`${group.usage(cli)}\n`);
+    return name === undefined ? 2 : 0;
   }
   const commands = group.commands;
   const command =
@@ -179,7 +231,7 @@ async function main(argv: string[]): Promise<number> {
         name ?? '',
         Object.keys(commands),
         (known) => `'${known}'`,
-      )}\n\n${group.usage}`,
+      )}\n\n${group.usage(cli)}`,
       2,
     );
   }

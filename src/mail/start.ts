@@ -46,17 +46,21 @@ export function mailModeOf(
   return settings.production ? 'off' : 'hold';
 }
 
-/** The one sentence start-up says about mail when it is not sent, or undefined when it is. */
+/**
+ * The one sentence start-up says about mail when it is not sent, or undefined when it is. `cli`:
+ * how the operator runs the CLI here (src/boot/cli-command.ts), so the hint runs as printed.
+ */
 export function mailStartupNote(
   mode: MailMode,
   settings: Pick<MailSettings, 'smtpUrl'>,
+  cli: string,
 ): string | undefined {
   if (mode === 'off' && settings.smtpUrl !== undefined)
-    return "mail is off: production without AUTH_URL would build mailed links on a request's Host header, which a client chooses; set AUTH_URL to the public origin (e.g. AUTH_URL=https://auth.example.com) to send mail. Password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)";
+    return `mail is off: production without AUTH_URL would build mailed links on a request's Host header, which a client chooses; set AUTH_URL to the public origin (e.g. AUTH_URL=https://auth.example.com) to send mail. Password reset, verification and sign-up answer 404 until then, and invitations are only printed (${cli} users invite --print-link)`;
   if (mode === 'off')
-    return 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)';
+    return `mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (${cli} users invite --print-link)`;
   if (mode === 'hold')
-    return 'mail is held in the outbox (development without SMTP_URL): links and codes are logged, and `gatehouse mail show ID` shows each mail';
+    return `mail is held in the outbox (development without SMTP_URL): links and codes are logged, and \`${cli} mail show ID\` shows each mail`;
   return undefined;
 }
 

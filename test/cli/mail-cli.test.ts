@@ -36,7 +36,7 @@ describe('gatehouse mail CLI without SMTP_URL', () => {
     expect(test.code).toBe(0);
     const id = uuid.exec(test.stdout)?.[0] as string;
     expect(test.stdout).toBe(
-      `held test mail ${id} for ada@example.com (development without SMTP_URL): \`gatehouse mail show ${id}\` shows it\n`,
+      `held test mail ${id} for ada@example.com (development without SMTP_URL): \`npx gatehouse mail show ${id}\` shows it\n`,
     );
     const list = await mail(['list']);
     expect(list.stdout).toMatch(
@@ -72,7 +72,7 @@ describe('gatehouse mail CLI without SMTP_URL', () => {
     expect(result).toMatchObject({
       code: 1,
       stderr:
-        'gatehouse: mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link); nothing was queued\n',
+        'gatehouse: mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (npx gatehouse users invite --print-link); nothing was queued\n',
     });
   });
 

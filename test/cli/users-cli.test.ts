@@ -34,11 +34,11 @@ describe('gatehouse users CLI on a real database', () => {
     expect(row.password_hash).not.toContain('a long and fine password');
   });
 
-  it('lists users, also as JSON', async () => {
+  it('lists users under a header row, also as JSON', async () => {
     const text = await users(['list']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
-      /^grace@example.com\tGrace Hopper\tenabled\t[0-9a-f-]{36}\tunverified\n$/,
+      /^EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK\ngrace@example.com\tGrace Hopper\tenabled\t[0-9a-f-]{36}\tunverified\n$/,
     );
     const json = await users(['list', '--json']);
     expect(JSON.parse(json.stdout)).toEqual([
@@ -185,7 +185,8 @@ describe('gatehouse users list with hostile names', () => {
     const text = await runNode('gatehouse-cli.cjs', ['users', 'list'], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(
-      'eve\\u001b[2J@example.com\t' +
+      'EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK\n' +
+        'eve\\u001b[2J@example.com\t' +
         'Eve\\u001b]0;pwned\\u0007\\u009b31m\\u000d\\u000aroot\\u0009admin\\u202eevil\\u2028\\\\u0041 👩‍👩‍👧' +
         '\tenabled\t00000000-0000-4000-8000-000000000001\tunverified\n',
     );

@@ -67,7 +67,7 @@ describe('start-up says once what becomes of mail', () => {
     expect(off).toEqual([
       expect.objectContaining({
         level: 40,
-        msg: 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (gatehouse users invite --print-link)',
+        msg: 'mail is off: set SMTP_URL (and MAIL_FROM) to send mail; password reset, verification and sign-up answer 404 until then, and invitations are only printed (npx gatehouse users invite --print-link)',
       }),
     ]);
   });

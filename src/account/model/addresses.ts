@@ -34,17 +34,6 @@ export async function isVerified(db: Kysely<Database>, userId: string): Promise<
   return row !== undefined && row.email_verified_at !== null;
 }
 
-/** Marks a user's address verified now, unless it already is; true when it changed. */
-export async function markVerified(db: Kysely<Database>, userId: string, at: number) {
-  const result = await db
-    .updateTable('users')
-    .set({ email_verified_at: at, updated_at: at })
-    .where('id', '=', userId)
-    .where('email_verified_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
 /**
  * An account made from a mailed secret that came back (an invitation accepted, a sign-up
  * confirmed), in the caller's transaction: its address verified (the secret went through that

@@ -1,8 +1,7 @@
-import type { CliContext } from '../context.js';
-import { requireEmail } from '../context.js';
+import { addUser } from '../../operator/index.js';
+import { cliActor, operatorPorts, requireEmail, type CliContext } from '../context.js';
 import { readAcceptablePassword } from '../new-password.js';
 import { CliError } from '../prompt.js';
-import { markVerified } from './verify-email.js';
 
 export const help = `Usage: gatehouse users add --email <email> [--name <name>] [--password-stdin] [--verified]
 
@@ -19,6 +18,7 @@ export async function run(
   const email = requireEmail(values.email);
   const name = (values.name ?? email.split('@')[0] ?? '').trim();
   if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
+  // Refused before the password is asked for; the operation refuses a race all the same.
   if ((await context.services.users.findByEmail(email)) !== null) {
     throw new CliError(`a user with email ${email} already exists`);
   }
@@ -26,10 +26,14 @@ export async function run(
     values['password-stdin'] === true,
     context.config.passwordMinLength,
   );
-  const passwordHash = await context.services.hasher.hash(password);
-  const user = await context.services.users.create({ email, name, passwordHash });
-  if (user === null) throw new CliError(`a user with email ${email} already exists`);
-  if (values.verified === true) await markVerified(context.db, user.id, user.createdAt);
+  const user = await addUser(operatorPorts(context), {
+    email,
+    name,
+    passwordHash: await context.services.hasher.hash(password),
+    verified: values.verified === true,
+    actor: cliActor,
+  });
+  if (user === 'taken') throw new CliError(`a user with email ${email} already exists`);
   const verified = values.verified === true ? ', address verified' : '';
   context.out(`added ${user.email} (id ${user.id})${verified}`);
 }

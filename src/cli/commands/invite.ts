@@ -1,6 +1,7 @@
-import { issueInvitation } from '../../account/invitation/invitations.js';
+import { cliCommand } from '../../boot/cli-command.js';
 import { createMail, mailSettingsOf } from '../../mail/start.js';
-import { requireEmail, type CliContext } from '../context.js';
+import { inviteUser } from '../../operator/index.js';
+import { cliActor, operatorPorts, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 
 export const help = `Usage: gatehouse users invite --email <email> [--name <name>] [--print-link]
@@ -58,13 +59,10 @@ export async function run(
       'mail is off (production without SMTP_URL), so the invitation cannot be mailed: set SMTP_URL (and MAIL_FROM), or use --print-link to print the link and pass it on yourself',
     );
   const ttlSeconds = config.inviteTtlSeconds;
-  const issued = await issueInvitation(context.db, mail?.queue, {
-    email,
-    name,
-    origin,
-    ttlSeconds,
-    now: Date.now(),
-  });
+  const issued = await inviteUser(
+    { ...operatorPorts(context), mail: mail?.queue },
+    { email, name, origin, ttlSeconds, actor: cliActor },
+  );
   if (issued.outcome === 'taken')
     throw new CliError(
       `a user with email ${email} already exists: nothing was sent (they can sign in, or reset their password)`,
@@ -74,7 +72,7 @@ export async function run(
     context.out(`invited ${email}: not mailed (--print-link); the link works once, until ${until}`);
   } else if (mail.mode === 'hold') {
     context.out(
-      `invited ${email}: the mail is held in the outbox (development without SMTP_URL; \`gatehouse mail show ${issued.mailId ?? ''}\` shows it); the link works once, until ${until}`,
+      `invited ${email}: the mail is held in the outbox (development without SMTP_URL; \`${cliCommand()} mail show ${issued.mailId ?? ''}\` shows it); the link works once, until ${until}`,
     );
   } else {
     context.out(

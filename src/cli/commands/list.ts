@@ -1,11 +1,15 @@
+import { cliCommand } from '../../boot/cli-command.js';
 import type { CliContext } from '../context.js';
 
 export const help = `Usage: gatehouse users list [--json]
 
-Lists every user: email, name, state, id and whether the address is verified, then
-"locked until <time>" when failed sign-ins put a lock on the email (lift it with
-\`users unlock\`). --json prints one JSON array, with emailVerified (true or false) and
-lockedUntil (an ISO time, or null).`;
+Lists every user under a header row, one a line, tab-separated: email, name, state, id and
+whether the address is verified, then "locked until <time>" when failed sign-ins put a lock on
+the email (lift it with \`users unlock\`). For scripts, --json prints one JSON array, with
+emailVerified (true or false) and lockedUntil (an ISO time, or null).`;
+
+/** The text table's first line; the lock column is filled only while a lock holds. */
+export const listHeader = 'EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK';
 
 /**
  * What a terminal would act on instead of showing: C0 and C1 controls (escape sequences can
@@ -58,12 +62,14 @@ export async function run(context: CliContext, values: { json?: boolean }) {
     return;
   }
   if (users.length === 0) {
-    context.out('no users yet: add one with `npm run users -- add --email <email>`');
+    context.out(`no users yet: add one with \`${cliCommand()} users add --email <email>\``);
     return;
   }
+  // A header says what each column is; scripts read --json (or skip the first line).
+  context.out(listHeader);
   users.forEach((user, index) => {
-    // New columns go after the first four: scripts reading four columns go on working. The
-    // lock column comes last and only when a lock holds.
+    // New columns go after the first four, so a script that skips the header and reads four
+    // columns goes on working. The lock column comes last and only when a lock holds.
     const lock = locks[index] ? `\tlocked until ${locks[index]}` : '';
     const address = verified.has(user.id) ? 'verified' : 'unverified';
     context.out(

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cliCommand } from '../../boot/cli-command.js';
 import { createMail, mailSettingsOf, mailStartupNote, type Mail } from '../../mail/start.js';
 import { outboxStates, type OutboxMail, type OutboxState } from '../../mail/outbox-store.js';
 import { retryWindowMs } from '../../mail/outbox-queue.js';
@@ -160,13 +161,13 @@ export async function test(
   const mail = await openMail(context);
   if (mail.mode === 'off')
     throw new CliError(
-      `${mailStartupNote(mail.mode, mailSettingsOf(context.config)) ?? 'mail is off'}; nothing was queued`,
+      `${mailStartupNote(mail.mode, mailSettingsOf(context.config), cliCommand()) ?? 'mail is off'}; nothing was queued`,
       1,
     );
   const id = await mail.queue.enqueueWithId(context.db, { kind: 'test', to, values: {} });
   if (mail.mode === 'hold') {
     context.out(
-      `held test mail ${id} for ${to} (development without SMTP_URL): \`gatehouse mail show ${id}\` shows it`,
+      `held test mail ${id} for ${to} (development without SMTP_URL): \`${cliCommand()} mail show ${id}\` shows it`,
     );
     return;
   }

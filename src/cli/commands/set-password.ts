@@ -1,6 +1,13 @@
-import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
+import { setUserPassword } from '../../operator/index.js';
+import {
+  cliActor,
+  findUserOrThrow,
+  operatorPorts,
+  requireEmail,
+  type CliContext,
+} from '../context.js';
 import { readAcceptablePassword } from '../new-password.js';
-import { recordOperatorEvent } from './state.js';
+import { CliError } from '../prompt.js';
 
 export const help = `Usage: gatehouse users set-password --email <email> [--password-stdin]
 
@@ -11,16 +18,17 @@ export async function run(
   context: CliContext,
   values: { email?: string; 'password-stdin'?: boolean },
 ) {
+  // Looked up first: no password is asked for a user who does not exist.
   const user = await findUserOrThrow(context, requireEmail(values.email));
   const password = await readAcceptablePassword(
     values['password-stdin'] === true,
     context.config.passwordMinLength,
   );
-  await context.services.users.setPasswordHash(
-    user.id,
-    await context.services.hasher.hash(password),
-  );
-  await context.services.throttle.unlockEmail(user.email);
-  await recordOperatorEvent(context, user.id, 'password_changed', { reason: 'set-password' });
+  const result = await setUserPassword(operatorPorts(context), {
+    userId: user.id,
+    passwordHash: await context.services.hasher.hash(password),
+    actor: cliActor,
+  });
+  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
   context.out(`password set for ${user.email}; its sessions have ended`);
 }

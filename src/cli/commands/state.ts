@@ -1,7 +1,21 @@
-import { record, type AccountEventType } from '../../account/model/events.js';
-import { findUserOrThrow, requireEmail, type CliContext } from '../context.js';
+import {
+  disableUser,
+  enableUser,
+  removeUser,
+  renameUser,
+  revokeUserSessionsNow,
+  setUserEmail,
+  unlockEmail,
+} from '../../operator/index.js';
+import type { User } from '../../users/store.js';
+import {
+  cliActor,
+  findUserOrThrow,
+  operatorPorts,
+  requireEmail,
+  type CliContext,
+} from '../context.js';
 import { CliError } from '../prompt.js';
-import { markVerified } from './verify-email.js';
 
 export const disableHelp = `Usage: gatehouse users disable --email <email>
 
@@ -26,25 +40,28 @@ export const revokeHelp = `Usage: gatehouse users revoke-sessions --email <email
 
 Ends every session of the user now; the user can sign in again.`;
 
+/** The refusal when the user went between the lookup and the change (another operator). */
+function gone(user: User): CliError {
+  return new CliError(`no user with email ${user.email}`);
+}
+
 export async function disable(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
-  await context.services.users.setDisabled(user.id, true);
-  await recordOperatorEvent(context, user.id, 'session_revoked', { reason: 'disabled' });
+  const result = await disableUser(operatorPorts(context), { userId: user.id, actor: cliActor });
+  if (result === 'missing') throw gone(user);
   context.out(`disabled ${user.email}; its sessions have ended`);
 }
 
 export async function enable(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
-  await context.services.users.setDisabled(user.id, false);
-  await context.services.throttle.unlockEmail(user.email);
+  const result = await enableUser(operatorPorts(context), { userId: user.id, actor: cliActor });
+  if (result === 'missing') throw gone(user);
   context.out(`enabled ${user.email}`);
 }
 
 export async function unlock(context: CliContext, values: { email?: string }) {
   const email = requireEmail(values.email);
-  const lockedUntil = await context.services.throttle.emailLockedUntil(email, Date.now());
-  // The counters go either way: failures that did not yet lock start over too.
-  await context.services.throttle.unlockEmail(email);
+  const { lockedUntil } = await unlockEmail(operatorPorts(context), { email, actor: cliActor });
   context.out(
     lockedUntil === null
       ? `no lock on ${email}: it may sign in already`
@@ -54,33 +71,19 @@ export async function unlock(context: CliContext, values: { email?: string }) {
 
 export async function remove(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
-  await context.services.users.remove(user.id);
+  const result = await removeUser(operatorPorts(context), { userId: user.id, actor: cliActor });
+  if (result === 'missing') throw gone(user);
   context.out(`removed ${user.email}`);
-}
-
-/**
- * An operator's change to a user, in the user's record. No client address: the operator's shell
- * is no place the user signed in from.
- */
-export function recordOperatorEvent(
-  context: CliContext,
-  userId: string,
-  type: AccountEventType,
-  detail: Record<string, unknown> = {},
-): Promise<void> {
-  return record(context.db, {
-    userId,
-    type,
-    ip: '',
-    device: 'gatehouse CLI',
-    detail: { by: 'operator', ...detail },
-  });
 }
 
 export async function revokeSessions(context: CliContext, values: { email?: string }) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
-  const count = await context.services.sessions.revokeAllForUser(user.id, Date.now());
-  await recordOperatorEvent(context, user.id, 'session_revoked', { sessions: count });
+  const result = await revokeUserSessionsNow(operatorPorts(context), {
+    userId: user.id,
+    actor: cliActor,
+  });
+  if (result === 'missing') throw gone(user);
+  const count = result.revoked;
   context.out(`ended ${count} session${count === 1 ? '' : 's'} of ${user.email}`);
 }
 
@@ -100,7 +103,12 @@ export async function rename(context: CliContext, values: { email?: string; name
   const name = (values.name ?? '').trim();
   if (name.length === 0) throw new CliError('--name is required', 2);
   if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
-  await context.services.users.rename(user.id, name);
+  const result = await renameUser(operatorPorts(context), {
+    userId: user.id,
+    name,
+    actor: cliActor,
+  });
+  if (result === 'missing') throw gone(user);
   context.out(`renamed ${user.email}`);
 }
 
@@ -110,11 +118,14 @@ export async function setEmail(
 ) {
   const user = await findUserOrThrow(context, requireEmail(values.email));
   const newEmail = requireEmail(values['new-email'], '--new-email');
-  const result = await context.services.users.setEmail(user.id, newEmail);
+  const result = await setUserEmail(operatorPorts(context), {
+    userId: user.id,
+    email: newEmail,
+    verified: values.verified === true,
+    actor: cliActor,
+  });
   if (result === 'taken') throw new CliError(`a user with email ${newEmail} already exists`);
-  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
-  if (values.verified === true) await markVerified(context.db, user.id, Date.now());
-  await recordOperatorEvent(context, user.id, 'email_changed', { reason: 'set-email' });
+  if (result === 'missing') throw gone(user);
   const verified = values.verified === true ? ', address verified' : '';
   context.out(`moved ${user.email} to ${newEmail}${verified}; its sessions have ended`);
 }

@@ -1,0 +1,36 @@
+import { issueInvitation, type IssuedInvitation } from '../account/invitation/invitations.js';
+import type { OutboxQueue } from '../mail/outbox-queue.js';
+import type { Actor, OperatorPorts } from './actor.js';
+
+export interface InviteUser {
+  /** Normalised (src/users/email.ts). */
+  email: string;
+  /** Empty: none given (the person types one). */
+  name: string;
+  /** The public origin the link is built on (AUTH_URL). */
+  origin: string;
+  ttlSeconds: number;
+  /**
+   * Not stored yet: the accepted invitation records `invitedBy: 'operator'`, as account_tokens
+   * has no column for who invited.
+   */
+  actor: Actor;
+}
+
+/**
+ * An invitation and, with `mail`, its mail, in one transaction (src/account/invitations.ts):
+ * `{ outcome: 'taken' }` when the address has an account. Without `mail` the link is only
+ * returned, for the operator to pass on.
+ */
+export function inviteUser(
+  ports: OperatorPorts & { mail: OutboxQueue | undefined },
+  invite: InviteUser,
+): Promise<IssuedInvitation> {
+  return issueInvitation(ports.db, ports.mail, {
+    email: invite.email,
+    name: invite.name,
+    origin: invite.origin,
+    ttlSeconds: invite.ttlSeconds,
+    now: ports.now(),
+  });
+}

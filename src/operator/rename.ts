@@ -1,0 +1,14 @@
+import type { User } from '../users/store.js';
+import { writeName } from '../users/writes.js';
+import type { Actor, OperatorPorts } from './actor.js';
+
+/**
+ * Changes the display name only (trimmed, 1-200 characters: the caller checks); sessions stay.
+ * No event, as before. 'missing' when no such user exists.
+ */
+export async function renameUser(
+  ports: OperatorPorts,
+  request: { userId: string; name: string; actor: Actor },
+): Promise<User | 'missing'> {
+  return (await writeName(ports.db, request.userId, request.name, ports.now())) ?? 'missing';
+}
