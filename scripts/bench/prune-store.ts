@@ -6,7 +6,7 @@
  * - the prune as it was before migration 007 (one statement, an OR over unindexed columns),
  *   run inside a transaction that is rolled back: how long it held the writer;
  * - migration 007 on this store (building its indexes);
- * - the service's own prune (`dist/`, batches of 1,000 rows), while a session is written every
+ * - the service's own prune (`dist/`, batches of `pruneBatchRows`), while a session is written every
  *   2 ms on the same connection, as sign-ins are: how long each of those writes waited;
  * - a second prune with nothing left to delete, and the old statement with nothing to delete.
  *
@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   const pruneMs = now() - started;
   const probeWaits = stopProbe();
   const deleted = rowsBefore - count() + probeWaits.length;
-  const batches = Math.ceil(deleted / 1000) + 2;
+  const batches = Math.ceil(deleted / 100) + 2;
   started = now();
   await store.prune(cut);
   const idleMs = now() - started;
