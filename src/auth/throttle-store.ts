@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 
@@ -131,11 +132,19 @@ export function createKyselyThrottleStore(
     },
 
     async prune(now, windowMs) {
-      await db
-        .deleteFrom('signin_throttle')
-        .where('window_started_at', '<=', clockOf(now, -windowMs))
-        .where('locked_until', '<=', clockOf(now))
-        .execute();
+      await deleteInBatches((limit) =>
+        db
+          .deleteFrom('signin_throttle')
+          .where('key', 'in', (eb) =>
+            eb
+              .selectFrom('signin_throttle')
+              .select('key')
+              .where('locked_until', '<=', clockOf(now))
+              .where('window_started_at', '<=', clockOf(now, -windowMs))
+              .limit(limit),
+          )
+          .executeTakeFirst(),
+      );
     },
   };
 }

@@ -6,6 +6,7 @@ import * as mailOutbox from './migrations/003-mail-outbox.js';
 import * as accounts from './migrations/004-accounts.js';
 import * as invitations from './migrations/005-invitations.js';
 import * as signupSecrets from './migrations/006-signup-secrets.js';
+import * as pruneIndexes from './migrations/007-prune-indexes.js';
 import * as sessionProofs from './migrations/009-session-proofs.js';
 import type { Database } from './schema.js';
 
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '004-accounts': accounts,
   '005-invitations': invitations,
   '006-signup-secrets': signupSecrets,
+  '007-prune-indexes': pruneIndexes,
   '009-session-proofs': sessionProofs,
 };
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Kysely } from 'kysely';
+import { deleteInBatches } from '../db/delete-in-batches.js';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { toActive, type ActiveSession, type FindActive } from './active-session.js';
@@ -165,12 +166,28 @@ export function createKyselySessionStore(
     },
 
     async prune(createdBefore) {
-      await db
-        .deleteFrom('sessions')
-        .where((eb) =>
-          eb.or([eb('revoked_at', 'is not', null), eb('created_at', '<', createdBefore)]),
-        )
-        .execute();
+      // Two filters, one index each (migration 007), in short batches: an OR of the two would
+      // scan the table, holding SQLite's writer for as long.
+      await deleteInBatches((limit) =>
+        db
+          .deleteFrom('sessions')
+          .where('id', 'in', (eb) =>
+            eb.selectFrom('sessions').select('id').where('revoked_at', 'is not', null).limit(limit),
+          )
+          .executeTakeFirst(),
+      );
+      await deleteInBatches((limit) =>
+        db
+          .deleteFrom('sessions')
+          .where('id', 'in', (eb) =>
+            eb
+              .selectFrom('sessions')
+              .select('id')
+              .where('created_at', '<', createdBefore)
+              .limit(limit),
+          )
+          .executeTakeFirst(),
+      );
     },
   };
 }

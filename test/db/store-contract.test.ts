@@ -11,6 +11,10 @@ import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
 import * as invitationsMigration from '../../src/db/migrations/005-invitations.js';
 import * as signupSecretsMigration from '../../src/db/migrations/006-signup-secrets.js';
 import * as sessionProofsMigration from '../../src/db/migrations/009-session-proofs.js';
+import * as pruneIndexesMigration from '../../src/db/migrations/007-prune-indexes.js';
+import { pruneEvents } from '../../src/account/model/events.js';
+import { pruneTokens } from '../../src/account/model/secrets.js';
+import { pruneBatchRows } from '../../src/db/delete-in-batches.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import { createServices } from '../../src/services.js';
@@ -533,6 +537,7 @@ for (const backend of backends) {
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
         await sessionProofsMigration.down(db as unknown as Kysely<unknown>);
+        await pruneIndexesMigration.down(db as unknown as Kysely<unknown>);
         await signupSecretsMigration.down(db as unknown as Kysely<unknown>);
         await invitationsMigration.down(db as unknown as Kysely<unknown>);
         await accountsMigration.down(db as unknown as Kysely<unknown>);
@@ -557,6 +562,78 @@ for (const backend of backends) {
         expect(left).toEqual([boundary, live].sort());
         expect(left).not.toContain(old);
         expect(await services.sessions.findActive(live)).not.toBeNull();
+      });
+      it('a prune of several batches deletes every row it should, and other work runs between batches', async () => {
+        const user = await createUser('ada@example.com');
+        const batches = 2.5;
+        const rows = Math.round(pruneBatchRows * batches);
+        const session = (id: string, createdAt: number, revokedAt: number | null) => ({
+          id,
+          user_id: user.id,
+          created_at: createdAt,
+          revoked_at: revokedAt,
+        });
+        const insertAll = async <T>(values: T[], insert: (chunk: T[]) => Promise<unknown>) => {
+          for (let i = 0; i < values.length; i += 500) await insert(values.slice(i, i + 500));
+        };
+        const sessions = [
+          ...Array.from({ length: rows }, (_, i) => session(`old-${i}`, start, null)),
+          ...Array.from({ length: rows }, (_, i) => session(`revoked-${i}`, start + 100, start)),
+          ...Array.from({ length: 3 }, (_, i) => session(`live-${i}`, start + 100, null)),
+        ];
+        await insertAll(sessions, (chunk) => db.insertInto('sessions').values(chunk).execute());
+        const events = Array.from({ length: rows + 2 }, (_, i) => ({
+          id: `event-${i}`,
+          user_id: user.id,
+          type: 'signed_in',
+          at: i < rows ? start : start + 100,
+          ip: '192.0.2.1',
+          device: 'test',
+          detail: null,
+        }));
+        await insertAll(events, (chunk) => db.insertInto('account_events').values(chunk).execute());
+        const token = (i: number, expiresAt: number, usedAt: number | null) => ({
+          id: `token-${i}`,
+          user_id: user.id,
+          purpose: 'reset' as const,
+          code_tries_left: 0,
+          token_hash: `hash-${i}`,
+          email: user.email,
+          expires_at: expiresAt,
+          used_at: usedAt,
+          created_at: start,
+        });
+        const tokens = Array.from({ length: 2 * rows + 2 }, (_, i) =>
+          i < rows
+            ? token(i, start, null)
+            : i < 2 * rows
+              ? token(i, start + 1000, start)
+              : token(i, start + 1000, null),
+        );
+        await insertAll(tokens, (chunk) => db.insertInto('account_tokens').values(chunk).execute());
+
+        // A timer stands for the requests waiting while the prune runs.
+        let ticks = 0;
+        const timer = setInterval(() => (ticks += 1), 0);
+        try {
+          await services.sessions.prune(start + 50);
+          await pruneEvents(db, start + 50);
+          await pruneTokens(db, start + 50);
+        } finally {
+          clearInterval(timer);
+          await db.deleteFrom('account_events').execute();
+        }
+        const left = (await sessionRows(user.id)).map((row) => row.id).sort();
+        expect(left).toEqual(['live-0', 'live-1', 'live-2']);
+        const tokensLeft = await db.selectFrom('account_tokens').select('id').execute();
+        await db.deleteFrom('account_tokens').execute();
+        expect(tokensLeft.map((row) => row.id).sort()).toEqual([
+          `token-${2 * rows}`,
+          `token-${2 * rows + 1}`,
+        ]);
+        // On SQLite a statement runs on the event loop: only the yields between batches let the
+        // timer fire (on PostgreSQL every statement awaits the network anyway).
+        if (backend.dialect === 'sqlite') expect(ticks).toBeGreaterThanOrEqual(4);
       });
     });
 

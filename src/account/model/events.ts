@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { Database } from '../../db/schema.js';
 
 /** The accounts spec's event types (those not yet written come with their features). */
@@ -102,5 +103,12 @@ export async function listEvents(db: Kysely<Database>, userId: string): Promise<
 
 /** Deletes events older than the list reaches (the audit log, later, keeps its own). */
 export async function pruneEvents(db: Kysely<Database>, before: number): Promise<void> {
-  await db.deleteFrom('account_events').where('at', '<', before).execute();
+  await deleteInBatches((limit) =>
+    db
+      .deleteFrom('account_events')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('account_events').select('id').where('at', '<', before).limit(limit),
+      )
+      .executeTakeFirst(),
+  );
 }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { AccountTokenPurpose, AccountTokensTable, Database } from '../../db/schema.js';
 
 /*
@@ -301,8 +302,15 @@ export async function findLive(
 
 /** Deletes secrets that can no longer be used (expired or used before `before`). */
 export async function pruneTokens(db: Kysely<Database>, before: number): Promise<void> {
-  await db
-    .deleteFrom('account_tokens')
-    .where((eb) => eb.or([eb('expires_at', '<', before), eb('used_at', '<', before)]))
-    .execute();
+  // One index per filter (migration 007), in short batches.
+  for (const column of ['expires_at', 'used_at'] as const) {
+    await deleteInBatches((limit) =>
+      db
+        .deleteFrom('account_tokens')
+        .where('id', 'in', (eb) =>
+          eb.selectFrom('account_tokens').select('id').where(column, '<', before).limit(limit),
+        )
+        .executeTakeFirst(),
+    );
+  }
 }

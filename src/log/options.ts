@@ -16,9 +16,15 @@ export const redactedPaths = [
   '*.secret',
 ];
 
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+/** Where pino writes lines: the service's LineWriter, or pino's own blocking stdout if omitted. */
+export interface LogStream {
+  write(line: string): unknown;
+}
+
+export function loggerOptions(level: string, stream?: LogStream): FastifyServerOptions['logger'] {
   return {
     level,
     redact: { paths: redactedPaths, censor: '[redacted]' },
+    ...(stream !== undefined && { stream }),
   };
 }
