@@ -6,7 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { openDatabase, type Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
-import { isPlausibleEmail, normaliseEmail } from '../users/email.js';
+import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
 import { CliError } from './prompt.js';
 
@@ -55,9 +55,9 @@ export async function openCliContext(): Promise<CliContext> {
 
 export function requireEmail(raw: string | undefined, option = '--email'): string {
   if (raw === undefined) throw new CliError(`${option} is required`, 2);
-  const email = normaliseEmail(raw);
+  const email = readEmail(raw);
   // The value is not repeated: a password typed after --email must not reach a log.
-  if (!isPlausibleEmail(email)) throw new CliError(`${option} is not an email address`, 2);
+  if (email === null) throw new CliError(`${option} is not an email address`, 2);
   return email;
 }
 

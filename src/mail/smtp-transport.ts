@@ -1,4 +1,5 @@
 import type { Transporter } from 'nodemailer';
+import { isMailboxAddress } from './address.js';
 
 /** One mail as the transport sends it. */
 export interface OutgoingMail {
@@ -109,9 +110,14 @@ export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
   return options;
 }
 
+/** The bare address of MAIL_FROM (`Name <box@example.com>` or `box@example.com`). */
+function addressOf(from: string): string {
+  return /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
+}
+
 /** The domain of the sender's address, for Message-IDs. */
 function domainOf(from: string): string {
-  const address = /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
+  const address = addressOf(from);
   return address.slice(address.lastIndexOf('@') + 1) || 'gatehouse.invalid';
 }
 
@@ -143,12 +149,26 @@ export async function createSmtpTransport(
     disableUrlAccess: true,
   } as Parameters<typeof nodemailer.createTransport>[0]);
   const domain = domainOf(from);
+  const fromAddress = addressOf(from);
   return {
-    send: (mail) =>
-      transporter
+    send: (mail) => {
+      // The stored address goes out as it is, or not at all. A string would be parsed again by
+      // nodemailer's address parser, which finds a mailbox inside `owner<test@example.com>` and
+      // delivers there; an object `{ name, address }` is taken as it is, in the To header and in
+      // the envelope (RCPT TO), which is set explicitly rather than derived from headers.
+      if (!isMailboxAddress(mail.to))
+        return Promise.resolve<SendResult>({
+          ok: false,
+          permanent: true,
+          error: 'ERECIPIENT: the stored recipient is not one bare address; not sent',
+        });
+      const to = { name: '', address: mail.to };
+      return transporter
         .sendMail({
           from,
-          to: mail.to,
+          to: [to],
+          // nodemailer reads objects here too (MimeNode.setEnvelope); its types say strings only.
+          envelope: { from: fromAddress, to: [to] } as unknown as { from: string; to: string },
           subject: mail.subject,
           text: mail.text,
           html: mail.html,
@@ -161,7 +181,8 @@ export async function createSmtpTransport(
             permanent: isPermanent(error),
             error: describe(error),
           }),
-        ),
+        );
+    },
     close: () => transporter.close(),
   };
 }

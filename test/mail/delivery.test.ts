@@ -153,6 +153,24 @@ for (const backend of backends) {
       expect(JSON.stringify(h.logs)).not.toMatch(/token=abc|K7Q-4M2/);
     });
 
+    it('a stored recipient that is not one bare address is never sent, not even to the mailbox inside it', async () => {
+      await smtp.setMode('up');
+      const h = await startMail(db, dialect, settings(smtp));
+      h.mail.worker.start();
+      const before = smtp.received.length;
+      // As an address accepted by an older release could sit in the users table.
+      const bad = await h.mail.queue.enqueueWithId(db, resetMail('owner<victim@example.com>'));
+      const good = await h.mail.queue.enqueueWithId(db, resetMail('owner@example.com'));
+      await waitForState(h.mail, good, ['sent']);
+      const row = await waitForState(h.mail, bad, ['failed']);
+      await h.mail.worker.stop();
+      expect(row.lastError).toMatch(/not one bare address/);
+      expect(smtp.received.slice(before).map((m) => m.envelopeTo)).toEqual([['owner@example.com']]);
+      expect(smtp.received.at(-1)?.parsed.to).toMatchObject({
+        value: [{ address: 'owner@example.com', name: '' }],
+      });
+    });
+
     it('SMTP down: the mail stays queued with the error, then arrives once when SMTP is up', async () => {
       await smtp.setMode('down');
       const h = await startMail(db, dialect, settings(smtp));
