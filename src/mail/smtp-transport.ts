@@ -17,8 +17,12 @@ export interface OutgoingMail {
 export type SendResult = { ok: true } | { ok: false; permanent: boolean; error: string };
 
 export interface MailTransport {
-  /** Settles within the timeouts below (each bounds a wait; a server dripping bytes can outlast them). */
+  /**
+   * Settles within the timeouts below (each bounds one wait: a server dripping bytes can outlast
+   * them; the worker renews the mail's lease for as long as it takes), or when `close` cuts it.
+   */
   send(mail: OutgoingMail): Promise<SendResult>;
+  /** Closes the idle connections; a busy one closes when its attempt ends (or the process exits). */
   close(): void;
 }
 
@@ -27,14 +31,24 @@ export interface SmtpTimeouts {
   connectionMs: number;
   /** From connecting to the server's greeting. */
   greetingMs: number;
-  /** Silence on an open connection: what ends an attempt to a server that stalls mid-way. */
+  /**
+   * Silence on an open connection: what ends an attempt to a server that stalls mid-way. It
+   * covers the wait for the answer to the message's final dot, which RFC 5321 4.5.3.2.6 gives
+   * 10 minutes: a relay that checks the message (spam, virus) before it answers may take that
+   * long, and an attempt given up sooner is retried, so the relay gets the mail twice.
+   */
   socketMs: number;
 }
 
+/**
+ * RFC 5321 4.5.3.2: 5 minutes for the greeting, 10 minutes for the answer to the end of the
+ * data (every other command has 5 or less, within it). No value is given for the TCP connect:
+ * 30 s, nodemailer's is 2 minutes. A timeout before the data is sent cannot deliver twice.
+ */
 export const defaultSmtpTimeouts: SmtpTimeouts = {
-  connectionMs: 10_000,
-  greetingMs: 10_000,
-  socketMs: 30_000,
+  connectionMs: 30_000,
+  greetingMs: 5 * 60_000,
+  socketMs: 10 * 60_000,
 };
 
 const errorMaxLength = 300;
