@@ -69,7 +69,12 @@ interface NodemailerError {
  */
 function describe(error: NodemailerError): string {
   const detail = (error.response ?? error.message ?? 'unknown error').replace(/\s+/g, ' ').trim();
-  return `${error.code ?? 'ERROR'}: ${detail}`.slice(0, errorMaxLength);
+  // What to change comes first: the server's words may be long and are cut.
+  const hint =
+    error.code === 'ETLS'
+      ? 'STARTTLS failed and SMTP_URL requires it (smtp:// with credentials to a host off this machine; use smtps://, or ?requireTLS=false to allow clear text): '
+      : '';
+  return `${error.code ?? 'ERROR'}: ${hint}${detail}`.slice(0, errorMaxLength);
 }
 
 /**
@@ -84,12 +89,25 @@ export function isPermanent(error: NodemailerError): boolean {
   );
 }
 
+/** The host names a connection to which never leaves the machine. */
+export function isLoopbackHost(host: string): boolean {
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+    host === '::1' ||
+    /^::ffff:127\./i.test(host)
+  );
+}
+
 /**
  * nodemailer's options from SMTP_URL, read with WHATWG URL (nodemailer's own reading uses the
  * deprecated `url.parse`, which warns on stderr): `smtps:` is TLS from the start, `smtp:`
- * upgrades with STARTTLS when offered; user and password are percent-decoded. Query
- * parameters become options as nodemailer reads them (`?requireTLS=true`,
- * `?tls.rejectUnauthorized=false`).
+ * upgrades with STARTTLS; user and password are percent-decoded. Query parameters become
+ * options as nodemailer reads them (`?requireTLS=true`, `?tls.rejectUnauthorized=false`).
+ * `smtp:` with credentials to a host off this machine requires STARTTLS (`requireTLS`): a relay
+ * (or anyone between) that offers no STARTTLS would otherwise get the password and every reset
+ * link in clear text. `?requireTLS=false` is the operator saying otherwise.
  */
 export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
   const url = new URL(smtpUrl);
@@ -121,6 +139,13 @@ export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
     }
     target[path.at(-1) as string] = value;
   }
+  if (
+    url.protocol === 'smtp:' &&
+    options.auth !== undefined &&
+    options.requireTLS === undefined &&
+    !isLoopbackHost(options.host as string)
+  )
+    options.requireTLS = true;
   return options;
 }
 
