@@ -33,6 +33,7 @@ import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './events.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
+import { keyCodeDigests } from './tokens.js';
 import { registerInvitationPages } from './invitation-pages.js';
 import { registerResetPages, resetPagePaths } from './reset-pages.js';
 import { registerSignupPages } from './signup-pages.js';
@@ -139,6 +140,7 @@ export interface AccountRegistration {
  */
 export function registerAccount(site: Site, deps: AccountRegistration): void {
   const { config } = deps;
+  keyCodeDigests(config.authSecrets);
   const now = site.now;
   const store = createAccountStore(deps.db);
   const log = site.app.log;
