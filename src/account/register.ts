@@ -34,6 +34,7 @@ import { record } from './model/events.js';
 import { registeredFactors } from './factors.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
+import { keyCodeDigests } from './model/secrets.js';
 import { registerInvitationPages } from './invitation/invitation-page.js';
 import { lockPagePaths, registerLockPages } from './lock/lock-pages.js';
 import { registerVerifyPages, verifyPagePaths } from './email/verify-pages.js';
@@ -142,6 +143,7 @@ export interface AccountRegistration {
  */
 export function registerAccount(site: Site, deps: AccountRegistration): void {
   const { config } = deps;
+  keyCodeDigests(config.authSecrets);
   const now = site.now;
   const store = createAccountStore(deps.db);
   const log = site.app.log;

@@ -8,7 +8,7 @@ import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
 import type { Throttle } from '../auth/throttle.js';
 import type { Actor, OperatorPorts } from '../operator/index.js';
-import { isPlausibleEmail, normaliseEmail } from '../users/email.js';
+import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
 import { CliError } from './prompt.js';
 
@@ -65,9 +65,9 @@ export function operatorPorts(context: CliContext): OperatorPorts & { throttle: 
 
 export function requireEmail(raw: string | undefined, option = '--email'): string {
   if (raw === undefined) throw new CliError(`${option} is required`, 2);
-  const email = normaliseEmail(raw);
+  const email = readEmail(raw);
   // The value is not repeated: a password typed after --email must not reach a log.
-  if (!isPlausibleEmail(email)) throw new CliError(`${option} is not an email address`, 2);
+  if (email === null) throw new CliError(`${option} is not an email address`, 2);
   return email;
 }
 

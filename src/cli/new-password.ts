@@ -1,6 +1,6 @@
-import { normalisePassword } from '../users/password.js';
+import { readNewPassword } from '../users/password.js';
 import { checkNewPassword, passwordProblemMessages } from '../users/password-policy.js';
-import { CliError, readNewPassword } from './prompt.js';
+import { CliError, readNewPassword as readTypedPassword } from './prompt.js';
 
 /**
  * Reads a new password and refuses a short, over-long or common one with the reason: at the
@@ -10,11 +10,12 @@ export async function readAcceptablePassword(
   fromStdin: boolean,
   minLength: number,
 ): Promise<string> {
-  const refuseUnacceptable = (raw: string) => {
-    const problem = checkNewPassword(normalisePassword(raw), minLength);
-    if (problem !== null) throw new CliError(passwordProblemMessages[problem](minLength));
+  // Bounded before NFKC (src/users/password.ts), as the routes are.
+  const accepted = (raw: string): string => {
+    const read = readNewPassword(raw);
+    const problem = 'problem' in read ? read.problem : checkNewPassword(read.normalised, minLength);
+    if (problem === null && 'normalised' in read) return read.normalised;
+    throw new CliError(passwordProblemMessages[problem ?? 'too_long'](minLength));
   };
-  const password = normalisePassword(await readNewPassword(fromStdin, refuseUnacceptable));
-  refuseUnacceptable(password);
-  return password;
+  return accepted(await readTypedPassword(fromStdin, (raw) => void accepted(raw)));
 }

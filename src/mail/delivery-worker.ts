@@ -7,7 +7,11 @@ export interface DeliverySettings {
   /** The first retry's delay; each further one doubles, up to `retryMaxMs`. */
   retryBaseMs: number;
   retryMaxMs: number;
-  /** How long a mail holds the lease while it is sent; past it another instance may take it. */
+  /**
+   * How long a mail's lease lasts past its last renewal; past it another instance may take the
+   * mail. Renewed every third of it while the attempt is in flight, however long the SMTP
+   * server takes: a second attempt never starts while the first may still be accepted.
+   */
   leaseMs: number;
   /**
    * Mails claimed by one poll, sent side by side: as many as the transport has connections, so
@@ -17,7 +21,11 @@ export interface DeliverySettings {
   batch: number;
   /** How often bodies past use are erased and old rows forgotten. */
   sweepIntervalMs: number;
-  /** How long `stop` waits for sends in flight before giving their leases back. */
+  /**
+   * How long `stop` waits for sends in flight. Past it their leases are left to run out (not
+   * given back): the server may have the message already, so no other instance sends it again
+   * at once.
+   */
   drainMs: number;
   /**
    * How long a poll waits for one attempt before it goes on without it. The attempt is not
@@ -31,11 +39,11 @@ export const defaultDeliverySettings: DeliverySettings = {
   idlePollMs: 2_000,
   retryBaseMs: 30_000,
   retryMaxMs: 15 * 60_000,
-  // Longer than one send may take (smtp-transport.ts: 60 s at most): a live sender keeps its mail.
+  // Renewed while the send is in flight; what it bounds is how long a crashed instance's mail waits.
   leaseMs: 2 * 60_000,
   batch: smtpConnections,
   sweepIntervalMs: 60_000,
-  drainMs: 5_000,
+  drainMs: 10_000,
   attemptWaitMs: 60_000,
 };
 
@@ -87,6 +95,10 @@ export function createDeliveryWorker(options: {
   let wokenWhileRunning = false;
   let rechecks: number[] = [];
   let nextSweepAt = 0;
+  // Attempts started and not yet recorded, by mail id: they hold a connection and a lease.
+  const inFlight = new Map<string, Promise<unknown>>();
+  // Attempts `stop` gave up waiting for: a failure they come to is not recorded (the lease runs out).
+  const abandoned = new Set<string>();
 
   function retryDelayMs(attempts: number): number {
     return Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempts - 1));
@@ -106,6 +118,17 @@ export function createDeliveryWorker(options: {
       events.mailFailed();
       return 'failed';
     }
+    // The lease is renewed until the outcome is recorded: an attempt the server is slow to
+    // answer may still be accepted, and a second one must not start meanwhile.
+    const renewEveryMs = Math.max(1, Math.floor(settings.leaseMs / 3));
+    const renewal = setInterval(() => {
+      store
+        .renewLease(mail.id, holder, now() + settings.leaseMs)
+        .catch((error: unknown) =>
+          log.warn({ ...fields, err: error }, 'renewing a mail lease failed; trying again shortly'),
+        );
+    }, renewEveryMs);
+    renewal.unref();
     const recorded = transport
       .send({
         id: mail.id,
@@ -114,7 +137,15 @@ export function createDeliveryWorker(options: {
         text: mail.bodyText,
         html: mail.bodyHtml,
       })
-      .then((result) => record(mail, result));
+      .then((result) => record(mail, result))
+      .finally(() => {
+        clearInterval(renewal);
+        inFlight.delete(mail.id);
+      });
+    inFlight.set(
+      mail.id,
+      recorded.catch(() => undefined),
+    );
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<'pending'>((resolve) => {
       timer = setTimeout(() => resolve('pending'), settings.attemptWaitMs);
@@ -139,6 +170,12 @@ export function createDeliveryWorker(options: {
   async function record(mail: ClaimedMail, result: SendResult): Promise<DeliveryOutcome> {
     const fields = { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
     const at = now();
+    if (!result.ok && abandoned.has(mail.id)) {
+      // Cut off by `stop`: the server may have taken the message before the cut, so the
+      // lease runs out before anyone tries again (operations.md: when a mail can arrive twice).
+      abandoned.delete(mail.id);
+      return 'pending';
+    }
     if (result.ok) {
       await store.markSent(mail.id, at);
       events.mailSent();
@@ -187,7 +224,11 @@ export function createDeliveryWorker(options: {
       await store.sweep(at);
     }
     if (transport === undefined) return false;
-    const mails = await store.claimDue(at, holder, settings.leaseMs, settings.batch);
+    // One mail per free connection: a mail waiting in nodemailer's queue behind a slow attempt
+    // would be neither sent nor given back.
+    const free = settings.batch - inFlight.size;
+    if (free <= 0) return false;
+    const mails = await store.claimDue(at, holder, settings.leaseMs, free);
     await Promise.all(mails.map(deliverSafely));
     return mails.length > 0;
   }
@@ -234,22 +275,34 @@ export function createDeliveryWorker(options: {
       stopping = true;
       clearTimeout(timer);
       timer = undefined;
-      if (running !== undefined) {
-        let giveUp: NodeJS.Timeout | undefined;
-        await Promise.race([
-          running,
-          new Promise((resolve) => {
-            giveUp = setTimeout(resolve, settings.drainMs);
-          }),
+      // The poll and every attempt in flight (a poll goes on without an attempt slower than
+      // `attemptWaitMs`, which still holds its mail), up to `drainMs`.
+      let giveUp: NodeJS.Timeout | undefined;
+      const deadline = new Promise((resolve) => {
+        giveUp = setTimeout(resolve, settings.drainMs);
+      });
+      await Promise.race([running, deadline]);
+      while (inFlight.size > 0) {
+        const settled = await Promise.race([
+          Promise.all(inFlight.values()).then(() => true),
+          deadline.then(() => false),
         ]);
-        clearTimeout(giveUp);
+        if (!settled) break;
       }
+      clearTimeout(giveUp);
+      const cut = [...inFlight.keys()];
+      for (const id of cut) abandoned.add(id);
+      if (cut.length > 0)
+        log.warn(
+          { mails: cut },
+          'stopping with mail attempts still waiting for the SMTP server: their leases are left to run out before they are tried again (the server may have taken them already: such a mail can arrive twice)',
+        );
+      transport?.close();
       try {
-        await store.release(holder, now());
+        await store.release(holder, now(), cut);
       } catch (error) {
         log.warn({ err: error }, 'giving back mail leases failed; they end by themselves');
       }
-      transport?.close();
     },
   };
 }

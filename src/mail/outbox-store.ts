@@ -163,14 +163,29 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
         .execute();
     },
 
-    /** A stopping worker gives back the mails it holds but has not finished: due at once. */
-    async release(holder: string, now: number): Promise<void> {
+    /** Extends the lease of a mail this holder is still sending (its attempt may yet succeed). */
+    async renewLease(id: string, holder: string, until: number): Promise<void> {
       await db
         .updateTable('mail_outbox')
-        .set({ state: 'queued', next_attempt_at: now, lease_holder: null, lease_until: null })
+        .set({ lease_until: until, next_attempt_at: until })
+        .where('id', '=', id)
         .where('lease_holder', '=', holder)
         .where('state', '=', 'sending')
         .execute();
+    },
+
+    /**
+     * A stopping worker gives back the mails it holds but never started: due at once. Those in
+     * `keep` (attempts it cut off) keep their lease until it runs out.
+     */
+    async release(holder: string, now: number, keep: readonly string[] = []): Promise<void> {
+      let query = db
+        .updateTable('mail_outbox')
+        .set({ state: 'queued', next_attempt_at: now, lease_holder: null, lease_until: null })
+        .where('lease_holder', '=', holder)
+        .where('state', '=', 'sending');
+      if (keep.length > 0) query = query.where('id', 'not in', keep);
+      await query.execute();
     },
 
     /**

@@ -1,4 +1,5 @@
 import type { Transporter } from 'nodemailer';
+import { isMailboxAddress } from './address.js';
 
 /** One mail as the transport sends it. */
 export interface OutgoingMail {
@@ -16,8 +17,12 @@ export interface OutgoingMail {
 export type SendResult = { ok: true } | { ok: false; permanent: boolean; error: string };
 
 export interface MailTransport {
-  /** Settles within the timeouts below (each bounds a wait; a server dripping bytes can outlast them). */
+  /**
+   * Settles within the timeouts below (each bounds one wait: a server dripping bytes can outlast
+   * them; the worker renews the mail's lease for as long as it takes), or when `close` cuts it.
+   */
   send(mail: OutgoingMail): Promise<SendResult>;
+  /** Closes the idle connections; a busy one closes when its attempt ends (or the process exits). */
   close(): void;
 }
 
@@ -26,14 +31,24 @@ export interface SmtpTimeouts {
   connectionMs: number;
   /** From connecting to the server's greeting. */
   greetingMs: number;
-  /** Silence on an open connection: what ends an attempt to a server that stalls mid-way. */
+  /**
+   * Silence on an open connection: what ends an attempt to a server that stalls mid-way. It
+   * covers the wait for the answer to the message's final dot, which RFC 5321 4.5.3.2.6 gives
+   * 10 minutes: a relay that checks the message (spam, virus) before it answers may take that
+   * long, and an attempt given up sooner is retried, so the relay gets the mail twice.
+   */
   socketMs: number;
 }
 
+/**
+ * RFC 5321 4.5.3.2: 5 minutes for the greeting, 10 minutes for the answer to the end of the
+ * data (every other command has 5 or less, within it). No value is given for the TCP connect:
+ * 30 s, nodemailer's is 2 minutes. A timeout before the data is sent cannot deliver twice.
+ */
 export const defaultSmtpTimeouts: SmtpTimeouts = {
-  connectionMs: 10_000,
-  greetingMs: 10_000,
-  socketMs: 30_000,
+  connectionMs: 30_000,
+  greetingMs: 5 * 60_000,
+  socketMs: 10 * 60_000,
 };
 
 const errorMaxLength = 300;
@@ -54,7 +69,12 @@ interface NodemailerError {
  */
 function describe(error: NodemailerError): string {
   const detail = (error.response ?? error.message ?? 'unknown error').replace(/\s+/g, ' ').trim();
-  return `${error.code ?? 'ERROR'}: ${detail}`.slice(0, errorMaxLength);
+  // What to change comes first: the server's words may be long and are cut.
+  const hint =
+    error.code === 'ETLS'
+      ? 'STARTTLS failed and SMTP_URL requires it (smtp:// with credentials to a host off this machine; use smtps://, or ?requireTLS=false to allow clear text): '
+      : '';
+  return `${error.code ?? 'ERROR'}: ${hint}${detail}`.slice(0, errorMaxLength);
 }
 
 /**
@@ -69,12 +89,25 @@ export function isPermanent(error: NodemailerError): boolean {
   );
 }
 
+/** The host names a connection to which never leaves the machine. */
+export function isLoopbackHost(host: string): boolean {
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+    host === '::1' ||
+    /^::ffff:127\./i.test(host)
+  );
+}
+
 /**
  * nodemailer's options from SMTP_URL, read with WHATWG URL (nodemailer's own reading uses the
  * deprecated `url.parse`, which warns on stderr): `smtps:` is TLS from the start, `smtp:`
- * upgrades with STARTTLS when offered; user and password are percent-decoded. Query
- * parameters become options as nodemailer reads them (`?requireTLS=true`,
- * `?tls.rejectUnauthorized=false`).
+ * upgrades with STARTTLS; user and password are percent-decoded. Query parameters become
+ * options as nodemailer reads them (`?requireTLS=true`, `?tls.rejectUnauthorized=false`).
+ * `smtp:` with credentials to a host off this machine requires STARTTLS (`requireTLS`): a relay
+ * (or anyone between) that offers no STARTTLS would otherwise get the password and every reset
+ * link in clear text. `?requireTLS=false` is the operator saying otherwise.
  */
 export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
   const url = new URL(smtpUrl);
@@ -106,12 +139,24 @@ export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
     }
     target[path.at(-1) as string] = value;
   }
+  if (
+    url.protocol === 'smtp:' &&
+    options.auth !== undefined &&
+    options.requireTLS === undefined &&
+    !isLoopbackHost(options.host as string)
+  )
+    options.requireTLS = true;
   return options;
+}
+
+/** The bare address of MAIL_FROM (`Name <box@example.com>` or `box@example.com`). */
+function addressOf(from: string): string {
+  return /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
 }
 
 /** The domain of the sender's address, for Message-IDs. */
 function domainOf(from: string): string {
-  const address = /<([^>]+)>\s*$/.exec(from)?.[1] ?? from;
+  const address = addressOf(from);
   return address.slice(address.lastIndexOf('@') + 1) || 'gatehouse.invalid';
 }
 
@@ -143,12 +188,26 @@ export async function createSmtpTransport(
     disableUrlAccess: true,
   } as Parameters<typeof nodemailer.createTransport>[0]);
   const domain = domainOf(from);
+  const fromAddress = addressOf(from);
   return {
-    send: (mail) =>
-      transporter
+    send: (mail) => {
+      // The stored address goes out as it is, or not at all. A string would be parsed again by
+      // nodemailer's address parser, which finds a mailbox inside `owner<test@example.com>` and
+      // delivers there; an object `{ name, address }` is taken as it is, in the To header and in
+      // the envelope (RCPT TO), which is set explicitly rather than derived from headers.
+      if (!isMailboxAddress(mail.to))
+        return Promise.resolve<SendResult>({
+          ok: false,
+          permanent: true,
+          error: 'ERECIPIENT: the stored recipient is not one bare address; not sent',
+        });
+      const to = { name: '', address: mail.to };
+      return transporter
         .sendMail({
           from,
-          to: mail.to,
+          to: [to],
+          // nodemailer reads objects here too (MimeNode.setEnvelope); its types say strings only.
+          envelope: { from: fromAddress, to: [to] } as unknown as { from: string; to: string },
           subject: mail.subject,
           text: mail.text,
           html: mail.html,
@@ -161,7 +220,8 @@ export async function createSmtpTransport(
             permanent: isPermanent(error),
             error: describe(error),
           }),
-        ),
+        );
+    },
     close: () => transporter.close(),
   };
 }

@@ -1,6 +1,8 @@
+import { emailMaxLength, isMailboxAddress } from '../mail/address.js';
 import { hasLongMarkRun } from './mark-runs.js';
 
-export const emailMaxLength = 254;
+// What an address may be is the mailer's rule (src/mail/address.ts): one for accounts and mail.
+export { emailMaxLength, isMailboxAddress };
 
 /**
  * Longest address read at sign-in, in UTF-16 units as typed: NFKC composes a letter and its
@@ -13,22 +15,13 @@ export function normaliseEmail(raw: string): string {
   return raw.trim().normalize('NFKC').toLowerCase();
 }
 
-// Deliberately loose: the store compares normalised strings; this only rejects what cannot be an address.
-// A NUL byte is refused outright: PostgreSQL cannot store one and C code would cut the string.
-const emailShape = /^[^\s@]+@[^\s@]+$/u;
-
-export function isPlausibleEmail(normalised: string): boolean {
-  return (
-    normalised.length <= emailMaxLength && !normalised.includes('\0') && emailShape.test(normalised)
-  );
-}
-
 /**
- * The account an address typed at sign-in names, or null when it cannot name one. Its length
- * and its runs of marks are checked before NFKC, whose cost they bound.
+ * The account an address typed in a form, a JSON body or the CLI names, or null when it is not
+ * one bare mailbox. Its length and its runs of marks are checked before NFKC, whose cost they
+ * bound.
  */
 export function readEmail(raw: string): string | null {
   if (raw.length > emailRawMaxLength || hasLongMarkRun(raw)) return null;
   const email = normaliseEmail(raw);
-  return isPlausibleEmail(email) ? email : null;
+  return isMailboxAddress(email) ? email : null;
 }

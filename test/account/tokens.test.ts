@@ -5,6 +5,7 @@ import {
   codeTriesMax,
   consume,
   issue,
+  keyCodeDigests,
   readCode,
   type IssueRequest,
 } from '../../src/account/model/secrets.js';
@@ -24,6 +25,7 @@ describe.each(backends)('e-mailed secrets on $name', ({ skip, create }) => {
 
   beforeAll(async () => {
     if (skip) return;
+    keyCodeDigests(['tokens-test-secret-0123456789abcdefghijklmnop']);
     ({ db, close } = await openMigrated({ create }));
     users = createKyselyUserStore(db);
   });

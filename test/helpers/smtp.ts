@@ -26,26 +26,32 @@ export const smtpPassword = 'p@ss:word/with?odd#chars';
  */
 export class LoopbackSmtp {
   readonly received: ReceivedMail[] = [];
+  /** Logins tried (AUTH commands), right or wrong: each one sent the password. */
+  logins = 0;
   mode: SmtpMode = 'down';
   slowMs = 1_500;
   #server: SMTPServer | net.Server | undefined;
   #sockets = new Set<net.Socket>();
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    readonly host: string,
+  ) {}
 
-  /** A server on a free port, in `mode`. */
-  static async start(mode: SmtpMode = 'up'): Promise<LoopbackSmtp> {
+  /** A server on a free port, in `mode`, on 127.0.0.1 unless `host` names another address of this machine. */
+  static async start(mode: SmtpMode = 'up', host = '127.0.0.1'): Promise<LoopbackSmtp> {
     const probe = net.createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => probe.listen(0, host, resolve));
     const port = (probe.address() as net.AddressInfo).port;
     await new Promise((resolve) => probe.close(resolve));
-    const smtp = new LoopbackSmtp(port);
+    const smtp = new LoopbackSmtp(port, host);
     await smtp.setMode(mode);
     return smtp;
   }
 
   /** `smtp://user:password@127.0.0.1:port`, the password percent-encoded. */
   get url(): string {
-    return `smtp://${smtpUser}:${encodeURIComponent(smtpPassword)}@127.0.0.1:${this.port}`;
+    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `smtp://${smtpUser}:${encodeURIComponent(smtpPassword)}@${host}:${this.port}`;
   }
 
   async setMode(mode: SmtpMode): Promise<void> {
@@ -59,7 +65,7 @@ export class LoopbackSmtp {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
+      server.listen(this.port, this.host, () => resolve());
     });
     this.#server = server;
   }
@@ -118,7 +124,8 @@ export class LoopbackSmtp {
       logger: false,
       // Going down ends open connections (a client's pooled one too) at once, as a crash would.
       closeTimeout: 10,
-      onAuth(auth, _session, callback) {
+      onAuth: (auth, _session, callback) => {
+        this.logins += 1;
         if (auth.username === smtpUser && auth.password === smtpPassword)
           return callback(null, { user: auth.username });
         return callback(Object.assign(new Error('bad credentials'), { responseCode: 535 }));

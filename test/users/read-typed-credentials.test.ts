@@ -106,6 +106,13 @@ describe('readEmail', () => {
       null,
     ],
     ['no @ is refused', 'ada', null],
+    ['a display name with a mailbox in brackets is refused', 'owner<test@example.com>', null],
+    [
+      'a fullwidth bracket NFKC folds into one is refused',
+      'owner\uff1ctest@example.com\uff1e',
+      null,
+    ],
+    ['a comma-separated list is refused', 'a@example.com,test@example.com', null],
     ['over 254 units after NFKC is refused', `${'a'.repeat(243)}@example.com`, null],
   ])('%s', (_behaviour, raw, expected) => {
     expect(readEmail(raw)).toBe(expected);

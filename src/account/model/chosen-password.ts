@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import { GateFullError } from '../../traffic/work-gate.js';
 import type { PasswordHasher } from '../../users/hasher.js';
-import { normalisePassword } from '../../users/password.js';
+import { readNewPassword } from '../../users/password.js';
 
 // The common-password list is large: loaded on the first new password, not at start-up.
 const passwordPolicy = () => import('../../users/password-policy.js');
@@ -12,14 +12,13 @@ const passwordPolicy = () => import('../../users/password-policy.js');
  * the common list).
  */
 export async function acceptableNewPassword(raw: string, minLength: number): Promise<string> {
-  const normalised = normalisePassword(raw);
+  // Bounded before NFKC: every route that takes a new password calls this before any limit.
+  const read = readNewPassword(raw);
   const { checkNewPassword, passwordProblemMessages } = await passwordPolicy();
-  const problem = checkNewPassword(normalised, minLength);
-  if (problem !== null) {
-    const message = passwordProblemMessages[problem](minLength);
-    throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
-  }
-  return normalised;
+  const problem = 'problem' in read ? read.problem : checkNewPassword(read.normalised, minLength);
+  if (problem === null && 'normalised' in read) return read.normalised;
+  const message = passwordProblemMessages[problem ?? 'too_long'](minLength);
+  throw new HttpError('weak_password', {}, `${message[0]?.toUpperCase()}${message.slice(1)}.`);
 }
 
 /**

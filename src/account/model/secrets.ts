@@ -1,12 +1,14 @@
-import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { AccountTokenPurpose, AccountTokensTable, Database } from '../../db/schema.js';
 
 /*
  * E-mailed secrets (accounts spec, "Mail and e-mailed secrets"): a link token of 256 bits and,
- * for another device, a short code of 40 bits with at most five tries. Only SHA-256 digests
- * are stored, so a copy of the database signs nobody in through a link. Each secret is bound
+ * for another device, a short code of 40 bits with at most five tries. Only digests are stored,
+ * so a copy of the database signs nobody in through a link: SHA-256 of the token, and of the
+ * code an HMAC under a key derived from AUTH_SECRET (40 bits are searched in minutes; without
+ * the key a copy of the database cannot check a single guess). Each secret is bound
  * to its purpose, its user, the credential version and the address it was issued for: a
  * password change, a disable or an address change since its issue voids it. Single use: the
  * claim is one conditional UPDATE, so of two parallel consumes exactly one wins.
@@ -70,8 +72,30 @@ export type ConsumeRequest =
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
+// Keys for code digests, derived from AUTH_SECRET (each of its values: the first one keys new
+// codes, any one matches, so a rotation keeps codes issued before it). Process-wide because
+// the secrets are: set when the account routes are registered (keyCodeDigests).
+let codeKeys: Buffer[] = [];
+
+/**
+ * Keys the code digests under `authSecrets` (AUTH_SECRET, newest first). Codes issued before
+ * this change, as unkeyed SHA-256, no longer match: they expire within MAIL_TOKEN_TTL anyway.
+ */
+export function keyCodeDigests(authSecrets: readonly string[]): void {
+  const keys = authSecrets.map((secret) =>
+    Buffer.from(hkdfSync('sha256', secret, '', 'gatehouse account code digest v1', 32)),
+  );
+  // Keys of another configuration in this process (tests build several apps) still match.
+  codeKeys = [...keys, ...codeKeys.filter((k) => !keys.some((n) => n.equals(k)))];
+}
+
 // The row's id in the code's digest: the same code of two rows never shares a digest.
-const codeDigest = (id: string, code: string) => sha256(`${id}:${code}`);
+function codeDigests(id: string, code: string): string[] {
+  if (codeKeys.length === 0)
+    throw new Error('code digests are not keyed: keyCodeDigests(AUTH_SECRET) was never called');
+  return codeKeys.map((key) => createHmac('sha256', key).update(`${id}:${code}`).digest('hex'));
+}
+const codeDigest = (id: string, code: string) => codeDigests(id, code)[0] as string;
 
 function newCode(): string {
   let code = '';
@@ -241,7 +265,9 @@ export async function matchCode(
     .where('code_hash', 'is not', null)
     .returningAll()
     .execute();
-  const match = spent.find((row) => row.code_hash === codeDigest(row.id, code));
+  const match = spent.find(
+    (row) => row.code_hash !== null && codeDigests(row.id, code).includes(row.code_hash),
+  );
   return match === undefined ? null : toToken(match);
 }
 
