@@ -1,10 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { CurrentSession, SessionAccess } from '../auth/session-access.js';
 import type { Throttle } from '../auth/throttle.js';
 import type { Database } from '../db/schema.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { HttpError } from '../http/errors.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
@@ -13,6 +10,12 @@ import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './model/password-proof.js';
 import type { AccountStore } from './model/account-store.js';
+
+/*
+ * An account action is framework-free: it takes the body, the client and (on a guarded route)
+ * the signed-in session, and returns a result; only the adapter (src/account/adapter.ts) touches
+ * Fastify, for the JSON routes and the pages alike.
+ */
 
 /** What every account action may use. */
 export interface AccountDeps {
@@ -36,8 +39,6 @@ export interface AccountDeps {
   mailRequests: MailRequestLimiter;
   /** MAIL_TOKEN_TTL. */
   mailTokenTtlSeconds: number;
-  /** The public origin mailed links are built on. */
-  originOf(request: FastifyRequest): string;
   /** SIGNUP=open: `POST /api/account/signup` creates accounts (else 403 `signup_closed`). */
   signupOpen: boolean;
   /** The registered second factors (src/account/factors.ts), in sign-in's order. */
@@ -52,43 +53,55 @@ export interface SignedIn {
   user: User;
 }
 
+/** Where a request came from, as the account's record and its mailed links need it. */
+export interface Client {
+  ip: string;
+  /** The User-Agent ('' when none). */
+  device: string;
+  /** The public origin mailed links are built on (AUTH_URL, or the request's in development). */
+  origin: string;
+}
+
 export interface ActionInput {
-  request: FastifyRequest;
-  reply: FastifyReply;
-  signedIn: SignedIn;
   /** The parsed body of a POST (CSRF already checked); empty for a GET. */
   body: Record<string, unknown>;
+  client: Client;
+  signedIn: SignedIn;
+  /**
+   * The id of the session the request holds, if any, on a route anyone may call (an address
+   * change confirmed from a signed-in browser keeps that session); null when none or unreadable.
+   */
+  requestSessionId(): Promise<string | null>;
 }
 
-/** One route's work; what it returns is sent as JSON with status 200. */
-export type AccountAction = (deps: AccountDeps, input: ActionInput) => Promise<unknown>;
+/** Work that must wait until the answer is out, so its time can never show in the answer. */
+export interface AfterAnswer {
+  /** What failed, for the log line when it does. */
+  failure: string;
+  run(): Promise<void>;
+}
+
+/** What an action answers: its body, and what the adapter does with the reply. */
+export interface ActionResult<Body = unknown> {
+  body: Body;
+  /** The success status, when it is not the route's. */
+  status?: number;
+  /** A cookie to set (a password change re-issues the session under a new id). */
+  setCookie?: string;
+  afterAnswer?: AfterAnswer;
+}
+
+/** One route's work on a guarded route. */
+export type AccountAction<Body = unknown> = (
+  deps: AccountDeps,
+  input: ActionInput,
+) => Promise<ActionResult<Body>>;
 
 /** A route anyone may call (no session guard): the same input without `signedIn`. */
-export type AnonymousAction = (
+export type AnonymousAction<Body = unknown> = (
   deps: AccountDeps,
   input: Omit<ActionInput, 'signedIn'>,
-) => Promise<unknown>;
+) => Promise<ActionResult<Body>>;
 
-/** The client as the account's record keeps it. */
-export const clientOf = (request: FastifyRequest) => ({
-  ip: request.ip,
-  device: request.headers['user-agent'] ?? '',
-});
-
-/**
- * Runs an action for a JSON route or a form: a database that cannot do the work now (a lock held
- * past the wait, a lost connection) is the catalogue's 503 `unavailable`, logged, and never a 500.
- */
-export async function runAction<Input extends Omit<ActionInput, 'signedIn'>>(
-  action: (deps: AccountDeps, input: Input) => Promise<unknown>,
-  deps: AccountDeps,
-  input: Input,
-): Promise<unknown> {
-  try {
-    return await action(deps, input);
-  } catch (error) {
-    if (error instanceof HttpError || !isDatabaseUnavailable(error)) throw error;
-    input.request.log.warn({ err: error }, 'the database could not serve an account action');
-    throw new HttpError('unavailable', { 'retry-after': '5' });
-  }
-}
+/** A result with nothing but its body. */
+export const answer = <Body>(body: Body): ActionResult<Body> => ({ body });

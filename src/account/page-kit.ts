@@ -9,6 +9,7 @@ import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { createFormCsrf } from './form-csrf.js';
+import { sendPage } from '../pages/send-page.js';
 
 /*
  * What the account pages outside `/account` share (reset, lock, verify, invitation, sign-up):
@@ -57,14 +58,13 @@ export function createPageKit(settings: PageKitSettings) {
 
   /** An HTML answer with the pages' CSP and referrer policy. */
   const send = (reply: FastifyReply, status: number, html: string, options: SendOptions = {}) => {
-    reply.code(status).headers({
-      ...options.headers,
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': policy,
-      'referrer-policy': options.referrer ?? 'no-referrer',
+    return sendPage(reply, html, {
+      status,
+      policy,
+      referrer: options.referrer ?? 'no-referrer',
+      cookies: options.cookie === undefined ? undefined : [options.cookie],
+      headers: options.headers,
     });
-    if (options.cookie !== undefined) reply.header('set-cookie', options.cookie);
-    return reply.send(html);
   };
 
   /** The Retry-After of a refusal, for the page's answer too. */

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { authBasePath } from '../auth/auth-config.js';
 import type { SessionAccess } from '../auth/session-access.js';
@@ -11,11 +11,10 @@ import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import { createAccountPages } from '../pages/account-pages.js';
-import { invitationPath } from './invitation/invitation-views.js';
-import { signupConfirmPagePath, signupPagePath } from './signup/signup-views.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
-import { runAction, type AccountAction, type AccountDeps, type AnonymousAction } from './action.js';
+import type { AccountAction, AccountDeps, ActionResult, AnonymousAction } from './action.js';
+import { createPerform } from './adapter.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { changeEmail } from './email/change-email.js';
 import { changePassword } from './self/change-password.js';
@@ -29,6 +28,7 @@ import { resetPasswordAction } from './reset/reset.js';
 import { showAccount } from './self/show.js';
 import { verifyEmail } from './email/verify.js';
 import { signUpAction } from './signup/signup.js';
+import type { FlowPorts } from './adapter.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './model/events.js';
 import { registeredFactors } from './factors.js';
@@ -36,16 +36,17 @@ import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { keyCodeDigests } from './model/secrets.js';
 import { registerInvitationPages } from './invitation/invitation-page.js';
-import { lockPagePaths, registerLockPages } from './lock/lock-pages.js';
-import { registerVerifyPages, verifyPagePaths } from './email/verify-pages.js';
-import { registerResetPages, resetPagePaths } from './reset/reset-pages.js';
-import { registerSignupPages } from './signup/signup-page.js';
+import { registerLockPages } from './lock/lock-pages.js';
+import { registerVerifyPages } from './email/verify-pages.js';
+import { registerResetPages, type ResetPageSettings } from './reset/reset-pages.js';
+import { registerSignupPages, type SignupPageSettings } from './signup/signup-page.js';
 import { createPasswordProof } from './model/password-proof.js';
-import { registerAccountPages } from './self/account-page-routes.js';
+import { accountPagePaths, registerAccountPages } from './self/account-page-routes.js';
 import { readBody } from './request-body.js';
 import { createAccountStore } from './model/account-store.js';
+import { accountBasePath, pagePaths } from './paths.js';
 
-export const accountBasePath = '/api/account';
+export { accountBasePath };
 
 /**
  * Who may call a route: (session), or (recent) on top of it (accounts spec, Conventions), or
@@ -102,6 +103,46 @@ const allRoutes: Record<string, Route> = {
   '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
 };
+
+/**
+ * Every flow's pages, read as a table: their paths (each GET, HEAD and POST), whether they are a
+ * mail flow (absent, 404, when mail is off) and the flow's registration.
+ */
+const pageFlows: readonly {
+  paths: readonly string[];
+  needsMail: boolean;
+  register: (scope: FastifyInstance, flow: FlowPorts, settings: PageFlowSettings) => void;
+}[] = [
+  { paths: [pagePaths.forgot, pagePaths.reset], needsMail: true, register: registerResetPages },
+  { paths: [pagePaths.lock], needsMail: true, register: registerLockPages },
+  { paths: [pagePaths.verify], needsMail: true, register: registerVerifyPages },
+  // Not a mail flow: `gatehouse users invite --print-link` works without mail.
+  { paths: [pagePaths.invitation], needsMail: false, register: registerInvitationPages },
+  {
+    paths: [pagePaths.signup, pagePaths.signupConfirm],
+    needsMail: true,
+    register: registerSignupPages,
+  },
+];
+
+/** What every flow's pages are configured with. */
+type PageFlowSettings = ResetPageSettings & SignupPageSettings;
+
+/**
+ * Every path the wing serves with mail on or off and with the `/account` page or without: the
+ * JSON routes, the flows' pages and the account page's own (the OpenAPI check lists them from
+ * here).
+ */
+export function accountPaths(served: { mail: boolean; accountPage: boolean }): string[] {
+  const wanted = (route: { needsMail?: boolean }) => route.needsMail !== true || served.mail;
+  return [
+    ...Object.entries(allRoutes)
+      .filter(([, route]) => wanted(route))
+      .map(([path]) => `${accountBasePath}${path}`),
+    ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
+    ...(served.accountPage ? accountPagePaths(served.mail) : []),
+  ];
+}
 
 export interface AccountSettings {
   authSecrets: readonly string[];
@@ -177,11 +218,13 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     throttle: deps.throttle,
     mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
-    originOf: (request) => originOf(request, config.authUrl),
     signupOpen: config.signupOpen === true,
     factors: registeredFactors,
     log,
   };
+  const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);
+  const perform = createPerform(actionDeps, { originOf: publicOriginOf, sessions: deps.sessions });
+  const flow = { deps: actionDeps, perform };
   const assertCsrf = createCsrfGuard({
     secrets: config.authSecrets,
     originOf: (request) => originOf(request, config.authUrl),
@@ -196,21 +239,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       ]),
     ),
   );
-  if (mail !== undefined)
+  const flows = pageFlows.filter((flow) => !flow.needsMail || mail !== undefined);
+  for (const flow of flows)
     site.declareRoutes(
-      Object.fromEntries(
-        [...resetPagePaths, ...lockPagePaths, ...verifyPagePaths].map((path) => [
-          path,
-          ['GET', 'HEAD', 'POST'],
-        ]),
-      ),
+      Object.fromEntries(flow.paths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
     );
-  site.declareRoutes({ [invitationPath]: ['GET', 'HEAD', 'POST'] });
-  if (mail !== undefined)
-    site.declareRoutes({
-      [signupPagePath]: ['GET', 'HEAD', 'POST'],
-      [signupConfirmPagePath]: ['GET', 'HEAD', 'POST'],
-    });
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
     // Bytes: parsed by readBody, so a malformed body is our 400 and not Fastify's.
@@ -228,36 +261,31 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
         const body = request.method === 'POST' ? readBody(request) : {};
         if (request.method === 'POST') assertCsrf(request, body);
-        let answer: unknown;
+        let result: ActionResult;
         if (route.guard === 'none') {
-          answer = await runAction(route.action, actionDeps, { request, reply, body });
+          result = await perform(route.action, request, reply, body);
         } else {
           const signedIn = await guards.session(request);
           if (route.guard === 'recent') await guards.recent(signedIn);
-          answer = await runAction(route.action, actionDeps, { request, reply, signedIn, body });
+          result = await perform(route.action, request, reply, body, signedIn);
         }
-        return reply.code(route.status ?? 200).send(answer);
+        return reply.code(result.status ?? route.status ?? 200).send(result.body);
       };
       scope.route({ method: route.method, url: `${accountBasePath}${path}`, handler });
     }
-    if (mail !== undefined) {
-      registerResetPages(scope, actionDeps, config);
-      registerLockPages(scope, actionDeps, config);
-      registerVerifyPages(scope, actionDeps, config);
-    }
-    registerInvitationPages(scope, actionDeps, config);
-    if (mail !== undefined) registerSignupPages(scope, actionDeps, config);
+    for (const pageFlow of flows) pageFlow.register(scope, flow, config);
     done();
   });
   // The same actions behind HTML pages (`/account`), for browsers without script.
   if (deps.pageView !== undefined) {
     registerAccountPages(site, {
       actionDeps,
+      perform,
       guards,
       assertCsrf,
       pageView: deps.pageView,
       pages: createAccountPages(authBasePath, config.page),
-      originOf: (request) => originOf(request, config.authUrl),
+      originOf: publicOriginOf,
       bodyLimitBytes: config.bodyLimitBytes,
     });
   }

@@ -8,6 +8,7 @@ import { renderDocument, renderNotice, type PageShell } from './layout.js';
 import type { Notice } from './notices.js';
 import { pagePolicy } from './page-csp.js';
 import { pageStyle } from './page-style.js';
+import { sendPage } from './send-page.js';
 
 export type { AccountPageView } from './account-page.js';
 
@@ -58,18 +59,13 @@ export function createAccountPages(
   const policy = pagePolicy(style, settings.logoUrl);
 
   function send(reply: FastifyReply, page: string, answer: PageAnswer): FastifyReply {
-    reply.code(answer.status).headers({
-      ...answer.headers,
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': policy,
-      'referrer-policy': answer.referrerPolicy ?? 'same-origin',
-      // Every account page names who is signed in or holds a CSRF token: never cached.
-      'cache-control': 'no-store',
+    return sendPage(reply, page, {
+      status: answer.status,
+      policy,
+      referrer: answer.referrerPolicy ?? 'same-origin',
+      cookies: answer.cookies,
+      headers: answer.headers,
     });
-    if (answer.cookies !== undefined && answer.cookies.length > 0) {
-      reply.header('set-cookie', [...answer.cookies]);
-    }
-    return reply.send(page);
   }
 
   return {

@@ -19,6 +19,7 @@ import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
 import { renderSignInPage } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';
+import { sendPage } from './send-page.js';
 
 export type { SignedInUser } from './layout.js';
 export type { CrossSiteView } from './cross-site-page.js';
@@ -127,19 +128,9 @@ export function createAuthPages(
     cookies: string[],
     page: string,
   ): FastifyReply {
-    reply.code(status).headers({
-      ...headers,
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': policy,
-      // Under `no-referrer` a browser sends `Origin: null` with a form post, even to its own
-      // origin, and a sign-in post from a foreign or opaque origin is refused (login CSRF).
-      // `same-origin` keeps the real Origin on the pages' own posts and sends nothing elsewhere.
-      'referrer-policy': 'same-origin',
-      // Every page names who is signed in, or holds a CSRF token: never kept by a cache.
-      'cache-control': 'no-store',
-    });
-    if (cookies.length > 0) reply.header('set-cookie', cookies);
-    return reply.send(page);
+    // Under `no-referrer` a browser sends `Origin: null` with a form post, even to its own
+    // origin, and a sign-in post from a foreign or opaque origin is refused (login CSRF).
+    return sendPage(reply, page, { status, policy, referrer: 'same-origin', cookies, headers });
   }
 
   /** Which page a post to `path` came from, if a browser's form post to one of the pages. */

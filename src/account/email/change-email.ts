@@ -17,7 +17,7 @@ const fields = z.object({ email: boundedString(emailRawMaxLength) });
  * nothing (its owner did not ask for anything). Failures after the answer are logged. The address
  * changes only when the link (or code) from the new address's mail is used.
  */
-export const changeEmail: AccountAction = async (deps, { request, reply, signedIn, body }) => {
+export const changeEmail: AccountAction = async (deps, { client, signedIn, body }) => {
   const email = readEmail(fieldsOf(fields, body).email);
   if (email === null) throw invalidField('email');
   const mail = deps.mail;
@@ -25,9 +25,9 @@ export const changeEmail: AccountAction = async (deps, { request, reply, signedI
   const { user } = signedIn;
   if (email === user.email)
     throw invalidField('email', 'That is already the address of your account.', 'same_address');
-  await deps.mailRequests.charge(email, request.ip);
+  await deps.mailRequests.charge(email, client.ip);
   const links = {
-    origin: deps.originOf(request),
+    origin: client.origin,
     ttlSeconds: deps.mailTokenTtlSeconds,
     now: deps.now(),
   };
@@ -41,14 +41,10 @@ export const changeEmail: AccountAction = async (deps, { request, reply, signedI
     if ((await deps.users.findByEmail(email)) !== null) return;
     await issueEmailChangeMail(deps.db, mail, account, email, links);
   };
-  // 'close' follows the last byte of the answer (or a dropped connection): never before it.
-  reply.raw.once('close', () => {
-    work().catch((error: unknown) => {
-      deps.log.error({ err: error }, 'address change: could not queue the mail');
-    });
-  });
-  reply.code(202);
-  return { status: 'accepted' };
+  return {
+    body: { status: 'accepted' },
+    afterAnswer: { failure: 'address change: could not queue the mail', run: work },
+  };
 };
 
 /** The new address must read as one before the password is checked (and counted). */

@@ -1,5 +1,5 @@
 import { HttpError } from '../../http/errors.js';
-import type { AccountAction } from '../action.js';
+import { answer, type AccountAction } from '../action.js';
 import { issueVerificationMail } from './verification-mail.js';
 
 /**
@@ -10,17 +10,16 @@ import { issueVerificationMail } from './verification-mail.js';
  * (`{"status":"already_verified"}`): the signed-in user may read that from `GET /api/account`
  * anyway, so it tells nobody anything new. Earlier mails stay valid until they expire.
  */
-export const resendVerification: AccountAction = async (deps, { request, reply, signedIn }) => {
+export const resendVerification: AccountAction = async (deps, { client, signedIn }) => {
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
   const { user } = signedIn;
-  await deps.mailRequests.charge(user.email, request.ip);
-  reply.code(202);
+  await deps.mailRequests.charge(user.email, client.ip);
   const view = await deps.store.view(user.id);
   if (view === null) throw new HttpError('unauthenticated');
-  if (view.emailVerified) return { status: 'already_verified' };
+  if (view.emailVerified) return answer({ status: 'already_verified' });
   const links = {
-    origin: deps.originOf(request),
+    origin: client.origin,
     ttlSeconds: deps.mailTokenTtlSeconds,
     now: deps.now(),
   };
@@ -37,5 +36,5 @@ export const resendVerification: AccountAction = async (deps, { request, reply, 
       links,
     ),
   );
-  return { status: 'accepted' };
+  return answer({ status: 'accepted' });
 };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import type { Notice } from '../../pages/notices.js';
-import { runAction, type AccountDeps } from '../action.js';
+import type { FlowPorts } from '../adapter.js';
 import {
   createPageKit,
   mailedLinkNotice,
@@ -9,15 +9,13 @@ import {
   type PageKitSettings,
 } from '../page-kit.js';
 import { readBody } from '../request-body.js';
-import { addressTakenMessage, confirmEmailRequest } from './verify.js';
+import { addressTakenMessage, confirmEmailRequest, type Confirmed } from './verify.js';
 import {
   renderSignupConfirmedPage,
   renderVerifyDonePage,
   renderVerifyPage,
   verifyPagePath,
 } from './verify-views.js';
-
-export const verifyPagePaths = [verifyPagePath];
 
 /**
  * `GET|POST /account/email/verify` (verify or change e-mail, no script): the mail's link shows a
@@ -26,9 +24,10 @@ export const verifyPagePaths = [verifyPagePath];
  */
 export function registerVerifyPages(
   scope: FastifyInstance,
-  deps: AccountDeps,
+  flow: FlowPorts,
   settings: PageKitSettings,
 ): void {
+  const { perform } = flow;
   const { shell, assertCsrf, csrfFor, send, answerHeaders, tokenOf } = createPageKit(settings);
   const noticeOf = mailedLinkNotice;
 
@@ -43,9 +42,9 @@ export function registerVerifyPages(
     const body = readBody(request);
     assertCsrf(request, body);
     const csrf = csrfFor(request);
-    let done: Awaited<ReturnType<typeof confirmEmailRequest>>;
+    let done: Confirmed;
     try {
-      done = (await runAction(confirmEmailRequest, deps, { request, reply, body })) as typeof done;
+      done = (await perform(confirmEmailRequest, request, reply, body)).body;
     } catch (error) {
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       // A spent or wrong secret leaves the code form, saying what to do next.

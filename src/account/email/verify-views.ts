@@ -1,9 +1,10 @@
 import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
+import { pagePaths } from '../paths.js';
 
 /** Where "confirm your address" and "confirm your new address" mails link to. */
-export const verifyPagePath = '/account/email/verify';
+export const verifyPagePath = pagePaths.verify;
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;

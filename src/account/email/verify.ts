@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
-import { clientOf, type AccountDeps, type AnonymousAction, type ActionInput } from '../action.js';
+import { answer, type AnonymousAction } from '../action.js';
 import { attempt, rateLimited, refuseSecret, right, wrong, type Admitted } from '../attempts.js';
 import { confirmEmail, type ConfirmRequest } from './confirmation.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -27,16 +27,6 @@ export const signupPasswordMissingMessage =
 export const signupPasswordWrongMessage =
   'That is not the password chosen at sign-up, so no account was made.';
 
-/** The request's session id, if it holds one: an address change keeps that session. */
-async function sessionIdOf(deps: AccountDeps, input: Omit<ActionInput, 'signedIn'>) {
-  try {
-    return (await deps.sessions.current(input.request))?.claims.sid ?? null;
-  } catch {
-    // The session could not be read: the change then ends every session, the safe side.
-    return null;
-  }
-}
-
 /**
  * Confirms an address from a mail: a `verify` or `email_change` secret (link token, or the
  * address the mail went to and its code), or a sign-up's, which also needs `password`, the one
@@ -49,14 +39,17 @@ async function sessionIdOf(deps: AccountDeps, input: Omit<ActionInput, 'signedIn
  * address first, as the reset's code is; a correct one takes its failure charges back. A code
  * with a password is tried as a sign-up's first.
  */
-export async function confirmEmailRequest(
-  deps: AccountDeps,
-  input: Omit<ActionInput, 'signedIn'>,
-): Promise<{ outcome: 'verified' | 'changed' | 'created'; email: string }> {
+/** What a confirmation did, and for which address (its page names it). */
+export interface Confirmed {
+  outcome: 'verified' | 'changed' | 'created';
+  email: string;
+}
+
+export const confirmEmailRequest: AnonymousAction<Confirmed> = async (deps, input) => {
   const typed = fieldsOf(fields, input.body);
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
-  const ip = input.request.ip;
+  const ip = input.client.ip;
   const now = deps.now();
   let secret: ConfirmRequest['secret'];
   let admitted: Admitted | undefined;
@@ -91,23 +84,23 @@ export async function confirmEmailRequest(
     });
     const created = await completeSignup(deps.db, pending, {
       now: deps.now(),
-      event: clientOf(input.request),
+      event: input.client,
     });
     // Used or voided between the check and the use (another confirmation, an account made).
     if (created === null) throw new HttpError('invalid_token');
-    return { outcome: 'created', email: created.email };
+    return answer({ outcome: 'created', email: created.email });
   }
-  const sessionId = await sessionIdOf(deps, input);
+  const sessionId = await input.requestSessionId();
   const confirm = () =>
     confirmEmail(deps.db, mail, {
       secret,
       sessionId,
       links: {
-        origin: deps.originOf(input.request),
+        origin: input.client.origin,
         ttlSeconds: deps.mailTokenTtlSeconds,
         now: deps.now(),
       },
-      event: clientOf(input.request),
+      event: input.client,
     });
   let done: Awaited<ReturnType<typeof confirm>>;
   if (admitted === undefined) {
@@ -124,8 +117,8 @@ export async function confirmEmailRequest(
   }
   if (done.outcome === 'taken')
     throw new HttpError('invalid_token', {}, addressTakenMessage, { reason: 'address_taken' });
-  return { outcome: done.outcome, email: done.email };
-}
+  return answer({ outcome: done.outcome, email: done.email });
+};
 
 /**
  * `POST /api/account/email/verify` {token | email+code, password?}: 200 `{"status":"verified"}`
@@ -135,5 +128,5 @@ export async function confirmEmailRequest(
  */
 export const verifyEmail: AnonymousAction = async (deps, input) => {
   await confirmEmailRequest(deps, input);
-  return { status: 'verified' };
+  return answer({ status: 'verified' });
 };

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
-import { clientOf, type AnonymousAction } from '../action.js';
+import { answer, type AnonymousAction } from '../action.js';
 import { refuseSecret } from '../attempts.js';
 import { acceptInvitation, findLiveInvitation } from './invitations.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -33,12 +33,12 @@ const fields = z.object({
  * an account took meanwhile: 400 `invalid_token`, one answer, counted as a failed attempt from
  * the address (429 past the limit). It works with mail off: `--print-link` needs no mail.
  */
-export const acceptInvitationAction: AnonymousAction = async (deps, { request, body }) => {
+export const acceptInvitationAction: AnonymousAction = async (deps, { client, body }) => {
   const input = fieldsOf(fields, body);
   const name = input.name === undefined || input.name === '' ? undefined : input.name;
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
   if ((await findLiveInvitation(deps.db, input.token, deps.now())) === null)
-    return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
+    return refuseSecret(deps.throttle, deps.now(), { ip: client.ip });
 
   const passwordHash = await hashNewPassword(deps.hasher, normalised);
   const done = await acceptInvitation(deps.db, {
@@ -46,8 +46,8 @@ export const acceptInvitationAction: AnonymousAction = async (deps, { request, b
     passwordHash,
     name,
     now: deps.now(),
-    event: clientOf(request),
+    event: client,
   });
-  if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
-  return { status: 'accepted' };
+  if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: client.ip });
+  return answer({ status: 'accepted' });
 };

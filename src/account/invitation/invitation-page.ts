@@ -7,9 +7,11 @@ import {
   renderInvitationPage,
 } from './invitation-views.js';
 import { formatWait, type Notice } from '../../pages/notices.js';
-import { runAction, type AccountDeps } from '../action.js';
+import { answer } from '../action.js';
+import { refuseSecret } from '../attempts.js';
+import type { FlowPorts } from '../adapter.js';
 import { acceptInvitationAction } from './accept.js';
-import { findLiveInvitation, type InvitationView } from './invitations.js';
+import { findLiveInvitation } from './invitations.js';
 import { createPageKit, type PageKitSettings } from '../page-kit.js';
 import { readBody } from '../request-body.js';
 
@@ -28,35 +30,39 @@ const tooMany = (error: HttpError): Notice => ({
  */
 export function registerInvitationPages(
   scope: FastifyInstance,
-  deps: AccountDeps,
+  flow: FlowPorts,
   settings: PageKitSettings,
 ): void {
+  const { deps: deps, perform } = flow;
   const kit = createPageKit(settings);
   const { shell } = kit;
   const invalidPage = (notice?: Notice) => renderInvitationInvalidPage(shell, { notice });
   // A database that cannot answer now is the catalogue's 503, as for the actions.
-  const lookUp = async (
-    input: { request: FastifyRequest; reply: FastifyReply; body: Record<string, unknown> },
-    token: string | undefined,
-  ) =>
-    (await runAction(
-      async () => (token === undefined ? null : findLiveInvitation(deps.db, token, deps.now())),
-      deps,
-      input,
-    )) as InvitationView | null;
+  const lookUp = async (request: FastifyRequest, reply: FastifyReply, token: string | undefined) =>
+    (
+      await perform(
+        async () =>
+          answer(token === undefined ? null : await findLiveInvitation(deps.db, token, deps.now())),
+        request,
+        reply,
+        {},
+      )
+    ).body;
 
   scope.get(invitationPath, async (request, reply) => {
     const csrf = kit.csrfFor(request);
     const token = kit.tokenOf(request);
-    const invitation = await lookUp({ request, reply, body: {} }, token);
+    const invitation = await lookUp(request, reply, token);
     if (invitation === null) {
-      const retryAfter = await deps.throttle.refused(null, request.ip, deps.now());
-      if (retryAfter !== null) {
-        const error = new HttpError('rate_limited', { 'retry-after': String(retryAfter) });
-        return kit.send(reply, 429, invalidPage(tooMany(error)), {
-          headers: kit.answerHeaders(error),
+      // Counted as the route's refusal is: a failed attempt from the address.
+      const refusal = await refuseSecret(deps.throttle, deps.now(), { ip: request.ip }).catch(
+        (error: unknown) => error,
+      );
+      if (refusal instanceof HttpError && refusal.code === 'rate_limited')
+        return kit.send(reply, 429, invalidPage(tooMany(refusal)), {
+          headers: kit.answerHeaders(refusal),
         });
-      }
+      if (!(refusal instanceof HttpError)) throw refusal;
       return kit.send(reply, 400, invalidPage());
     }
     const html = renderInvitationPage(shell, {
@@ -75,9 +81,9 @@ export function registerInvitationPages(
     const csrf = kit.csrfFor(request);
     const token = typeof body.token === 'string' ? body.token : '';
     // For the pages only (the address to show); the action decides on its own.
-    const invitation = await lookUp({ request, reply, body }, token);
+    const invitation = await lookUp(request, reply, token);
     try {
-      await runAction(acceptInvitationAction, deps, { request, reply, body });
+      await perform(acceptInvitationAction, request, reply, body);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       if (error.code === 'rate_limited')

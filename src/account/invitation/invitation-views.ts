@@ -1,9 +1,10 @@
 import { markup } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
+import { pagePaths } from '../paths.js';
 
 /** Where an invitation's link leads (the mail, or `gatehouse users invite --print-link`). */
-export const invitationPath = '/account/invitation';
+export const invitationPath = pagePaths.invitation;
 
 const rulesId = 'password-rules';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import type { Notice } from '../../pages/notices.js';
-import { runAction, type AccountDeps } from '../action.js';
+import type { FlowPorts } from '../adapter.js';
 import {
   createPageKit,
   mailedLinkNotice,
@@ -12,17 +12,16 @@ import { readBody } from '../request-body.js';
 import { lockAccountAction } from './lock.js';
 import { lockPagePath, renderLockedPage, renderLockPage } from './lock-views.js';
 
-export const lockPagePaths = [lockPagePath];
-
 /**
  * `GET|POST /account/lock` ("this wasn't me", no script): the notice's link shows a button; its
  * post runs the JSON route's action. The URL carries the secret.
  */
 export function registerLockPages(
   scope: FastifyInstance,
-  deps: AccountDeps,
+  flow: FlowPorts,
   settings: PageKitSettings,
 ): void {
+  const { perform } = flow;
   const { shell, assertCsrf, csrfFor, send, answerHeaders, tokenOf } = createPageKit(settings);
   const noticeOf = mailedLinkNotice;
 
@@ -38,7 +37,7 @@ export function registerLockPages(
     assertCsrf(request, body);
     const csrf = csrfFor(request);
     try {
-      await runAction(lockAccountAction, deps, { request, reply, body });
+      await perform(lockAccountAction, request, reply, body);
     } catch (error) {
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       // A spent or wrong link cannot be posted again: the page explains, without the button.

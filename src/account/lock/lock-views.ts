@@ -1,9 +1,10 @@
 import { markup } from '../../pages/html.js';
 import { renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
+import { pagePaths } from '../paths.js';
 
 /** Where a security notice's "this wasn't me" link leads. */
-export const lockPagePath = '/account/lock';
+export const lockPagePath = pagePaths.lock;
 
 /**
  * "Lock your account?": what a lock does, and one button. The GET uses nothing (a mail scanner

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import { clientOf, type AnonymousAction } from '../action.js';
+import { answer, type AnonymousAction } from '../action.js';
 import { refuseSecret } from '../attempts.js';
 import { lockAccount } from './lock-transaction.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -14,14 +14,14 @@ const fields = z.object({ token: boundedString(256) });
  * one answer, counted as a failed attempt from the client's address (429 past the limit), as
  * the reset link is.
  */
-export const lockAccountAction: AnonymousAction = async (deps, { request, body }) => {
+export const lockAccountAction: AnonymousAction = async (deps, { client, body }) => {
   const input = fieldsOf(fields, body);
   if (deps.mail === undefined) throw new HttpError('not_found');
   const done = await lockAccount(deps.db, {
     token: input.token,
     now: deps.now(),
-    event: clientOf(request),
+    event: client,
   });
-  if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
-  return { status: 'locked' };
+  if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: client.ip });
+  return answer({ status: 'locked' });
 };

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
+import { pagePaths } from '../paths.js';
 import { issue } from './secrets.js';
 
 /**
@@ -53,7 +54,7 @@ export async function queueSecurityNotice(
     values: {
       ...(account.name !== '' && { name: account.name }),
       ...notice.values,
-      lockLink: `${notice.origin}/account/lock?token=${lock.token}`,
+      lockLink: `${notice.origin}${pagePaths.lock}?token=${lock.token}`,
     },
     expiresAt: new Date(lock.expiresAt),
   });

@@ -17,14 +17,14 @@ const fields = z.object({ email: boundedString(emailRawMaxLength) });
  * disabled account gets no mail: it cannot use a new password, and an operator (or the lock
  * flow) disabled it on purpose.
  */
-export const forgotPassword: AnonymousAction = async (deps, { request, reply, body }) => {
+export const forgotPassword: AnonymousAction = async (deps, { client, body }) => {
   const typed = fieldsOf(fields, body).email;
   const email = readEmail(typed);
   if (email === null) throw invalidField('email');
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
-  await deps.mailRequests.charge(email, request.ip);
-  const origin = deps.originOf(request);
+  await deps.mailRequests.charge(email, client.ip);
+  const origin = client.origin;
   const now = deps.now();
   const work = async () => {
     const user = await deps.users.findByEmail(email);
@@ -35,12 +35,8 @@ export const forgotPassword: AnonymousAction = async (deps, { request, reply, bo
       now,
     });
   };
-  // 'close' follows the last byte of the answer (or a dropped connection): never before it.
-  reply.raw.once('close', () => {
-    work().catch((error: unknown) => {
-      deps.log.error({ err: error }, 'password reset: could not queue the mail');
-    });
-  });
-  reply.code(202);
-  return { status: 'accepted' };
+  return {
+    body: { status: 'accepted' },
+    afterAnswer: { failure: 'password reset: could not queue the mail', run: work },
+  };
 };

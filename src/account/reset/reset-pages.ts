@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
-import { runAction, type AccountDeps } from '../action.js';
+import type { FlowPorts } from '../adapter.js';
 import {
   createPageKit,
   mailedLinkNotice,
@@ -18,8 +18,6 @@ import {
   renderResetPage,
   resetPagePath,
 } from './reset-views.js';
-
-export const resetPagePaths = [forgotPagePath, resetPagePath];
 
 export interface ResetPageSettings extends PageKitSettings {
   mailTokenTtlSeconds: number;
@@ -39,9 +37,10 @@ export interface ResetPageSettings extends PageKitSettings {
  */
 export function registerResetPages(
   scope: FastifyInstance,
-  deps: AccountDeps,
+  flow: FlowPorts,
   settings: ResetPageSettings,
 ): void {
+  const { perform } = flow;
   const { shell, assertCsrf, csrfFor, send, answerHeaders, tokenOf } = createPageKit(settings);
   const noticeOf = mailedLinkNotice;
 
@@ -58,7 +57,7 @@ export function registerResetPages(
     assertCsrf(request, body);
     const csrf = csrfFor(request);
     try {
-      await runAction(forgotPassword, deps, { request, reply, body });
+      await perform(forgotPassword, request, reply, body);
     } catch (error) {
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       const html = renderForgotPage(shell, {
@@ -91,7 +90,7 @@ export function registerResetPages(
     assertCsrf(request, body);
     const csrf = csrfFor(request);
     try {
-      await runAction(resetPasswordAction, deps, { request, reply, body });
+      await perform(resetPasswordAction, request, reply, body);
     } catch (error) {
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       // A weak password keeps the link; a spent or wrong one leaves the code form.

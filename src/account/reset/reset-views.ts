@@ -1,10 +1,11 @@
 import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
+import { pagePaths } from '../paths.js';
 
 /** Where the reset pages live (the mails link to the second). */
-export const forgotPagePath = '/account/password/forgot';
-export const resetPagePath = '/account/password/reset';
+export const forgotPagePath = pagePaths.forgot;
+export const resetPagePath = pagePaths.reset;
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;

@@ -3,7 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
-import { clientOf, type AnonymousAction } from '../action.js';
+import { answer, type AnonymousAction } from '../action.js';
 import { attempt, refuseSecret, right, wrong } from '../attempts.js';
 import { resetLinkLooksLive, resetPassword } from './reset-transaction.js';
 import { boundedString, fieldsOf } from '../request-body.js';
@@ -25,11 +25,11 @@ const fields = z.object({
  * is lifted, as an operator's set-password lifts it (the mailbox holder proved themselves).
  * Unknown, used, expired or voided secrets: 400 `invalid_token`, one answer; 429 past a limit.
  */
-export const resetPasswordAction: AnonymousAction = async (deps, { request, body }) => {
+export const resetPasswordAction: AnonymousAction = async (deps, { client, body }) => {
   const input = fieldsOf(fields, body);
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
-  const ip = request.ip;
+  const ip = client.ip;
   const refuse = () => refuseSecret(deps.throttle, deps.now(), { ip });
   let secret: ConsumeRequest;
   let codeEmail: string | null = null;
@@ -49,11 +49,11 @@ export const resetPasswordAction: AnonymousAction = async (deps, { request, body
       secret,
       newHash: await hashNewPassword(deps.hasher, normalised),
       links: {
-        origin: deps.originOf(request),
+        origin: client.origin,
         ttlSeconds: deps.mailTokenTtlSeconds,
         now: deps.now(),
       },
-      event: clientOf(request),
+      event: client,
     });
 
   let done: Awaited<ReturnType<typeof reset>>;
@@ -73,5 +73,5 @@ export const resetPasswordAction: AnonymousAction = async (deps, { request, body
     if (done === null) return refuse();
   }
   await deps.throttle.unlockEmail(done.email);
-  return { status: 'password_changed' };
+  return answer({ status: 'password_changed' });
 };

@@ -17,7 +17,8 @@ import type { AccountPages, PageAnswer } from '../../pages/account-pages.js';
 import { signOutDestination } from '../../pages/destinations.js';
 import { queryOf } from '../../pages/form-post.js';
 import type { Notice } from '../../pages/notices.js';
-import { runAction, type AccountAction, type AccountDeps, type SignedIn } from '../action.js';
+import type { AccountAction, AccountDeps, SignedIn } from '../action.js';
+import type { Perform } from '../adapter.js';
 import { plausibleNewEmail } from '../email/change-email.js';
 import { changeEmailWithPassword } from './change-email-with-password.js';
 import { changePassword } from './change-password.js';
@@ -26,9 +27,10 @@ import { updateProfile } from './profile.js';
 import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
+import { accountPagePath } from '../paths.js';
 
 /** The signed-in account page. */
-export const accountPagePath = '/account';
+export { accountPagePath };
 
 /**
  * A form of the account page: a plain form post to `/account/<the JSON route>` that runs the
@@ -87,6 +89,14 @@ const allForms: Record<string, FormRoute> = {
   },
 };
 
+/** The account page's paths: the page, and its forms (those of a mail flow only with mail on). */
+export const accountPagePaths = (mail: boolean): string[] => [
+  accountPagePath,
+  ...Object.entries(allForms)
+    .filter(([, route]) => route.needsMail !== true || mail)
+    .map(([path]) => path),
+];
+
 const statusOf = (failure: FormFailure) =>
   failure.code === 'password_mismatch' ? 422 : new HttpError(failure.code).status;
 
@@ -100,6 +110,7 @@ const shownOriginMaxLength = 200;
 
 export interface AccountPageDeps {
   actionDeps: AccountDeps;
+  perform: Perform;
   guards: Guards;
   assertCsrf: (request: FastifyRequest, body: Record<string, unknown>) => void;
   /** Auth.js's CSRF token and cookies for the forms (the auth wing's, src/auth/routes.ts). */
@@ -241,13 +252,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     let refused = await refusal(route, body, signedIn, csrf);
     if (refused === undefined) {
       try {
-        const answer = await runAction(route.action, actionDeps, {
-          request,
-          reply,
-          signedIn,
-          body,
-        });
-        const form = route.doneOf?.(answer) ?? route.form;
+        const result = await deps.perform(route.action, request, reply, body, signedIn);
+        const form = route.doneOf?.(result.body) ?? route.form;
         const done = `${deps.originOf(request)}${accountPagePath}?${doneParam}=${form}`;
         return reply.code(303).header('location', done).send();
       } catch (error) {

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
-import { clientOf, type AccountAction } from '../action.js';
+import type { AccountAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 const fields = z.object({
@@ -17,11 +17,10 @@ const fields = z.object({
  * under a new id (a copy of its old cookie ends with the others). When mail is on, the
  * "password changed" notice with its "this wasn't me" link is queued in the same transaction.
  */
-export const changePassword: AccountAction = async (deps, { request, reply, signedIn, body }) => {
+export const changePassword: AccountAction = async (deps, { client, signedIn, body }) => {
   const { currentPassword, newPassword } = fieldsOf(fields, body);
   const { user, session } = signedIn;
-  const client = clientOf(request);
-  await deps.provePassword(user, currentPassword, request.ip, (failure) => {
+  await deps.provePassword(user, currentPassword, client.ip, (failure) => {
     void deps.record({
       ...client,
       userId: user.id,
@@ -40,11 +39,13 @@ export const changePassword: AccountAction = async (deps, { request, reply, sign
     at: deps.now(),
     event: client,
     ...(mail !== undefined && {
-      notice: { mail, kind: 'password-changed-notice', origin: deps.originOf(request) },
+      notice: { mail, kind: 'password-changed-notice', origin: client.origin },
     }),
   });
   // The password or the session changed while this request ran: the other change stands.
   if (changed === null) throw new HttpError('invalid_credentials');
-  reply.header('set-cookie', await deps.sessions.cookieFor(session, changed.sessionId));
-  return { status: 'password_changed', endedSessions: changed.endedOthers };
+  return {
+    body: { status: 'password_changed', endedSessions: changed.endedOthers },
+    setCookie: await deps.sessions.cookieFor(session, changed.sessionId),
+  };
 };

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import type { AccountAction } from '../action.js';
+import { answer, type AccountAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 /** The CLI's bound on a display name (src/cli/commands/state.ts). */
@@ -30,5 +30,5 @@ export const updateProfile: AccountAction = async (deps, { signedIn, body }) => 
   await deps.users.rename(signedIn.user.id, name);
   const user = await deps.store.view(signedIn.user.id);
   if (user === null) throw new HttpError('unauthenticated');
-  return { user };
+  return answer({ user });
 };

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { passwordRawMaxLength } from '../../users/password.js';
-import { clientOf, type AccountAction } from '../action.js';
+import { answer, type AccountAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 const fields = z.object({ password: boundedString(passwordRawMaxLength) });
@@ -11,12 +11,12 @@ const fields = z.object({ password: boundedString(passwordRawMaxLength) });
  * so (recent) routes accept it for REAUTH_MAX_AGE. Checked and throttled as a sign-in; never
  * creates a session.
  */
-export const reauthenticate: AccountAction = async (deps, { request, signedIn, body }) => {
+export const reauthenticate: AccountAction = async (deps, { client, signedIn, body }) => {
   const { password } = fieldsOf(fields, body);
   const { user, session } = signedIn;
-  await deps.provePassword(user, password, request.ip, (failure) => {
+  await deps.provePassword(user, password, client.ip, (failure) => {
     void deps.record({
-      ...clientOf(request),
+      ...client,
       userId: user.id,
       type: failure === 'throttled' ? 'throttled' : 'signin_failed',
       detail: { reason: failure, action: 'reauthenticate' },
@@ -25,5 +25,5 @@ export const reauthenticate: AccountAction = async (deps, { request, signedIn, b
   if (!(await deps.store.reauthenticated(session.claims.sid, deps.now()))) {
     throw new HttpError('unauthenticated');
   }
-  return { status: 'reauthenticated' };
+  return answer({ status: 'reauthenticated' });
 };

@@ -1,5 +1,5 @@
 import { HttpError } from '../../http/errors.js';
-import type { AccountAction } from '../action.js';
+import { answer, type AccountAction } from '../action.js';
 import { secondFactorsOf } from '../factors.js';
 
 /**
@@ -11,9 +11,9 @@ export const showAccount: AccountAction = async (deps, { signedIn }) => {
   const user = await deps.store.view(signedIn.user.id);
   const until = await deps.recentUntil(signedIn.session.claims.sid);
   if (user === null || until === null) throw new HttpError('unauthenticated');
-  return {
+  return answer({
     user,
     secondFactors: await secondFactorsOf(deps.factors, signedIn.user.id),
     recentUntil: new Date(until).toISOString(),
-  };
+  });
 };

@@ -12,9 +12,9 @@ import {
 } from './signup-views.js';
 import { renderSignupConfirmedPage, renderVerifyDonePage } from '../email/verify-views.js';
 import { readEmail } from '../../users/email.js';
-import { runAction, type AccountDeps } from '../action.js';
+import type { FlowPorts } from '../adapter.js';
 import { signUpAction } from './signup.js';
-import { confirmEmailRequest } from '../email/verify.js';
+import { confirmEmailRequest, type Confirmed } from '../email/verify.js';
 import { findPendingSignup } from '../email/signup-confirmation.js';
 import { createPageKit, textOf as text, type PageKitSettings } from '../page-kit.js';
 import { readBody } from '../request-body.js';
@@ -99,9 +99,10 @@ function confirmRefusalOf(error: HttpError): { notice: Notice; passwordInvalid: 
  */
 export function registerSignupPages(
   scope: FastifyInstance,
-  actionDeps: AccountDeps,
+  flow: FlowPorts,
   settings: SignupPageSettings,
 ): void {
+  const { deps: actionDeps, perform } = flow;
   const {
     shell,
     assertCsrf,
@@ -134,7 +135,7 @@ export function registerSignupPages(
     if (!actionDeps.signupOpen) return closed(reply);
     const csrf = csrfFor(request);
     try {
-      await runAction(signUpAction, actionDeps, { request, reply, body });
+      await perform(signUpAction, request, reply, body);
     } catch (error) {
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       const { notice, field } = refusalOf(error);
@@ -183,13 +184,9 @@ export function registerSignupPages(
     assertCsrf(request, body);
     if (!actionDeps.signupOpen) return closed(reply);
     const csrf = csrfFor(request);
-    let done: Awaited<ReturnType<typeof confirmEmailRequest>>;
+    let done: Confirmed;
     try {
-      done = (await runAction(confirmEmailRequest, actionDeps, {
-        request,
-        reply,
-        body,
-      })) as typeof done;
+      done = (await perform(confirmEmailRequest, request, reply, body)).body;
     } catch (error) {
       if (!(error instanceof HttpError) || error.status >= 500) throw error;
       const { notice, passwordInvalid } = confirmRefusalOf(error);

@@ -1,12 +1,13 @@
 import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
+import { pagePaths } from '../paths.js';
 
 /** Where the sign-up form lives (the sign-in page links to it when SIGNUP=open). */
-export const signupPagePath = '/account/signup';
+export const signupPagePath = pagePaths.signup;
 
 /** Where a sign-up's "confirm your address" mail links to: the password chosen, then the account. */
-export const signupConfirmPagePath = '/account/signup/confirm';
+export const signupConfirmPagePath = pagePaths.signupConfirm;
 
 const rulesId = 'password-rules';
 

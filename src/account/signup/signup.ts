@@ -25,7 +25,7 @@ const fields = z.object({
  * the mail run after the answer has been written (src/account/signup/pending-signup.ts), so their time cannot
  * show in it. No account exists until the address is confirmed with the same password.
  */
-export const signUpAction: AnonymousAction = async (deps, { request, reply, body }) => {
+export const signUpAction: AnonymousAction = async (deps, { client, body }) => {
   if (!deps.signupOpen) throw new HttpError('signup_closed');
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
@@ -33,24 +33,25 @@ export const signUpAction: AnonymousAction = async (deps, { request, reply, body
   const email = readEmail(input.email);
   if (email === null) throw invalidField('email');
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
-  await deps.mailRequests.charge(email, request.ip);
+  await deps.mailRequests.charge(email, client.ip);
   const passwordHash = await hashNewPassword(deps.hasher, normalised);
   const work = {
     email,
     name: input.name,
     passwordHash,
     links: {
-      origin: deps.originOf(request),
+      origin: client.origin,
       ttlSeconds: deps.mailTokenTtlSeconds,
       now: deps.now(),
     },
   };
-  // 'close' follows the last byte of the answer (or a dropped connection): never before it.
-  reply.raw.once('close', () => {
-    signUp(deps.db, mail, work).catch((error: unknown) => {
-      deps.log.error({ err: error }, 'sign-up: could not queue the sign-up or its mail');
-    });
-  });
-  reply.code(202);
-  return { status: 'accepted' };
+  return {
+    body: { status: 'accepted' },
+    afterAnswer: {
+      failure: 'sign-up: could not queue the sign-up or its mail',
+      run: async () => {
+        await signUp(deps.db, mail, work);
+      },
+    },
+  };
 };

@@ -1,0 +1,107 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SessionAccess } from '../auth/session-access.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { HttpError } from '../http/errors.js';
+import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js';
+
+/*
+ * The one place account actions meet Fastify: the input an action takes is made from the
+ * request here, the action is run here (a database that cannot serve it is 503, never a 500),
+ * and its result's cookie and work after the answer are put on the reply here, for the JSON
+ * routes and every page alike.
+ */
+
+/** The client as the account's record and mailed links need it. */
+export const clientOf = (
+  request: FastifyRequest,
+  originOf: (r: FastifyRequest) => string,
+): Client => ({
+  ip: request.ip,
+  device: request.headers['user-agent'] ?? '',
+  origin: originOf(request),
+});
+
+/** An action's input from a request (without `signedIn`, which the guard adds). */
+export function inputOf(
+  request: FastifyRequest,
+  body: Record<string, unknown>,
+  ports: { originOf: (r: FastifyRequest) => string; sessions: Pick<SessionAccess, 'current'> },
+): Omit<ActionInput, 'signedIn'> {
+  return {
+    body,
+    client: clientOf(request, ports.originOf),
+    async requestSessionId() {
+      try {
+        return (await ports.sessions.current(request))?.claims.sid ?? null;
+      } catch {
+        // The session could not be read: the caller then keeps none, the safe side.
+        return null;
+      }
+    },
+  };
+}
+
+/**
+ * Runs an action: a database that cannot do the work now (a lock held past the wait, a lost
+ * connection) is the catalogue's 503 `unavailable`, logged, and never a 500.
+ */
+export async function runAction<Input, Body>(
+  action: (deps: AccountDeps, input: Input) => Promise<ActionResult<Body>>,
+  deps: AccountDeps,
+  input: Input,
+  request: FastifyRequest,
+): Promise<ActionResult<Body>> {
+  try {
+    return await action(deps, input);
+  } catch (error) {
+    if (error instanceof HttpError || !isDatabaseUnavailable(error)) throw error;
+    request.log.warn({ err: error }, 'the database could not serve an account action');
+    throw new HttpError('unavailable', { 'retry-after': '5' });
+  }
+}
+
+/**
+ * Puts a result's cookie on the reply, and its work after the answer on the reply's end:
+ * 'close' follows the last byte of the answer (or a dropped connection), never comes before it.
+ */
+export function deliver(
+  reply: FastifyReply,
+  result: ActionResult,
+  log: { error(fields: object, message: string): void },
+): void {
+  if (result.setCookie !== undefined) reply.header('set-cookie', result.setCookie);
+  const after = result.afterAnswer;
+  if (after !== undefined)
+    reply.raw.once('close', () => {
+      after.run().catch((error: unknown) => log.error({ err: error }, after.failure));
+    });
+}
+
+/** Runs an action for a request and puts its result on the reply; returns the result. */
+export type Perform = <Body>(
+  action: (deps: AccountDeps, input: ActionInput) => Promise<ActionResult<Body>>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: Record<string, unknown>,
+  signedIn?: ActionInput['signedIn'],
+) => Promise<ActionResult<Body>>;
+
+/** The adapter bound to the wing's ports, for the JSON routes and the pages. */
+export function createPerform(
+  deps: AccountDeps,
+  ports: { originOf: (r: FastifyRequest) => string; sessions: Pick<SessionAccess, 'current'> },
+): Perform {
+  return async (action, request, reply, body, signedIn) => {
+    // An anonymous action never reads `signedIn`; a guarded one is only run with it.
+    const input = { ...inputOf(request, body, ports), signedIn } as ActionInput;
+    const result = await runAction(action, deps, input, request);
+    deliver(reply, result, deps.log);
+    return result;
+  };
+}
+
+/** What a flow's pages are handed: the actions' ports, and the adapter to run them. */
+export interface FlowPorts {
+  deps: AccountDeps;
+  perform: Perform;
+}
