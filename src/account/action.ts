@@ -8,7 +8,7 @@ import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './model/events.js';
 import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
-import type { createPasswordProof } from './model/password-proof.js';
+import type { createPasswordProof } from './model/account-password-proof.js';
 import type { AccountStore } from './model/account-store.js';
 
 /*

@@ -1,4 +1,5 @@
-import type { Admission, Throttle } from '../auth/throttle.js';
+import { attempt as attemptOnce, type Admitted, type Checked } from '../auth/password-proof.js';
+import type { Throttle } from '../auth/throttle.js';
 import { HttpError } from '../http/errors.js';
 
 /*
@@ -13,7 +14,7 @@ import { HttpError } from '../http/errors.js';
 export const rateLimited = (seconds: number) =>
   new HttpError('rate_limited', { 'retry-after': String(seconds) });
 
-export type Admitted = Extract<Admission, { admitted: true }>;
+export type { Admitted };
 
 /** Who an attempt is charged to. */
 export interface AttemptScope {
@@ -27,15 +28,15 @@ export interface AttemptScope {
 }
 
 /** What the check found: a right secret (its value), or a wrong one. */
-export type Checked<T> = { right: true; value: T } | { right: false };
+export type { Checked };
 
 export const right = <T>(value: T): Checked<T> => ({ right: true, value });
-export const wrong: Checked<never> = { right: false };
+export const wrong: Checked<never> = { right: false, seen: undefined };
 
 /**
- * One attempt: admitted (429 past a limit, nothing checked), then `check`. A right answer takes
- * the failure charges back and returns its value; a wrong one stays charged and returns null;
- * a throw means it was never checked, so the charge is refunded and the error goes on.
+ * One attempt (src/auth/password-proof.ts's, the sign-in's own): 429 past a limit, nothing
+ * checked; a right answer returns its value, a wrong one null (it stays charged); a throw was
+ * never checked and is refunded.
  */
 export async function attempt<T>(
   throttle: Throttle,
@@ -43,20 +44,14 @@ export async function attempt<T>(
   scope: AttemptScope,
   check: (admitted: Admitted) => Promise<Checked<T>>,
 ): Promise<T | null> {
-  const admission =
-    scope.admitted ??
-    (await throttle.admit(scope.email, scope.ip, now, scope.knownDevice ?? false));
-  if (!admission.admitted) throw rateLimited(admission.retryAfterSeconds);
-  let checked: Checked<T>;
-  try {
-    checked = await check(admission);
-  } catch (error) {
-    await throttle.notChecked(admission.keys);
-    throw error;
-  }
-  if (!checked.right) return null;
-  await throttle.succeeded(admission.keys, admission.pastEmailLock);
-  return checked.value;
+  const ports = { throttle, now: () => now };
+  const result = await attemptOnce(
+    ports,
+    { ...scope, knownDevice: scope.knownDevice ?? false },
+    check,
+  );
+  if ('throttled' in result) throw rateLimited(result.retryAfterSeconds);
+  return result.right ? result.value : null;
 }
 
 /**

@@ -40,7 +40,7 @@ import { registerLockPages } from './lock/lock-pages.js';
 import { registerVerifyPages } from './email/verify-pages.js';
 import { registerResetPages, type ResetPageSettings } from './reset/reset-pages.js';
 import { registerSignupPages, type SignupPageSettings } from './signup/signup-page.js';
-import { createPasswordProof } from './model/password-proof.js';
+import { createPasswordProof } from './model/account-password-proof.js';
 import { accountPagePaths, registerAccountPages } from './self/account-page-routes.js';
 import { readBody } from './request-body.js';
 import { createAccountStore } from './model/account-store.js';

@@ -1,11 +1,12 @@
 import { CredentialsSignin } from '@auth/core/errors';
 import { readEmail } from '../users/email.js';
-import { unknownUserPasswordHash, type PasswordHasher } from '../users/hasher.js';
+import type { PasswordHasher } from '../users/hasher.js';
 import { readPassword } from '../users/password.js';
 import type { User, UserStore } from '../users/store.js';
 import { GateFullError } from '../traffic/work-gate.js';
 import type { DeviceCookies } from './device-cookie.js';
 import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
+import { provePassword, type Proof } from './password-proof.js';
 import type { Throttle } from './throttle.js';
 
 /** Auth.js turns this into `?error=CredentialsSignin&code=rate_limited`. */
@@ -116,37 +117,49 @@ export function createAuthorize(deps: AuthorizeDeps) {
       return null;
     }
 
-    const admission = await fromStore(context, () =>
-      deps.throttle.admit(email, clientIp, deps.now(), knownDevice),
-    );
-    if (!admission.admitted) {
-      interrupt(context, { kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
+    const ports = {
+      throttle: deps.throttle,
+      hasher: deps.hasher,
+      now: deps.now,
+      store: <T>(work: () => Promise<T>) => fromStore(context, work),
+      log: deps.log,
+    };
+    let proof: Proof<User>;
+    try {
+      proof = await provePassword(
+        ports,
+        { email, ip: clientIp, knownDevice },
+        password,
+        () => deps.users.findByEmail(email),
+        (user) => !user.disabled,
+      );
+    } catch (error) {
+      if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
+      else interrupt(context, { kind: 'internal', error });
+      throw error;
+    }
+    if (proof.outcome === 'throttled') {
+      interrupt(context, { kind: 'throttled', retryAfterSeconds: proof.retryAfterSeconds });
       // Whether the address has an account is looked up after the answer is out.
       context.accountEvent = { type: 'throttled', email };
       deps.log.info({ reason: 'throttled', clientIp }, 'sign-in refused');
       throw new RateLimited();
     }
-
-    let checked = false;
-    try {
-      const user = await fromStore(context, () => deps.users.findByEmail(email));
-      const hash = user?.passwordHash ?? unknownUserPasswordHash;
-      const matches = await deps.hasher.verify(hash, password);
-      checked = true;
-      if (user === null || !matches || user.disabled) {
-        const reason = user === null ? 'unknown_email' : matches ? 'disabled' : 'wrong_password';
-        deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
-        context.signInResult = 'invalid';
-        // Only noted here (a property set on both paths' object costs alike); the record is
-        // written after the answer has gone out, and never for an unknown address.
-        if (user !== null) {
-          context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
-        }
-        return null;
+    if (proof.outcome === 'wrong') {
+      const user = proof.holder;
+      const reason =
+        user === null ? 'unknown_email' : proof.matched ? 'disabled' : 'wrong_password';
+      deps.log.info({ reason, clientIp, userId: user?.id }, 'sign-in refused');
+      context.signInResult = 'invalid';
+      // Only noted here (a property set on both paths' object costs alike); the record is
+      // written after the answer has gone out, and never for an unknown address.
+      if (user !== null) {
+        context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
       }
-      await fromStore(context, () =>
-        deps.throttle.succeeded(admission.keys, admission.pastEmailLock),
-      );
+      return null;
+    }
+    const user = proof.holder;
+    try {
       // Only once the password is proven: a guesser learns nothing from these refusals.
       const proofs = ['password'];
       const attempt = { credentials, ip: clientIp, origin: context.origin };
@@ -183,11 +196,6 @@ export function createAuthorize(deps: AuthorizeDeps) {
       if (error instanceof SignInCheckRefused) throw error;
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
       else interrupt(context, { kind: 'internal', error });
-      if (!checked) {
-        await deps.throttle.notChecked(admission.keys).catch((refundError: unknown) => {
-          deps.log.error({ err: refundError }, 'could not take back a throttle charge');
-        });
-      }
       throw error;
     }
   };

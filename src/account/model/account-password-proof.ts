@@ -3,7 +3,12 @@ import { HttpError } from '../../http/errors.js';
 import { GateFullError } from '../../traffic/work-gate.js';
 import type { PasswordHasher } from '../../users/hasher.js';
 import { readPassword } from '../../users/password.js';
-import { attempt, rateLimited, right, wrong, type Admitted } from '../attempts.js';
+import {
+  provePassword as proveOnce,
+  type Admitted,
+  type Proof,
+} from '../../auth/password-proof.js';
+import { rateLimited } from '../attempts.js';
 
 export interface PasswordProofDeps {
   throttle: Throttle;
@@ -35,7 +40,7 @@ export interface ProofOptions {
 }
 
 /**
- * A password checked as sign-in checks one: charged first against the same per-account and
+ * A password checked as sign-in checks one (the one proof, src/auth/password-proof.ts): charged first against the same per-account and
  * per-address throttles (429 `rate_limited` with Retry-After when a limit is reached, nothing
  * hashed), one argon2 verification off the event loop, a success taking its failure charges
  * back. A wrong (or unreadable) password is 403 `invalid_credentials`. `onFailure` is told
@@ -60,28 +65,22 @@ export function createPasswordProof(deps: PasswordProofDeps) {
       throw wrongPassword();
     }
     const scope = { email: holder.email, ip: clientIp, knownDevice, admitted: options.admitted };
-    let proven: string | null;
+    let proof: Proof<PasswordHolder>;
     try {
-      proven = await attempt(deps.throttle, now, scope, async () => {
-        try {
-          return (await deps.hasher.verify(holder.passwordHash, password))
-            ? right(password)
-            : wrong;
-        } catch (error) {
-          // Not checked (load shed): the attempt does not count.
-          if (error instanceof GateFullError)
-            throw new HttpError('overloaded', { 'retry-after': '1' });
-          throw error;
-        }
-      });
+      proof = await proveOnce(deps, scope, password, () => Promise.resolve(holder));
     } catch (error) {
-      if (error instanceof HttpError && error.code === 'rate_limited') onFailure('throttled');
+      // Not checked (load shed): the attempt does not count.
+      if (error instanceof GateFullError) throw new HttpError('overloaded', { 'retry-after': '1' });
       throw error;
     }
-    if (proven === null) {
+    if (proof.outcome === 'throttled') {
+      onFailure('throttled');
+      throw rateLimited(proof.retryAfterSeconds);
+    }
+    if (proof.outcome === 'wrong') {
       onFailure('wrong_password');
       throw wrongPassword();
     }
-    return proven;
+    return password;
   };
 }
