@@ -1,12 +1,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
-import { createEventSink } from './account/event-sink.js';
-import { createMailRequestLimits } from './account/mail-limits.js';
-import { registerAccount, type AccountSettings } from './account/register.js';
-import { registeredFactors } from './account/factors.js';
-import { createSignInChecks } from './account/signin-checks.js';
+import { createAccountWing, type AccountWingSettings } from './account/wing.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
-import type { ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
@@ -16,23 +11,19 @@ import { createSite, type SiteConfig } from './http/site.js';
 import type { MailQueue } from './mail/mail-queue.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
-import { forgotPagePath } from './account/reset/reset-views.js';
-import { signupPagePath } from './account/signup/signup-views.js';
 
 export type AppConfig = SiteConfig &
   AuthSettings &
-  // Optional: apps built without them (tests) get the defaults.
-  Partial<
-    Pick<
-      AccountSettings,
-      'reauthMaxAgeSeconds' | 'passwordMinLength' | 'mailTokenTtlSeconds' | 'signupOpen'
-    >
-  > & {
-    /** REQUIRE_VERIFIED_EMAIL; false when absent. */
-    requireVerifiedEmail?: boolean;
-    /** The sign-in throttle's numbers (the mail request limits use them too). */
-    throttle?: ThrottleSettings;
-  };
+  // Optional: apps built without them (tests) get the configuration's defaults.
+  Pick<
+    AccountWingSettings,
+    | 'reauthMaxAgeSeconds'
+    | 'passwordMinLength'
+    | 'mailTokenTtlSeconds'
+    | 'signupOpen'
+    | 'requireVerifiedEmail'
+    | 'throttle'
+  >;
 
 export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
   config: AppConfig;
@@ -63,50 +54,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     pingDatabase: () => pingDatabase(deps.db, deps.dialect ?? 'sqlite'),
     observer,
   });
-  const events = createEventSink({ db: deps.db, users: deps.users, log: site.app.log });
-  const throttle = deps.config.throttle;
-  const mailRequestLimits = {
-    emailMax: throttle?.emailMaxFailures ?? 10,
-    ipMax: throttle?.ipMaxFailures ?? 100,
-    windowSeconds: throttle?.windowSeconds ?? 900,
-  };
-  // Timed by the database's clock, as the sign-in throttle's counters are (services.ts).
-  const throttleStore = createKyselyThrottleStore(deps.db, deps.dialect ?? 'sqlite');
-  const mailTokenTtlSeconds = deps.config.mailTokenTtlSeconds ?? 3600;
-  const mailOn = deps.mail?.enabled === true;
-  const auth = registerAuth(site, {
+  const wing = createAccountWing({
     ...deps,
-    observer,
-    events,
-    ...(mailOn && { forgotPasswordUrl: forgotPagePath }),
-    ...(mailOn && deps.config.signupOpen === true && { signupUrl: signupPagePath }),
-    signInChecks: createSignInChecks(
-      {
-        requireVerifiedEmail: deps.config.requireVerifiedEmail === true,
-        factors: registeredFactors,
-      },
-      {
-        db: deps.db,
-        mail: deps.mail,
-        mailRequests: createMailRequestLimits(throttleStore, mailRequestLimits, site.now),
-        mailTokenTtlSeconds,
-        now: site.now,
-        log: site.app.log,
-      },
-    ),
+    // Timed by the database's clock, as the sign-in throttle's counters are (services.ts).
+    throttleStore: createKyselyThrottleStore(deps.db, deps.dialect ?? 'sqlite'),
+    now: site.now,
+    log: site.app.log,
   });
-  registerAccount(site, {
-    ...deps,
-    config: {
-      ...deps.config,
-      reauthMaxAgeSeconds: deps.config.reauthMaxAgeSeconds ?? 600,
-      passwordMinLength: deps.config.passwordMinLength ?? 12,
-      mailTokenTtlSeconds,
-      mailRequestLimits,
-    },
-    sessions: auth.sessions,
-    pageView: auth.pageView,
-    throttleStore,
-  });
+  const auth = registerAuth(site, { ...deps, observer, ...wing.forAuth });
+  wing.register(site, auth);
   return site.app;
 }

@@ -1,6 +1,5 @@
 import cluster from 'node:cluster';
-import { eventsListDays, pruneEvents } from './account/model/events.js';
-import { pruneTokens } from './account/model/secrets.js';
+import { pruneAccountRecords } from './account/wing.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
@@ -117,8 +116,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       services.throttle.prune(now),
       services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
       // Events past what a user's list shows; secrets a day after they expired or were used.
-      pruneEvents(db, now - eventsListDays * 86_400_000),
-      pruneTokens(db, now - 86_400_000),
+      pruneAccountRecords(db, now),
     ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
   }, pruneIntervalMs);
   prune.unref();

@@ -1,7 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { authCookieNames } from '../auth/cookie-names.js';
 import { parseCookies } from '../auth/cookies.js';
+import { csrfPairHash } from '../auth/csrf-pair.js';
 import { HttpError } from '../http/errors.js';
 
 /** Why a POST was refused as CSRF: it came from another site, or its token pair did not hold. */
@@ -41,8 +42,7 @@ export function createCsrfGuard(deps: {
   originOf: (request: FastifyRequest) => string;
   secureOf: (request: FastifyRequest) => boolean;
 }) {
-  const secret = deps.secrets.join(',');
-  const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
+  const hashOf = csrfPairHash(deps.secrets);
   return function assertCsrf(request: FastifyRequest, body: Record<string, unknown>): void {
     const origin = request.headers.origin;
     if (request.headers['sec-fetch-site']?.toLowerCase() === 'cross-site') {

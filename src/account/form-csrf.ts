@@ -1,7 +1,8 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { authCookieNames } from '../auth/cookie-names.js';
 import { parseCookies } from '../auth/cookies.js';
+import { csrfPairHash } from '../auth/csrf-pair.js';
 
 const equal = (a: string, b: string) =>
   a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -16,8 +17,7 @@ export function createFormCsrf(
   authSecrets: readonly string[],
   secureOf: (request: FastifyRequest) => boolean,
 ) {
-  const secret = authSecrets.join(',');
-  const hashOf = (token: string) => createHash('sha256').update(`${token}${secret}`).digest('hex');
+  const hashOf = csrfPairHash(authSecrets);
   return (request: FastifyRequest): { token: string; cookie?: string } => {
     const name = authCookieNames(secureOf(request), '__Secure-').csrf;
     const held = parseCookies(request.headers.cookie).get(name);

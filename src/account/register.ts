@@ -172,8 +172,8 @@ export interface AccountRegistration {
   sessions: SessionAccess;
   /** The auth wing's CSRF token for pages; without it, no `/account` pages. */
   pageView?: PageViewOf;
-  /** The mail outbox; without it (or not `enabled`) the mail flows answer 404. */
-  mail?: MailQueue;
+  /** The mail outbox when mail is on (src/account/wing.ts decides); without it the mail flows answer 404. */
+  mail?: MailQueue | undefined;
   /** The throttle table's store (src/auth/throttle-store.ts), for the mail request limits. */
   throttleStore: ThrottleStore;
 }
@@ -188,7 +188,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
   const now = site.now;
   const store = createAccountStore(deps.db);
   const log = site.app.log;
-  const mail = deps.mail?.enabled === true ? deps.mail : undefined;
+  const { mail } = deps;
   // Production without SMTP_URL: the mail flows do not exist (the spec's 404).
   const routes = Object.fromEntries(
     Object.entries(allRoutes).filter(([, route]) => route.needsMail !== true || mail !== undefined),

@@ -10,7 +10,7 @@ import { isVerified } from './model/addresses.js';
 
 export interface UnverifiedSignInDeps {
   db: Kysely<Database>;
-  /** The outbox; undefined or not `enabled` (mail off): the refusal stands, no mail is sent. */
+  /** The outbox, when mail is on (src/account/wing.ts decides); else the refusal stands, unmailed. */
   mail: MailQueue | undefined;
   mailRequests: MailRequestLimiter;
   mailTokenTtlSeconds: number;
@@ -28,7 +28,7 @@ export interface UnverifiedSignInDeps {
  * mails with "forgot" requests.
  */
 export function createVerifiedAddressCheck(deps: UnverifiedSignInDeps): SignInCheck {
-  const mail = deps.mail?.enabled === true ? deps.mail : undefined;
+  const { mail } = deps;
   async function queue(user: User, origin: string): Promise<void> {
     if (mail === undefined) return;
     try {

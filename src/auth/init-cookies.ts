@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AuthCookieNames } from './cookie-names.js';
 import { settleCallbackUrl } from './callback-url.js';
 import { serializeCookie } from './cookies.js';
 import { RecentCache } from '../util/recent-cache.js';
+import { csrfPairHash } from './csrf-pair.js';
 
 /** What Auth.js's init() settles for a request: the CSRF token, the cookies to set, the callback URL. */
 export interface InitCookies {
@@ -34,10 +35,7 @@ function csrfPairOf(held: string): string {
  * Auth.js (src/auth/session-read.ts) and the CSRF token the pages print (src/auth/page-csrf.ts).
  */
 export function createInitCookies(secrets: readonly string[]) {
-  // Auth.js hashes the token with `${token}${options.secret}`: an array stringifies joined by commas.
-  const csrfSecret = secrets.join(',');
-  const csrfHash = (token: string) =>
-    createHash('sha256').update(`${token}${csrfSecret}`).digest('hex');
+  const csrfHash = csrfPairHash(secrets);
   // A browser repeats the same cookies on every read: remember CSRF cookies already verified
   // (a pure function of the cookie and the secrets), so a repeat costs a Map lookup.
   const verifiedCsrf = new RecentCache<string, string>(recentCapacity, {
