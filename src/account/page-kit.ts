@@ -97,3 +97,5 @@ export const mailedLinkNotice = (error: HttpError): Notice => ({
 
 /** A form field's value when it is text. */
 export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+export type PageKit = ReturnType<typeof createPageKit>;

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from '../../http/errors.js';
 import type { FlowPorts } from '../adapter.js';
 import {
   createPageKit,
@@ -7,7 +6,7 @@ import {
   textOf as text,
   type PageKitSettings,
 } from '../page-kit.js';
-import { readBody } from '../request-body.js';
+import { registerFlowPage } from '../flow-page.js';
 import { forgotPassword } from './forgot.js';
 import { resetPasswordAction } from './reset.js';
 import {
@@ -40,72 +39,35 @@ export function registerResetPages(
   flow: FlowPorts,
   settings: ResetPageSettings,
 ): void {
-  const { perform } = flow;
-  const { shell, assertCsrf, csrfFor, send, answerHeaders, tokenOf } = createPageKit(settings);
-  const noticeOf = mailedLinkNotice;
-
-  scope.get(forgotPagePath, async (request, reply) => {
-    const csrf = csrfFor(request);
-    return send(reply, 200, renderForgotPage(shell, { csrfToken: csrf.token }), {
-      cookie: csrf.cookie,
-      referrer: 'same-origin',
-    });
+  const kit = createPageKit(settings);
+  const { shell } = kit;
+  registerFlowPage(scope, flow, kit, {
+    path: forgotPagePath,
+    // No secret in this page's URL: the referrer may name the page to this site.
+    referrer: 'same-origin',
+    show: (view) => renderForgotPage(shell, { csrfToken: view.csrfToken }),
+    action: forgotPassword,
+    done: () =>
+      renderForgotSentPage(shell, { ttlMinutes: Math.round(settings.mailTokenTtlSeconds / 60) }),
+    refused: (error, view) =>
+      renderForgotPage(shell, {
+        csrfToken: view.csrfToken,
+        notice: mailedLinkNotice(error),
+        email: text(view.body.email),
+      }),
   });
-
-  scope.post(forgotPagePath, async (request, reply) => {
-    const body = readBody(request);
-    assertCsrf(request, body);
-    const csrf = csrfFor(request);
-    try {
-      await perform(forgotPassword, request, reply, body);
-    } catch (error) {
-      if (!(error instanceof HttpError) || error.status >= 500) throw error;
-      const html = renderForgotPage(shell, {
-        csrfToken: csrf.token,
-        notice: noticeOf(error),
-        email: text(body.email),
-      });
-      return send(reply, error.status, html, {
-        cookie: csrf.cookie,
-        referrer: 'same-origin',
-        headers: answerHeaders(error),
-      });
-    }
-    const ttlMinutes = Math.round(settings.mailTokenTtlSeconds / 60);
-    return send(reply, 200, renderForgotSentPage(shell, { ttlMinutes }), {
-      cookie: csrf.cookie,
-      referrer: 'same-origin',
-    });
-  });
-
-  scope.get(resetPagePath, async (request, reply) => {
-    const csrf = csrfFor(request);
-    const token = tokenOf(request);
-    const html = renderResetPage(shell, { csrfToken: csrf.token, token });
-    return send(reply, 200, html, { cookie: csrf.cookie });
-  });
-
-  scope.post(resetPagePath, async (request, reply) => {
-    const body = readBody(request);
-    assertCsrf(request, body);
-    const csrf = csrfFor(request);
-    try {
-      await perform(resetPasswordAction, request, reply, body);
-    } catch (error) {
-      if (!(error instanceof HttpError) || error.status >= 500) throw error;
-      // A weak password keeps the link; a spent or wrong one leaves the code form.
-      const token = error.code === 'invalid_token' ? undefined : text(body.token) || undefined;
-      const html = renderResetPage(shell, {
-        csrfToken: csrf.token,
-        token,
-        email: text(body.email),
-        notice: noticeOf(error),
-      });
-      return send(reply, error.status, html, {
-        cookie: csrf.cookie,
-        headers: answerHeaders(error),
-      });
-    }
-    return send(reply, 200, renderResetDonePage(shell), { cookie: csrf.cookie });
+  registerFlowPage(scope, flow, kit, {
+    path: resetPagePath,
+    show: (view) => renderResetPage(shell, { csrfToken: view.csrfToken, token: view.token }),
+    action: resetPasswordAction,
+    done: () => renderResetDonePage(shell),
+    refused: (error, view) =>
+      renderResetPage(shell, {
+        csrfToken: view.csrfToken,
+        // A weak password keeps the link; a spent or wrong one leaves the code form.
+        token: error.code === 'invalid_token' ? undefined : text(view.body.token) || undefined,
+        email: text(view.body.email),
+        notice: mailedLinkNotice(error),
+      }),
   });
 }
