@@ -198,8 +198,8 @@ export function createDeliveryWorker(options: {
     const delayMs = retryDelayMs(mail.attempts);
     await store.markRetry(mail.id, holder, at + delayMs, result.error);
     log.warn(
-      { ...fields, error: result.error, retryInSeconds: delayMs / 1000 },
-      'mail not delivered yet: will retry',
+      { ...fields, error: result.error, retryInSeconds: delayMs / 1000, setting: 'SMTP_URL' },
+      'mail not delivered yet: will retry; if this goes on, check the SMTP server SMTP_URL names (host, port, TLS, credentials)',
     );
     return 'retry';
   }

@@ -87,9 +87,9 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
           lease_until = ${until}, next_attempt_at = ${until}
       where id in (
         select id from mail_outbox
-        where state in ('queued', 'sending') and next_attempt_at <= ${now}
+        where state in ('held', 'queued', 'sending') and next_attempt_at <= ${now}
         order by next_attempt_at limit ${limit}${lockClause}
-      ) and state in ('queued', 'sending') and next_attempt_at <= ${now}
+      ) and state in ('held', 'queued', 'sending') and next_attempt_at <= ${now}
       returning *`.execute(db);
     return result.rows.map((row) => fromRow(row) as ClaimedMail);
   }
@@ -101,9 +101,10 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
     },
 
     /**
-     * Takes the lease on up to `limit` due mails: queued ones whose next attempt has come, and
-     * ones being sent whose lease ran out (their instance stopped or crashed). One statement
-     * on the (state, next_attempt_at) index.
+     * Takes the lease on up to `limit` due mails: queued ones whose next attempt has come, held
+     * ones (queued where SMTP_URL was unset, e.g. by the CLI from a shell without it: the
+     * instance that has SMTP sends them), and ones being sent whose lease ran out (their
+     * instance stopped or crashed). One statement on the (state, next_attempt_at) index.
      */
     claimDue: claim,
 
@@ -241,7 +242,7 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
       return row === undefined ? null : fromRow(row);
     },
 
-    /** A failed mail back in the queue, due now, with a new retry window. */
+    /** A failed or held mail back in the queue, due now, with a new retry window. */
     async retry(id: string, now: number, retryWindowMs: number): Promise<RetryResult> {
       const result = await db
         .updateTable('mail_outbox')
@@ -252,13 +253,13 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
           last_error: null,
         })
         .where('id', '=', id)
-        .where('state', '=', 'failed')
+        .where('state', 'in', ['failed', 'held'])
         .where('body_text', 'is not', null)
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 1) return 'queued';
       const mail = await this.get(id);
       if (mail === null) return 'missing';
-      return mail.state === 'failed' ? 'erased' : 'not-failed';
+      return mail.state === 'failed' || mail.state === 'held' ? 'erased' : 'not-failed';
     },
 
     /** Queued and being sent, and the age of the oldest: what the gauges show. */
