@@ -24,6 +24,8 @@ export interface MailSettings {
   origin: string | undefined;
   templates: TemplateOverrides;
   retryBaseSeconds: number;
+  /** Attempts this process may start per minute (MAIL_RATE_PER_MINUTE, shared by WORKERS). */
+  ratePerMinute: number;
 }
 
 export interface Mail {
@@ -112,7 +114,11 @@ export async function createMail(
     transport,
     // Names this process in `mail show` (lease holder) without naming anything secret.
     holder: `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
-    settings: { retryBaseMs: settings.retryBaseSeconds * 1000, ...hooks.delivery },
+    settings: {
+      retryBaseMs: settings.retryBaseSeconds * 1000,
+      rateLimit: { count: settings.ratePerMinute, windowMs: 60_000 },
+      ...hooks.delivery,
+    },
     log: hooks.log,
     events: hooks.events,
     ...(hooks.now !== undefined && { now: hooks.now }),
@@ -134,12 +140,16 @@ export async function createMail(
 /** The mail settings out of the parsed configuration (its shape only: mail/ does not import config/). */
 export function mailSettingsOf(config: {
   env: string;
+  workers: number;
   authUrl: string | undefined;
   page: { productName: string };
-  mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds'>;
+  mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds' | 'ratePerMinute'>;
 }): MailSettings {
   return {
     ...config.mail,
+    // MAIL_RATE_PER_MINUTE is the instance's: each of its WORKERS processes sends its share
+    // (never none, so a cap below the worker count sends at most one a minute per process).
+    ratePerMinute: Math.max(1, Math.floor(config.mail.ratePerMinute / Math.max(1, config.workers))),
     production: config.env === 'production',
     productName: config.page.productName,
     origin: config.authUrl,
