@@ -21,6 +21,7 @@ export const lockAccountAction: AnonymousAction = async (deps, { request, body }
     token: input.token,
     now: deps.now(),
     event: clientOf(request),
+    mail: deps.mail,
   });
   if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: request.ip });
   return { status: 'locked' };
