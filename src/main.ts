@@ -13,7 +13,14 @@ import { loggerOptions } from './log/options.js';
 import { during, StartFailure } from './boot/start-failure.js';
 import { startupSummary, writeInfoLine } from './boot/startup-line.js';
 import { cliCommand } from './boot/cli-command.js';
-import { createMail, mailSettingsOf, mailStartupNote } from './mail/start.js';
+import {
+  checkSmtpAtStart,
+  createMail,
+  mailSettingsOf,
+  mailStartRefusal,
+  mailStartupNote,
+  mailTransportLine,
+} from './mail/start.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
 import { noObserver } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
@@ -96,6 +103,11 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   const mailNote = mailStartupNote(mail.mode, mailSettings, cliCommand());
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
   if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
+  const transportLine = mailTransportLine(mailSettings);
+  if (mail.mode === 'send' && transportLine !== undefined && saysOnce) {
+    app.log.info(transportLine.fields, transportLine.message);
+    checkSmtpAtStart(mail, app.log);
+  }
   if (metricsServer !== undefined) {
     app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
   }
@@ -154,6 +166,8 @@ function databaseOptions(config: Config) {
 }
 
 async function primary(config: Config): Promise<void> {
+  const refusal = mailStartRefusal(mailSettingsOf(config), config.signupOpen);
+  if (refusal !== undefined) throw new StartFailure(refusal);
   let secrets = config.authSecrets;
   if (secrets.length === 0) {
     const dev = loadOrCreateDevSecret(config.dataDir);

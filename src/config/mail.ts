@@ -29,7 +29,7 @@ function isSmtpUrl(value: string): boolean {
 
 /**
  * Mail delivery: SMTP_URL (or SMTP_URL_FILE, src/config/secret-files.ts), the sender, the
- * operator's templates and the first retry's delay. Problems never repeat SMTP_URL: it holds
+ * operator's templates, the first retry's delay and the sending rate's cap. Problems never repeat SMTP_URL: it holds
  * the SMTP password.
  */
 export const mail = z.pipe(
@@ -70,6 +70,7 @@ export const mail = z.pipe(
         example: '/etc/gatehouse/mail',
       }),
       MAIL_RETRY_SECONDS: integer(1, 3600, 30),
+      MAIL_RATE_PER_MINUTE: integer(1, 100_000, 120),
     })
     .check(
       z.superRefine((e, ctx) => {
@@ -107,6 +108,8 @@ export const mail = z.pipe(
         templates,
         /** The first retry's delay; each further one doubles (capped at 15 minutes). */
         retryBaseSeconds: e.MAIL_RETRY_SECONDS,
+        /** Mails this instance starts sending per minute at most, all its processes together. */
+        ratePerMinute: e.MAIL_RATE_PER_MINUTE,
       },
     };
   }),

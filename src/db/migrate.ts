@@ -7,6 +7,7 @@ import * as accounts from './migrations/004-accounts.js';
 import * as invitations from './migrations/005-invitations.js';
 import * as signupSecrets from './migrations/006-signup-secrets.js';
 import * as pruneIndexes from './migrations/007-prune-indexes.js';
+import * as mailPriority from './migrations/008-mail-priority.js';
 import * as sessionProofs from './migrations/009-session-proofs.js';
 import type { Database } from './schema.js';
 
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '005-invitations': invitations,
   '006-signup-secrets': signupSecrets,
   '007-prune-indexes': pruneIndexes,
+  '008-mail-priority': mailPriority,
   '009-session-proofs': sessionProofs,
 };
 

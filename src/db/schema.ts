@@ -86,6 +86,8 @@ export interface MailOutboxTable {
   created_at: number;
   sent_at: number | null;
   expires_at: number | null;
+  /** Claimed lowest first (migration 008, src/mail/priority.ts): security mail before the rest. */
+  priority: number;
 }
 
 export interface Database {

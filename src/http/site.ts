@@ -12,6 +12,7 @@ import { defaultConnectionLimits, openFileLimit } from './connection-limits.js';
 import { installErrorHandlers } from './error-handler.js';
 import { serverWithFrontDoor, type Front } from './front-door.js';
 import { refuseOtherMethods, routeEveryMethod } from './method-refusal.js';
+import { installProxyHint } from './proxy-hint.js';
 import { createBudgetDoor, fastifyRequestCost, installBudgetHook } from './request-budget-door.js';
 import { RequestBudget } from '../traffic/request-budget.js';
 import { installSecurityHeaders } from './security-headers.js';
@@ -155,6 +156,8 @@ export function createSite(deps: SiteDeps): Site {
   // Before the 404 hook, so requests for no route are charged too.
   if (budget !== undefined && !budgetInFront) installBudgetHook(app, budget);
   installErrorHandlers(app);
+  if (config.trustProxy.length === 0)
+    installProxyHint(app, (fields, message) => app.log.warn(fields, message));
   const logsAnswer = accessLineSampler(config.logSuccessSample ?? 1);
   installAccessLog(app, logsAnswer);
 

@@ -148,10 +148,16 @@ ${button('Accept the invitation')}{{#expiresInDays}}
     subject: 'Your {{productName}} account is locked',
     text: `Hello{{#name}} {{name}}{{/name}},
 
-Your {{productName}} account ({{to}}) is locked and every session of it was signed out, as you
-asked. To use it again, ask your administrator to unlock it.`,
+Your {{productName}} account ({{to}}) was just locked with the "this wasn't me" link of a
+security notice: every session of it was signed out, and nobody can sign in until it is
+unlocked.
+
+To use it again, contact your administrator: they can unlock it. Then choose a new password
+with "Forgot your password?" if someone else may know yours. If you did not lock it, tell
+your administrator that too.`,
     html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>Your {{productName}} account ({{to}}) is locked and every session of it was signed out, as you asked. To use it again, ask your administrator to unlock it.</p>`,
+<p>Your {{productName}} account ({{to}}) was just locked with the "this wasn't me" link of a security notice: every session of it was signed out, and nobody can sign in until it is unlocked.</p>
+<p>To use it again, contact your administrator: they can unlock it. Then choose a new password with "Forgot your password?" if someone else may know yours. If you did not lock it, tell your administrator that too.</p>`,
     required: [],
   },
   test: {

@@ -33,6 +33,12 @@ export interface DeliverySettings {
    * Giving up on it and retrying could send the mail twice, were the first attempt to succeed.
    */
   attemptWaitMs: number;
+  /**
+   * At most `count` attempts start in any `windowMs` (MAIL_RATE_PER_MINUTE, per process): a
+   * burst of sign-ups cannot push a relay past the rate it accepts from us. While the cap is
+   * reached due mail waits, and the next one taken is the most urgent (outbox-store.ts).
+   */
+  rateLimit: { count: number; windowMs: number };
 }
 
 export const defaultDeliverySettings: DeliverySettings = {
@@ -45,6 +51,7 @@ export const defaultDeliverySettings: DeliverySettings = {
   sweepIntervalMs: 60_000,
   drainMs: 10_000,
   attemptWaitMs: 60_000,
+  rateLimit: { count: 120, windowMs: 60_000 },
 };
 
 export interface DeliveryLog {
@@ -99,6 +106,17 @@ export function createDeliveryWorker(options: {
   const inFlight = new Map<string, Promise<unknown>>();
   // Attempts `stop` gave up waiting for: a failure they come to is not recorded (the lease runs out).
   const abandoned = new Set<string>();
+  // When the attempts of the last rate window started, oldest first (at most `rateLimit.count`).
+  const started: number[] = [];
+  // Set by a poll that found the rate cap reached: when the oldest start leaves the window.
+  let capLiftsAt: number | undefined;
+
+  /** Attempts the rate cap still allows at `at`. */
+  function rateAllowance(at: number): number {
+    const { count, windowMs } = settings.rateLimit;
+    while (started.length > 0 && (started[0] as number) <= at - windowMs) started.shift();
+    return count - started.length;
+  }
 
   function retryDelayMs(attempts: number): number {
     return Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempts - 1));
@@ -198,8 +216,8 @@ export function createDeliveryWorker(options: {
     const delayMs = retryDelayMs(mail.attempts);
     await store.markRetry(mail.id, holder, at + delayMs, result.error);
     log.warn(
-      { ...fields, error: result.error, retryInSeconds: delayMs / 1000 },
-      'mail not delivered yet: will retry',
+      { ...fields, error: result.error, retryInSeconds: delayMs / 1000, setting: 'SMTP_URL' },
+      'mail not delivered yet: will retry; if this goes on, check the SMTP server SMTP_URL names (host, port, TLS, credentials)',
     );
     return 'retry';
   }
@@ -226,9 +244,15 @@ export function createDeliveryWorker(options: {
     if (transport === undefined) return false;
     // One mail per free connection: a mail waiting in nodemailer's queue behind a slow attempt
     // would be neither sent nor given back.
-    const free = settings.batch - inFlight.size;
+    const allowed = rateAllowance(at);
+    if (allowed <= 0) {
+      capLiftsAt = (started[0] as number) + settings.rateLimit.windowMs;
+      return false;
+    }
+    const free = Math.min(settings.batch - inFlight.size, allowed);
     if (free <= 0) return false;
     const mails = await store.claimDue(at, holder, settings.leaseMs, free);
+    for (let i = 0; i < mails.length; i += 1) started.push(at);
     await Promise.all(mails.map(deliverSafely));
     return mails.length > 0;
   }
@@ -245,9 +269,12 @@ export function createDeliveryWorker(options: {
     timer = undefined;
     if (stopping || running !== undefined) return;
     wokenWhileRunning = false;
+    capLiftsAt = undefined;
     running = poll().then(
       (busy) => {
         running = undefined;
+        // Capped: nothing can start before the oldest start leaves the window; look again then.
+        if (capLiftsAt !== undefined) return schedule(Math.max(1, capLiftsAt - now()));
         if (busy || wokenWhileRunning) return schedule(0);
         const recheck = rechecks.shift();
         schedule(recheck ?? settings.idlePollMs);

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailKind, MailQueue, MailRequest } from './mail-queue.js';
 import type { OutboxStore } from './outbox-store.js';
+import { mailPriority } from './priority.js';
 import type { MailRenderer } from './templates.js';
 
 /**
@@ -69,6 +70,7 @@ export function createMailQueue(options: {
       created_at: at,
       sent_at: null,
       expires_at: mail.expiresAt === undefined ? null : mail.expiresAt.getTime(),
+      priority: mailPriority[mail.kind],
     });
     if (mode === 'hold') {
       const { link, code, lockLink } = mail.values;

@@ -24,6 +24,11 @@ export interface MailTransport {
   send(mail: OutgoingMail): Promise<SendResult>;
   /** Closes the idle connections; a busy one closes when its attempt ends (or the process exits). */
   close(): void;
+  /**
+   * Connects and logs in on a connection of its own, sends nothing: what start-up checks (off
+   * its path). Within the timeouts below; `error` says what failed and what to change.
+   */
+  verify(): Promise<{ ok: true } | { ok: false; error: string }>;
 }
 
 export interface SmtpTimeouts {
@@ -75,6 +80,26 @@ function describe(error: NodemailerError): string {
       ? 'STARTTLS failed and SMTP_URL requires it (smtp:// with credentials to a host off this machine; use smtps://, or ?requireTLS=false to allow clear text): '
       : '';
   return `${error.code ?? 'ERROR'}: ${hint}${detail}`.slice(0, errorMaxLength);
+}
+
+/**
+ * What a failed connection-and-login check says: what failed, in words, then the server's
+ * answer. Never the password (nodemailer's messages quote the server, not the credentials).
+ */
+function describeCheck(error: NodemailerError, host: string, port: number): string {
+  const code = error.code ?? '';
+  const dnsCode = (error as { errno?: unknown }).errno;
+  const what =
+    code === 'EAUTH'
+      ? `the server refused the login${error.responseCode === undefined ? '' : ` (${error.responseCode})`}: check the user and password in SMTP_URL`
+      : code === 'EDNS' ||
+          dnsCode === 'ENOTFOUND' ||
+          /ENOTFOUND|EAI_AGAIN/.test(error.message ?? '')
+        ? `unknown host ${host}: check the host in SMTP_URL`
+        : code === 'ETIMEDOUT' || code === 'ECONNECTION' || code === 'ESOCKET'
+          ? `could not talk to ${host}:${port}: check the host, the port and the TLS mode in SMTP_URL`
+          : 'check SMTP_URL';
+  return `${what}; ${describe(error)}`;
 }
 
 /**
@@ -147,6 +172,37 @@ export function smtpOptionsOf(smtpUrl: string): Record<string, unknown> {
   )
     options.requireTLS = true;
   return options;
+}
+
+/** What start-up says about the transport: where it connects, how, and as whom. Never the password. */
+export interface SmtpDescription {
+  host: string;
+  port: number;
+  /** `tls` (smtps://), `starttls required`, `starttls when offered`, or `none` (?ignoreTLS=true). */
+  tls: 'tls' | 'starttls required' | 'starttls when offered' | 'none';
+  /** The login's user; absent without credentials. */
+  user?: string;
+}
+
+export function describeSmtp(smtpUrl: string): SmtpDescription {
+  const options = smtpOptionsOf(smtpUrl);
+  const secure = options.secure === true;
+  // nodemailer's defaults (smtp-connection): 465 for TLS from the start, else 587.
+  const port = typeof options.port === 'number' ? options.port : secure ? 465 : 587;
+  const tls = secure
+    ? 'tls'
+    : options.requireTLS === true
+      ? 'starttls required'
+      : options.ignoreTLS === true
+        ? 'none'
+        : 'starttls when offered';
+  const auth = options.auth as { user: string } | undefined;
+  return {
+    host: options.host as string,
+    port,
+    tls,
+    ...(auth !== undefined && { user: auth.user }),
+  };
 }
 
 /** The bare address of MAIL_FROM (`Name <box@example.com>` or `box@example.com`). */
@@ -223,5 +279,13 @@ export async function createSmtpTransport(
         );
     },
     close: () => transporter.close(),
+    verify: () => {
+      const { host, port } = describeSmtp(smtpUrl);
+      return transporter.verify().then(
+        () => ({ ok: true }) as const,
+        (error: NodemailerError) =>
+          ({ ok: false, error: describeCheck(error, host, port) }) as const,
+      );
+    },
   };
 }

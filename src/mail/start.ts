@@ -11,7 +11,7 @@ import {
 } from './delivery-worker.js';
 import { createMailQueue, type HeldMail, type MailMode, type OutboxQueue } from './outbox-queue.js';
 import { createOutboxStore, type OutboxStore } from './outbox-store.js';
-import { createSmtpTransport, type SmtpTimeouts } from './smtp-transport.js';
+import { createSmtpTransport, describeSmtp, type SmtpTimeouts } from './smtp-transport.js';
 import { createMailRenderer, type TemplateOverrides } from './templates.js';
 
 /** What mail needs from the configuration (src/config/mail.ts, pages.ts, auth.ts). */
@@ -24,6 +24,8 @@ export interface MailSettings {
   origin: string | undefined;
   templates: TemplateOverrides;
   retryBaseSeconds: number;
+  /** Attempts this process may start per minute (MAIL_RATE_PER_MINUTE, shared by WORKERS). */
+  ratePerMinute: number;
 }
 
 export interface Mail {
@@ -31,6 +33,8 @@ export interface Mail {
   queue: OutboxQueue;
   worker: DeliveryWorker;
   store: OutboxStore;
+  /** Connects and logs in once, sending nothing; undefined when there is no transport. */
+  verify: (() => Promise<{ ok: true } | { ok: false; error: string }>) | undefined;
 }
 
 /**
@@ -112,7 +116,11 @@ export async function createMail(
     transport,
     // Names this process in `mail show` (lease holder) without naming anything secret.
     holder: `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
-    settings: { retryBaseMs: settings.retryBaseSeconds * 1000, ...hooks.delivery },
+    settings: {
+      retryBaseMs: settings.retryBaseSeconds * 1000,
+      rateLimit: { count: settings.ratePerMinute, windowMs: 60_000 },
+      ...hooks.delivery,
+    },
     log: hooks.log,
     events: hooks.events,
     ...(hooks.now !== undefined && { now: hooks.now }),
@@ -128,18 +136,74 @@ export async function createMail(
     onQueued: () => worker.wake(),
     onHeld: (mail) => logHeldMail(hooks.log, mail),
   });
-  return { mode, queue, worker, store };
+  return { mode, queue, worker, store, verify: transport?.verify };
+}
+
+/**
+ * Why production must not start: SIGNUP=open promises sign-ups that mail off would answer 404
+ * (a sign-up form that never works) while the operator believes sign-up is open. One line,
+ * naming both variables; undefined when the start may go on.
+ */
+export function mailStartRefusal(
+  settings: Pick<MailSettings, 'production' | 'smtpUrl'>,
+  signupOpen: boolean,
+): string | undefined {
+  if (!settings.production || !signupOpen || settings.smtpUrl !== undefined) return undefined;
+  return 'SIGNUP=open needs mail, and SMTP_URL is not set: a sign-up is confirmed by a mailed link. Set SMTP_URL (and MAIL_FROM), e.g. SMTP_URL=smtps://user:password@smtp.example.com:465, or leave SIGNUP=closed';
+}
+
+/** The start-up line about the transport in `send` mode: where, how and as whom, never the password. */
+export function mailTransportLine(
+  settings: Pick<MailSettings, 'smtpUrl' | 'from'>,
+): { fields: object; message: string } | undefined {
+  if (settings.smtpUrl === undefined) return undefined;
+  const smtp = describeSmtp(settings.smtpUrl);
+  const login = smtp.user === undefined ? 'without a login' : `as ${smtp.user}`;
+  return {
+    fields: { smtp, from: settings.from },
+    message: `mail goes through ${smtp.host}:${smtp.port} (TLS: ${smtp.tls}) ${login}, from ${settings.from ?? 'MAIL_FROM'}`,
+  };
+}
+
+/**
+ * The connection-and-login check at start: run after the service listens and never awaited by
+ * the start, so a slow or wrong SMTP server delays and stops nothing. A failure is a warning
+ * naming SMTP_URL and what failed (a refused login, an unknown host): mail is kept in the
+ * outbox and retried meanwhile, and the operator can fix the setting within the hour.
+ */
+export function checkSmtpAtStart(mail: Pick<Mail, 'verify'>, log: DeliveryLog): void {
+  const verify = mail.verify;
+  if (verify === undefined) return;
+  verify().then(
+    (result) => {
+      if (result.ok) log.info({ setting: 'SMTP_URL' }, 'mail: SMTP connection and login checked');
+      else
+        log.warn(
+          { setting: 'SMTP_URL', error: result.error },
+          `mail: the SMTP check at start failed (SMTP_URL): ${result.error}. Mail stays in the outbox and is retried`,
+        );
+    },
+    (error: unknown) =>
+      log.warn(
+        { setting: 'SMTP_URL', err: error },
+        'mail: the SMTP check at start failed (SMTP_URL)',
+      ),
+  );
 }
 
 /** The mail settings out of the parsed configuration (its shape only: mail/ does not import config/). */
 export function mailSettingsOf(config: {
   env: string;
+  workers: number;
   authUrl: string | undefined;
   page: { productName: string };
-  mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds'>;
+  mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds' | 'ratePerMinute'>;
 }): MailSettings {
   return {
     ...config.mail,
+    // MAIL_RATE_PER_MINUTE is the instance's: each of its WORKERS processes sends its share
+    // (never none, so a cap below the worker count sends at most one a minute per process).
+    ratePerMinute: Math.max(1, Math.floor(config.mail.ratePerMinute / Math.max(1, config.workers))),
     production: config.env === 'production',
     productName: config.page.productName,
     origin: config.authUrl,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
-import { linkIn, scanEveryLink } from '../helpers/mail-reading.js';
+import { linkIn, scanEveryLink, secretsIn } from '../helpers/mail-reading.js';
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import type { LoopbackSmtp } from '../helpers/smtp.js';
@@ -84,7 +84,7 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
       env: {
         MAIL_RETRY_SECONDS: '1',
       },
-      users: ['ada', 'bob', 'cy', 'dee', 'eve'].map((name) => `${name}@example.com`),
+      users: ['ada', 'bob', 'cy', 'dee', 'eve', 'fay', 'gil'].map((name) => `${name}@example.com`),
       password,
     });
     ({ service, smtp } = mailed);
@@ -189,6 +189,69 @@ describe.each(backends)('"this wasn\'t me" on $name', ({ backend, skip }) => {
       expect((await lock(browser(service), token)).status).toBe(200);
       expect(await intruder.session()).toBeNull();
       expect(await disabledIn(service, 'bob@example.com')).toBe(true);
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    "the lock mails the account's address that it is locked and to contact the administrator, with no link in it",
+    async () => {
+      const { token } = await takeOver(service, smtp, 'fay@example.com');
+      const before = smtp.received.length;
+      expect((await lock(browser(service), token)).status).toBe(200);
+      const notice = await smtp.mailTo('fay@example.com', before, /account is locked/);
+      expect(notice.parsed.text).toContain('every session of it was signed out');
+      expect(notice.parsed.text).toContain('contact your administrator');
+      expect(notice.parsed.text).not.toMatch(/https?:\/\//);
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    "a lock link mailed to an address the account has left stops working; the move's own notice, sent to the old address, keeps working after a further move",
+    async () => {
+      const moveTo = async (client: Client, email: string) => {
+        const before = smtp.received.length;
+        expect((await post(client, '/api/account/email/change', { email })).status).toBe(202);
+        const { token } = secretsIn(
+          await smtp.mailTo(email, before, /Confirm your new address/),
+          '/account/email/verify',
+        );
+        const after = smtp.received.length;
+        expect((await post(client, '/api/account/email/verify', { token })).status).toBe(200);
+        return after;
+      };
+      const intruder = await signIn(service, 'gil@example.com', password);
+      let before = smtp.received.length;
+      const changed = await post(intruder, '/api/account/password/change', {
+        currentPassword: password,
+        newPassword: takenPassword,
+      });
+      expect(changed.status).toBe(200);
+      const passwordNotice = await smtp.mailTo('gil@example.com', before, /password was changed/);
+      const passwordLink = linkIn(passwordNotice, '/account/lock');
+
+      before = await moveTo(intruder, 'gil.taken@example.com');
+      const moveNotice = await smtp.mailTo(
+        'gil@example.com',
+        before,
+        /address of your .* was changed/,
+      );
+      const moveLink = linkIn(moveNotice, '/account/lock');
+      // The intruder moves the account on again: the old owner's move notice still speaks for it.
+      await moveTo(intruder, 'gil.again@example.com');
+
+      const token = (link: string) => new URL(link).searchParams.get('token') ?? '';
+      expect(await errorCode(await lock(browser(service), token(passwordLink)))).toBe(
+        '400 invalid_token',
+      );
+      expect(await intruder.session()).not.toBeNull();
+      before = smtp.received.length;
+      expect((await lock(browser(service), token(moveLink))).status).toBe(200);
+      expect(await intruder.session()).toBeNull();
+      expect(await disabledIn(service, 'gil.again@example.com')).toBe(true);
+      // The locked notice goes to the account's address now.
+      await smtp.mailTo('gil.again@example.com', before, /account is locked/);
     },
     60_000,
   );

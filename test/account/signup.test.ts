@@ -499,10 +499,9 @@ describe('SIGNUP=closed (the default), and mail off', () => {
     }
   }, 60_000);
 
+  // SIGNUP=open without SMTP_URL does not start in production (test/boot/start-failures.test.ts).
   it('production without SMTP_URL: 404, no link, and no warning (a sign-up makes no unconfirmed account)', async () => {
-    const { service, close } = await startService({
-      env: { ...productionWithoutMail, SIGNUP: 'open' },
-    });
+    const { service, close } = await startService({ env: productionWithoutMail });
     try {
       const response = await fetch(`${service.url}/api/account/signup`, {
         method: 'POST',

@@ -94,29 +94,42 @@ describe.each(backends)('e-mailed secrets on $name', ({ skip, create }) => {
   });
 
   it.skipIf(skip)(
-    'a lock secret survives a password change, a disable and an address change, not a removal',
+    'a lock secret survives a password change and a disable; an address change voids it unless it is the notice of that move; a removal voids both',
     async () => {
       const user = await newUser();
-      const lockFor = () =>
+      const lockFor = (movedTo?: string) =>
         issue(db, {
           ...resetFor(user),
           purpose: 'lock',
           ttlSeconds: 7 * 86400,
           withCode: false,
+          ...(movedTo !== undefined && { newEmail: movedTo }),
         });
       const first = await lockFor();
       const second = await lockFor();
+      const left = await lockFor();
+      const moved = `moved-${user.email}`;
+      const moveNotice = await lockFor(moved);
+      const kept = await lockFor(moved);
       await users.setPasswordHash(user.id, 'another-hash');
       await users.setDisabled(user.id, true);
-      await users.setEmail(user.id, `moved-${user.email}`);
       expect(await consume(db, { purpose: 'lock', token: first.token })).toMatchObject({
         userId: user.id,
         purpose: 'lock',
       });
       expect(await consume(db, { purpose: 'lock', token: first.token })).toBeNull();
       expect(await consume(db, { purpose: 'reset', token: second.token })).toBeNull();
+      // The mailbox it went to is no longer the account's: that link no longer speaks for it.
+      await users.setEmail(user.id, moved);
+      expect(await consume(db, { purpose: 'lock', token: left.token })).toBeNull();
+      // The move's own notice went to the old address on purpose, and holds after a further move.
+      await users.setEmail(user.id, `again-${user.email}`);
+      expect(await consume(db, { purpose: 'lock', token: moveNotice.token })).toMatchObject({
+        userId: user.id,
+      });
       await users.remove(user.id);
       expect(await consume(db, { purpose: 'lock', token: second.token })).toBeNull();
+      expect(await consume(db, { purpose: 'lock', token: kept.token })).toBeNull();
     },
   );
 

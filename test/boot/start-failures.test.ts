@@ -218,6 +218,21 @@ describe('a start that cannot succeed says which variable to change', () => {
     );
   });
 
+  it('SIGNUP=open in production without SMTP_URL: refused in one line naming both', async () => {
+    const result = await service({
+      NODE_ENV: 'production',
+      AUTH_SECRET: secret,
+      AUTH_URL: 'https://auth.example.com',
+      SIGNUP: 'open',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      failed(
+        'SIGNUP=open needs mail, and SMTP_URL is not set: a sign-up is confirmed by a mailed link. Set SMTP_URL (and MAIL_FROM), e.g. SMTP_URL=smtps://user:password@smtp.example.com:465, or leave SIGNUP=closed',
+      ),
+    );
+  });
+
   it('bad values: each names its variable, what it takes and an example', async () => {
     const result = await service({
       PORT: 'abc',

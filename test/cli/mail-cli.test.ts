@@ -98,12 +98,17 @@ describe('gatehouse mail CLI without SMTP_URL', () => {
     expect(result.code).toBe(code);
   });
 
-  it('refuses to retry a mail that is not failed, naming its state', async () => {
+  it('retry queues a held mail for the service that has SMTP, and refuses one already queued, naming its state', async () => {
     const id = uuid.exec((await mail(['test', '--to', 'b@example.com'])).stdout)?.[0] as string;
-    const result = await mail(['retry', id]);
-    expect(result).toMatchObject({
+    const queued = await mail(['retry', id]);
+    expect(queued).toMatchObject({
+      code: 0,
+      stdout: `queued ${id} again: the service sends it within seconds\n`,
+    });
+    const again = await mail(['retry', id]);
+    expect(again).toMatchObject({
       code: 1,
-      stderr: `gatehouse: mail ${id} is held, not failed: only failed mail is retried\n`,
+      stderr: `gatehouse: mail ${id} is queued, not failed or held: only failed or held mail is retried\n`,
     });
   });
 

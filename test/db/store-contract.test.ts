@@ -12,6 +12,7 @@ import * as invitationsMigration from '../../src/db/migrations/005-invitations.j
 import * as signupSecretsMigration from '../../src/db/migrations/006-signup-secrets.js';
 import * as sessionProofsMigration from '../../src/db/migrations/009-session-proofs.js';
 import * as pruneIndexesMigration from '../../src/db/migrations/007-prune-indexes.js';
+import * as mailPriorityMigration from '../../src/db/migrations/008-mail-priority.js';
 import { pruneEvents } from '../../src/account/model/events.js';
 import { pruneTokens } from '../../src/account/model/secrets.js';
 import { pruneBatchRows } from '../../src/db/delete-in-batches.js';
@@ -537,6 +538,7 @@ for (const backend of backends) {
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
         await sessionProofsMigration.down(db as unknown as Kysely<unknown>);
+        await mailPriorityMigration.down(db as unknown as Kysely<unknown>);
         await pruneIndexesMigration.down(db as unknown as Kysely<unknown>);
         await signupSecretsMigration.down(db as unknown as Kysely<unknown>);
         await invitationsMigration.down(db as unknown as Kysely<unknown>);

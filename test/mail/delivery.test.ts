@@ -39,6 +39,7 @@ function settings(
     origin: 'https://auth.acme.test',
     templates: {},
     retryBaseSeconds: 1,
+    ratePerMinute: 120,
     ...overrides,
   };
 }
@@ -475,6 +476,42 @@ for (const backend of backends) {
       await waitForState(h2.mail, unstarted, ['sent']);
       await waitForState(h2.mail, id, ['sent']);
       await h2.mail.worker.stop();
+    });
+
+    it('past the rate cap due mail waits for the window to move on, and a reset queued last goes first', async () => {
+      await smtp.setMode('up');
+      // A database of its own: mail other tests left due would take slots of the cap.
+      const own = await openMigrated(backend);
+      const windowMs = 1_500;
+      const h = await startMail(own.db, own.dialect, settings(smtp), {
+        delivery: { rateLimit: { count: 2, windowMs } },
+      });
+      try {
+        const before = smtp.received.length;
+        for (let i = 0; i < 4; i += 1)
+          await h.mail.queue.enqueue(own.db, {
+            kind: 'account-exists',
+            to: `crowd${i}@example.com`,
+            values: {},
+          });
+        h.mail.worker.start();
+        await smtp.waitFor(before + 2);
+        const capped = Date.now();
+        await h.mail.queue.enqueue(own.db, resetMail('urgent@example.com'));
+        await new Promise((resolve) => setTimeout(resolve, windowMs / 2));
+        expect(smtp.received.length).toBe(before + 2);
+        await smtp.waitFor(before + 4, 5_000);
+        // The window's first two starts left it; the next two went together, the reset among them.
+        expect(Date.now() - capped).toBeGreaterThanOrEqual(windowMs / 2);
+        const next = smtp.received.slice(before + 2, before + 4).map((m) => m.envelopeTo[0]);
+        expect(next).toContain('urgent@example.com');
+        await smtp.waitFor(before + 5, 5_000);
+        const got = smtp.received.slice(before).map((m) => m.envelopeTo[0]);
+        expect(new Set(got).size).toBe(5);
+      } finally {
+        await h.mail.worker.stop();
+        await own.close();
+      }
     });
 
     it('two workers on one database deliver each of 50 mails exactly once', async () => {

@@ -193,6 +193,7 @@ describeIfPostgres('two instances on one PostgreSQL', () => {
         origin: undefined,
         templates: {},
         retryBaseSeconds: 1,
+        ratePerMinute: 120,
       },
       {
         log: { info: () => undefined, warn: () => undefined },

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { MailQueue } from '../../mail/mail-queue.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
 import { consume } from '../model/secrets.js';
 
@@ -8,12 +9,14 @@ import { consume } from '../model/secrets.js';
  * secret used (single use, bound to its user only: see model/secrets.ts), the account disabled with its
  * credential version moved on (so every other e-mailed secret, such as a reset link someone else
  * asked for, and every sign-in in flight is void), every session ended, and `account_locked`
- * recorded. An account already disabled stays so and answers the same: the holder of a valid
+ * recorded, and the `account-locked-notice` queued to the account's current address (what
+ * happened and that the operator unlocks it): a lock by whoever else holds a link is not
+ * silent. An account already disabled stays so and answers the same: the holder of a valid
  * link learns nothing new. Returns the user's id, or null when the secret is not valid.
  */
 export async function lockAccount(
   db: Kysely<Database>,
-  lock: { token: string; now: number; event: EventClient },
+  lock: { token: string; now: number; event: EventClient; mail: MailQueue },
 ): Promise<{ userId: string; endedSessions: number } | null> {
   const at = lock.now;
   return db.transaction().execute(async (trx) => {
@@ -28,6 +31,12 @@ export async function lockAccount(
     });
     // The claim saw the user in this transaction; a removal since rolls nothing forward.
     if (changed === null) return null;
+    // No lock link in it: the account is locked already, and a link would be one more secret.
+    await lock.mail.enqueue(trx, {
+      kind: 'account-locked-notice',
+      to: changed.email,
+      values: changed.name === '' ? {} : { name: changed.name },
+    });
     return { userId, endedSessions: changed.endedSessions };
   });
 }

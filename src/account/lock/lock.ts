@@ -21,6 +21,7 @@ export const lockAccountAction: AnonymousAction = async (deps, { client, body })
     token: input.token,
     now: deps.now(),
     event: client,
+    mail: deps.mail,
   });
   if (done === null) return refuseSecret(deps.throttle, deps.now(), { ip: client.ip });
   return answer({ status: 'locked' });

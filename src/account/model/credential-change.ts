@@ -112,6 +112,7 @@ export async function changeCredential(
       account: {
         id: userId,
         email: notice.to ?? account.email,
+        ...(notice.to !== undefined && notice.to !== account.email && { movedTo: account.email }),
         name: account.name,
         credentialVersion: account.credentialVersion,
       },

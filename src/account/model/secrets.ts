@@ -30,7 +30,10 @@ export interface IssueRequest {
   email: string;
   /** The user's credential version now; null without a user. */
   credentialVersion: number | null;
-  /** For `email_change`: the address being verified (`email` is the current one). */
+  /**
+   * For `email_change`: the address being verified (`email` is the current one). For `lock`:
+   * the address the account moved to, when the notice goes to the one it moved from.
+   */
   newEmail?: string;
   /** For `invite`: the name the operator gave; for `signup`: the name typed at sign-up. */
   name?: string;
@@ -160,9 +163,14 @@ function toToken(row: Selectable<AccountTokensTable>): AccountToken {
  * Marks one row used if it is still unused, unexpired and bound to the account as it is now:
  * with a user, that user still has the credential version and the address the secret was
  * issued for; without one (sign-up, invitation), no account holds the address yet. A `lock`
- * secret ("this wasn't me" in a notice) is bound to its user only: it exists because someone
- * may have changed the password or the address, and that change must not void it. One
- * statement, so a credential change and a second consume cannot slip in between check and use.
+ * secret ("this wasn't me" in a notice) is bound to its user and the address it was mailed to,
+ * not to the credential version: it exists because someone may have changed the password, and
+ * that change must not void it. Once the account's address is another, a link in that
+ * mailbox no longer speaks for the account (issue 25) — except the one the address change
+ * itself mailed to the address it left (`new_email` set: the notice of a move). That one holds
+ * whatever the account's address becomes, so the old owner can lock a hijacked account even
+ * after the intruder moves it again. One statement, so a credential change and a second
+ * consume cannot slip in between check and use.
  */
 async function claim(
   trx: Kysely<Database>,
@@ -182,7 +190,13 @@ async function claim(
             eb
               .selectFrom('users')
               .select(sql.lit(1).as('one'))
-              .whereRef('users.id', '=', 'account_tokens.user_id'),
+              .whereRef('users.id', '=', 'account_tokens.user_id')
+              .where((user) =>
+                user.or([
+                  user('users.email', '=', user.ref('account_tokens.email')),
+                  user('account_tokens.new_email', 'is not', null),
+                ]),
+              ),
           )
         : eb.or([
             eb.and([

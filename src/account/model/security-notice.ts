@@ -15,14 +15,20 @@ export interface NoticedAccount {
   id: string;
   /** Where the notice goes: the address after a password change, the old one after a move. */
   email: string;
+  /**
+   * After a move, the address the account has now: the notice's lock link then keeps working
+   * after further moves (model/secrets.ts), since the old owner has only this link.
+   */
+  movedTo?: string;
   name: string;
   credentialVersion: number;
 }
 
 /**
  * Queues a security notice (accounts spec, "Security notices") in the caller's transaction, with
- * its "this wasn't me" link to `/account/lock`: a `lock` secret bound to the user only, so a
- * further change by an intruder cannot void the owner's link.
+ * its "this wasn't me" link to `/account/lock`: a `lock` secret bound to the user and the
+ * address it is mailed to (not the credential version), so a password change by an intruder
+ * cannot void the owner's link, and the notice of a move holds after further moves.
  */
 export async function queueSecurityNotice(
   trx: Kysely<Database>,
@@ -43,6 +49,7 @@ export async function queueSecurityNotice(
       userId: account.id,
       email: account.email,
       credentialVersion: account.credentialVersion,
+      ...(account.movedTo !== undefined && { newEmail: account.movedTo }),
       ttlSeconds: lockLinkTtlSeconds,
       withCode: false,
     },

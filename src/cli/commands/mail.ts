@@ -144,7 +144,10 @@ export async function retry(context: CliContext, values: { id?: string }) {
       );
     case 'not-failed': {
       const m = await findMail(mail, id);
-      throw new CliError(`mail ${id} is ${m.state}, not failed: only failed mail is retried`, 1);
+      throw new CliError(
+        `mail ${id} is ${m.state}, not failed or held: only failed or held mail is retried`,
+        1,
+      );
     }
   }
 }
