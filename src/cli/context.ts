@@ -7,7 +7,7 @@ import { openDatabase, type Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
 import type { Throttle } from '../auth/throttle.js';
-import type { Actor, OperatorPorts } from '../operator/index.js';
+import type { Actor, OperatorPorts } from '../operator/operations.js';
 import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
 import { CliError } from './prompt.js';

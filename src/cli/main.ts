@@ -2,7 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as add from './commands/add.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
-import * as mail from './commands/mail.js';
+import * as mail from './commands/mail-outbox.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';

@@ -24,6 +24,75 @@ export function toUser(row: Selectable<UsersTable>): User {
   };
 }
 
+/** What a credential change sets besides moving the credential version on. */
+export interface CredentialWrite {
+  passwordHash?: string;
+  /**
+   * A new address. `verified`: 'now' when the change was proven from it (a confirmation), else
+   * it counts as unverified unless it is the same address (an operator's move).
+   */
+  email?: { address: string; verified: 'now' | 'unproven' };
+  /** The address was proven (a mailed secret came back): verified from now if not before. */
+  emailProven?: true;
+  disabled?: boolean;
+}
+
+/**
+ * The one credential change of the users table: the row updated only while it has the expected
+ * state (a secret's credential version, the hash a password was checked against, enabled), the
+ * credential version moved on (so every e-mailed secret issued before and every sign-in that
+ * verified the old credential is void), and every session ended but the one kept. Null when the
+ * row no longer has that state, or is gone. The account model (src/account/model/) records the
+ * event and queues the notice around it; the operator's operations record their own.
+ */
+export async function writeCredentialChange(
+  trx: Kysely<Database>,
+  change: {
+    id: string;
+    at: number;
+    set: CredentialWrite;
+    expect?: { credentialVersion?: number; passwordHash?: string; enabled?: true };
+    keepSessionId?: string | null;
+  },
+): Promise<{ user: User; endedSessions: number } | null> {
+  const { id, at, set, expect = {} } = change;
+  let update = trx
+    .updateTable('users')
+    .set((eb) => ({
+      credential_version: eb('credential_version', '+', 1),
+      updated_at: at,
+      ...(set.passwordHash !== undefined && { password_hash: set.passwordHash }),
+      ...(set.email !== undefined && {
+        email: set.email.address,
+        email_verified_at:
+          set.email.verified === 'now'
+            ? eb.val(at)
+            : // Verified means this mailbox answered: a new address has not, yet.
+              eb
+                .case()
+                .when('email', '=', set.email.address)
+                .then(eb.ref('email_verified_at'))
+                .else(null)
+                .end(),
+      }),
+      ...(set.email === undefined &&
+        set.emailProven === true && {
+          email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(at)),
+        }),
+      ...(set.disabled !== undefined && { disabled: set.disabled ? 1 : 0 }),
+    }))
+    .where('id', '=', id);
+  if (expect.credentialVersion !== undefined)
+    update = update.where('credential_version', '=', expect.credentialVersion);
+  if (expect.passwordHash !== undefined)
+    update = update.where('password_hash', '=', expect.passwordHash);
+  if (expect.enabled === true) update = update.where('disabled', '=', 0);
+  const row = await update.returningAll().executeTakeFirst();
+  if (row === undefined) return null;
+  const ended = await revokeUserSessions(trx, id, at, change.keepSessionId ?? null);
+  return { user: toUser(row), endedSessions: Number(ended.numUpdatedRows) };
+}
+
 /** The user as this transaction sees it, or null. */
 export async function readUser(trx: Kysely<Database>, id: string): Promise<User | null> {
   const row = await trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -63,19 +132,7 @@ export async function writePasswordHash(
   passwordHash: string,
   at: number,
 ): Promise<User | null> {
-  const row = await trx
-    .updateTable('users')
-    .set((eb) => ({
-      password_hash: passwordHash,
-      credential_version: eb('credential_version', '+', 1),
-      updated_at: at,
-    }))
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-  if (row === undefined) return null;
-  await revokeUserSessions(trx, id, at);
-  return toUser(row);
+  return (await writeCredentialChange(trx, { id, at, set: { passwordHash } }))?.user ?? null;
 }
 
 /**
@@ -89,21 +146,9 @@ export async function writeDisabled(
   disabled: boolean,
   at: number,
 ): Promise<{ user: User; endedSessions: number } | null> {
-  const row = await trx
-    .updateTable('users')
-    .set((eb) => ({
-      disabled: disabled ? 1 : 0,
-      credential_version: eb('credential_version', '+', 1),
-      updated_at: at,
-    }))
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-  if (row === undefined) return null;
-  if (disabled) {
-    const ended = await revokeUserSessions(trx, id, at);
-    return { user: toUser(row), endedSessions: Number(ended.numUpdatedRows) };
-  }
+  // A disabled user holds no live session, so enabling ends none.
+  const changed = await writeCredentialChange(trx, { id, at, set: { disabled } });
+  if (changed === null || disabled) return changed;
   // Enabled again, by an operator who has the account back in hand: a "this wasn't me" link
   // from before (it may have reached an intruder's mailbox) locks it no more.
   await trx
@@ -114,7 +159,7 @@ export async function writeDisabled(
     .where('used_at', 'is', null)
     .where('expires_at', '>', at)
     .execute();
-  return { user: toUser(row), endedSessions: 0 };
+  return changed;
 }
 
 /** Deletes the user and their sessions; the user as it was, or null when none existed. */
@@ -157,26 +202,12 @@ export async function writeEmail(
     .where('email', '=', normalisedEmail)
     .executeTakeFirst();
   if (holder !== undefined && holder.id !== id) return 'taken';
-  const row = await trx
-    .updateTable('users')
-    .set((eb) => ({
-      email: normalisedEmail,
-      credential_version: eb('credential_version', '+', 1),
-      // Verified means this mailbox answered: a new address has not, yet.
-      email_verified_at: eb
-        .case()
-        .when('email', '=', normalisedEmail)
-        .then(eb.ref('email_verified_at'))
-        .else(null)
-        .end(),
-      updated_at: at,
-    }))
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-  if (row === undefined) return 'missing';
-  await revokeUserSessions(trx, id, at);
-  return toUser(row);
+  const changed = await writeCredentialChange(trx, {
+    id,
+    at,
+    set: { email: { address: normalisedEmail, verified: 'unproven' } },
+  });
+  return changed === null ? 'missing' : changed.user;
 }
 
 /**
@@ -195,4 +226,14 @@ export async function markVerified(
     .where('email_verified_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
+}
+
+/** The ids of every user whose address is verified (one read, for a list of every user). */
+export async function verifiedUserIds(db: Kysely<Database>): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('email_verified_at', 'is not', null)
+    .execute();
+  return new Set(rows.map((row) => row.id));
 }

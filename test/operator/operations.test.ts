@@ -14,7 +14,7 @@ import {
   unlockEmail,
   verifyUserEmail,
   type Actor,
-} from '../../src/operator/index.js';
+} from '../../src/operator/operations.js';
 import type { User } from '../../src/users/store.js';
 import { databaseBackends, openMigrated } from '../helpers/backends.js';
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
-import { revokeUserSessions } from '../../sessions/session-store.js';
+import { writeCredentialChange } from '../../users/writes.js';
 import { record, type AccountEventType, type NewAccountEvent } from './events.js';
 import { queueSecurityNotice } from './security-notice.js';
 
@@ -66,33 +66,22 @@ export async function changeCredential(
   trx: Kysely<Database>,
   change: CredentialChange,
 ): Promise<ChangedAccount | null> {
-  const { userId, at, set, expect = {} } = change;
-  let update = trx
-    .updateTable('users')
-    .set((eb) => ({
-      credential_version: eb('credential_version', '+', 1),
-      updated_at: at,
-      ...(set.passwordHash !== undefined && { password_hash: set.passwordHash }),
-      ...(set.email !== undefined && { email: set.email, email_verified_at: at }),
-      ...(set.email === undefined &&
-        set.emailProven === true && {
-          email_verified_at: eb.fn.coalesce('email_verified_at', eb.val(at)),
-        }),
-      ...(set.disabled === true && { disabled: 1 }),
-    }))
-    .where('id', '=', userId);
-  if (expect.credentialVersion !== undefined)
-    update = update.where('credential_version', '=', expect.credentialVersion);
-  if (expect.passwordHash !== undefined)
-    update = update.where('password_hash', '=', expect.passwordHash);
-  if (expect.enabled === true) update = update.where('disabled', '=', 0);
-  const updated = await update
-    .returning(['email', 'name', 'credential_version'])
-    .executeTakeFirst();
-  if (updated === undefined) return null;
-  const ended = Number(
-    (await revokeUserSessions(trx, userId, at, change.keepSessionId ?? null)).numUpdatedRows,
-  );
+  const { userId, at, set } = change;
+  const written = await writeCredentialChange(trx, {
+    id: userId,
+    at,
+    set: {
+      ...(set.passwordHash !== undefined && { passwordHash: set.passwordHash }),
+      ...(set.email !== undefined && { email: { address: set.email, verified: 'now' } }),
+      ...(set.emailProven === true && { emailProven: true }),
+      ...(set.disabled === true && { disabled: true }),
+    },
+    ...(change.expect !== undefined && { expect: change.expect }),
+    keepSessionId: change.keepSessionId ?? null,
+  });
+  if (written === null) return null;
+  const ended = written.endedSessions;
+  const updated = written.user;
   await record(trx, {
     ...change.event.client,
     userId,
@@ -102,7 +91,7 @@ export async function changeCredential(
   const account = {
     email: updated.email,
     name: updated.name,
-    credentialVersion: Number(updated.credential_version),
+    credentialVersion: updated.credentialVersion,
     endedSessions: ended,
   };
   const { notice } = change;

@@ -1,4 +1,4 @@
-import { addUser } from '../../operator/index.js';
+import { addUser } from '../../operator/operations.js';
 import { cliActor, operatorPorts, requireEmail, type CliContext } from '../context.js';
 import { readAcceptablePassword } from '../new-password.js';
 import { CliError } from '../prompt.js';

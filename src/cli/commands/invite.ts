@@ -1,6 +1,6 @@
 import { cliCommand } from '../../boot/cli-command.js';
 import { createMail, mailSettingsOf } from '../../mail/start.js';
-import { inviteUser } from '../../operator/index.js';
+import { inviteUser } from '../../operator/operations.js';
 import { cliActor, operatorPorts, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 

@@ -1,5 +1,6 @@
 import { cliCommand } from '../../boot/cli-command.js';
 import type { CliContext } from '../context.js';
+import { verifiedUserIds } from '../../users/writes.js';
 
 export const help = `Usage: gatehouse users list [--json]
 
@@ -31,16 +32,8 @@ export function printable(text: string): string {
 
 export async function run(context: CliContext, values: { json?: boolean }) {
   const users = await context.services.users.list();
-  // One read for every row: the user store does not carry verification (src/account/ does).
-  const verified = new Set(
-    (
-      await context.db
-        .selectFrom('users')
-        .select('id')
-        .where('email_verified_at', 'is not', null)
-        .execute()
-    ).map((row) => row.id),
-  );
+  // One read for every row: the user store's User does not carry verification.
+  const verified = await verifiedUserIds(context.db);
   const now = Date.now();
   const locks = await Promise.all(
     users.map(async ({ email }) => {

@@ -1,4 +1,4 @@
-import { setUserPassword } from '../../operator/index.js';
+import { setUserPassword } from '../../operator/operations.js';
 import {
   cliActor,
   findUserOrThrow,

@@ -6,7 +6,7 @@ import {
   revokeUserSessionsNow,
   setUserEmail,
   unlockEmail,
-} from '../../operator/index.js';
+} from '../../operator/operations.js';
 import type { User } from '../../users/store.js';
 import {
   cliActor,

@@ -1,4 +1,4 @@
-import { verifyUserEmail } from '../../operator/index.js';
+import { verifyUserEmail } from '../../operator/operations.js';
 import {
   cliActor,
   findUserOrThrow,
