@@ -4,8 +4,8 @@
 // holds after signing in; LOG_LEVEL=warn only as a labelled row of its own. Against the bare
 // node:http floor in the same rounds: req/s and its ratio, the server's CPU per request (from
 // /proc/<pid>/stat of the node process itself over the measured run), start-up and RSS after
-// load. With `compareDist`, a second build (a copy of an older dist/) gets a row of its own, so
-// a change is measured before and after in one run.
+// load. With `compareDists`, other builds (copies of older dist/ folders) get a row each, so a
+// change is measured before and after in one run.
 import fs from 'node:fs';
 import path from 'node:path';
 import { gatehouseArgs, log, median, type Durations, type Env } from './common.ts';
@@ -56,7 +56,7 @@ export interface AsRunResult {
   logLines: number;
 }
 
-const configs = (compareDist: string | undefined): Config[] => [
+const configs = (compareDists: string[]): Config[] => [
   { key: 'file', label: 'default log level, stdout to a file', env: {}, output: 'file' },
   { key: 'pipe', label: 'default log level, stdout to a drained pipe', env: {}, output: 'pipe' },
   {
@@ -65,17 +65,13 @@ const configs = (compareDist: string | undefined): Config[] => [
     env: { LOG_LEVEL: 'warn' },
     output: 'file',
   },
-  ...(compareDist === undefined
-    ? []
-    : [
-        {
-          key: 'old',
-          label: `${compareDist}: default log level, stdout to a file`,
-          env: {},
-          output: 'file' as const,
-          dist: compareDist,
-        },
-      ]),
+  ...compareDists.map((dist, i) => ({
+    key: `compare-${i}`,
+    label: `${dist}: default log level, stdout to a file`,
+    env: {},
+    output: 'file' as const,
+    dist,
+  })),
 ];
 
 /** Servers the rounds read: the baseline's health, or a Gatehouse configuration's session. */
@@ -148,7 +144,7 @@ function row(side: Side, baseline: WrkResult[]): AsRunRow {
  */
 export async function benchAsRun(
   durations: Durations,
-  { compareDist, rounds = asRunRounds }: { compareDist?: string | undefined; rounds?: number },
+  { compareDists = [], rounds = asRunRounds }: { compareDists?: string[]; rounds?: number },
 ): Promise<AsRunResult> {
   const dir = makeTemp('as-run');
   const baselineServer = await startBaseline();
@@ -160,7 +156,7 @@ export async function benchAsRun(
       results: [],
     },
   ];
-  for (const config of configs(compareDist)) sides.push(await startGatehouse(config, dir));
+  for (const config of configs(compareDists)) sides.push(await startGatehouse(config, dir));
   for (let round = 0; round < rounds; round += 1) {
     const these = round === 0 ? durations : { ...durations, warmup: 0 };
     const order = sides.map((_, i) => sides[(i + round) % sides.length] as Side);

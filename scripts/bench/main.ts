@@ -3,7 +3,7 @@
 // floor, about 2.5 minutes. With `--full` (about 12 minutes) also throughput, latency, sign-in
 // cost, start-up and memory of Gatehouse with fast paths on and off (LOG_LEVEL=warn), the
 // session read on PostgreSQL beside SQLite, what metrics cost it, and the fleet. With
-// `--compare <dist folder>`, a copy of an older build gets a row of its own in the first table.
+// `--compare <dist folder>` (repeatable), a copy of another build gets a row in the first table.
 // A report, not a test: missed targets print FAIL and still exit 0; a benchmark that could not
 // measure (server would not start, 5xx, wrong answers) exits 1, because its figures would be
 // meaningless; without wrk it exits 2.
@@ -48,20 +48,21 @@ function parseDuration(raw: string | undefined): number {
 }
 
 /** `--full` and `--compare <dist folder>` from the command line (npm run bench -- …). */
-function parseArgs(argv: string[]): { full: boolean; compareDist: string | undefined } {
+function parseArgs(argv: string[]): { full: boolean; compareDists: string[] } {
   let full = false;
-  let compareDist: string | undefined;
+  const compareDists: string[] = [];
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === '--full') full = true;
     else if (arg === '--compare' && argv[i + 1] !== undefined) {
-      compareDist = path.resolve(argv[(i += 1)] as string);
-      if (!fs.existsSync(path.join(compareDist, 'gatehouse.mjs')))
-        throw new BenchError(`--compare ${compareDist}: no gatehouse.mjs there`);
+      const dist = path.resolve(argv[(i += 1)] as string);
+      if (!fs.existsSync(path.join(dist, 'gatehouse.mjs')))
+        throw new BenchError(`--compare ${dist}: no gatehouse.mjs there`);
+      compareDists.push(dist);
     } else
       throw new BenchError(`unknown argument ${JSON.stringify(arg)} (--full, --compare <dist>)`);
   }
-  return { full, compareDist };
+  return { full, compareDists };
 }
 
 /** wrk and this process (the sign-in client) on one CPU, every server on another. */
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
         `${path.relative(root, file)} is missing: run \`npm run build\` (npm run bench does)`,
       );
   }
-  const { full, compareDist } = parseArgs(process.argv.slice(2));
+  const { full, compareDists } = parseArgs(process.argv.slice(2));
   const seconds = parseDuration(process.env.BENCH_DURATION);
   const durations = { seconds, warmup: seconds >= 4 ? 2 : 1 };
   const machine = machineInfo();
@@ -105,7 +106,7 @@ async function main(): Promise<void> {
 
   // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
   // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
-  const asRunWrkRuns = asRunRounds * (compareDist === undefined ? 4 : 5);
+  const asRunWrkRuns = asRunRounds * (4 + compareDists.length);
   const wrkRuns =
     asRunWrkRuns + (full ? suiteWrkRuns + postgresWrkRuns + metricsWrkRuns + fleetWrkRuns : 0);
   const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + (full ? 360 : 60);
@@ -114,7 +115,7 @@ async function main(): Promise<void> {
     budgetS * 1000,
   );
 
-  const asRun = await benchAsRun(durations, { compareDist });
+  const asRun = await benchAsRun(durations, { compareDists });
   const asRunText = asRunReport(asRun, durations);
   if (!full) {
     clearTimeout(watchdog);
