@@ -115,13 +115,21 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
   }
 
   // The level is fixed at start-up; Fastify's logger exists once the app is built.
-  let logging: { log: FastifyBaseLogger; info: boolean; debug: boolean } | undefined;
+  let logging:
+    | { log: FastifyBaseLogger; access: FastifyBaseLogger; info: boolean; debug: boolean }
+    | undefined;
   const logger = () => {
     if (logging === undefined) {
       const log = options.log();
       const enabled = (level: string) =>
         (log as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled?.(level) ?? false;
-      logging = { log, info: enabled('info'), debug: enabled('debug') };
+      // The access line holds a request id, the method, one of two fixed paths, the status, a
+      // time and an address: nothing the redaction list censors can be in it. pino 10 runs the
+      // list's wildcard paths (`*.password`…) over every key of every line all the same, a
+      // clone and a parse of each path per key, the largest JavaScript cost of a logged read.
+      // This child writes the same bytes without them; every other line keeps them.
+      const access = log.child({}, { redact: { paths: [] } });
+      logging = { log, access, info: enabled('info'), debug: enabled('debug') };
     }
     return logging;
   };
@@ -143,7 +151,7 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
   ) {
     if (reqId === undefined) return;
     if (options.logsAnswer?.(request.method, status) === false) return;
-    logger().log.info(
+    logger().access.info(
       {
         reqId,
         method: request.method,
