@@ -1,6 +1,6 @@
 // `npm run bench`: the session read as users run it (as-run.ts: `npm start`'s command, the default
 // log level, output to a file and to a pipe, a browser's cookie jar) against a bare node:http
-// floor, about 2.5 minutes. With `--full` (about 12 minutes) also throughput, latency, sign-in
+// floor, about 3 minutes. With `--full` (about 13 minutes) also throughput, latency, sign-in
 // cost, start-up and memory of Gatehouse with fast paths on and off (LOG_LEVEL=warn), the
 // session read on PostgreSQL beside SQLite, what metrics cost it, and the fleet. With
 // `--compare <dist folder>` (repeatable), a copy of another build gets a row in the first table.
