@@ -45,6 +45,8 @@ export interface AsRunRow {
   p99: number;
   cpuUs: number;
   startupMs: number;
+  /** Every timed start, in order. */
+  startups: number[];
   rssAfter: number;
 }
 
@@ -133,6 +135,7 @@ function row(side: Side, baseline: WrkResult[]): AsRunRow {
     p99: mid.p99,
     cpuUs: cpuPerRequest(side.results)?.server ?? NaN,
     startupMs: side.server.startupMs,
+    startups: side.server.startups,
     rssAfter: rssMb(side.server.pid),
   };
 }
@@ -213,7 +216,7 @@ export function asRunReport(result: AsRunResult, durations: Durations): string {
   const notes = [
     `${result.rounds} rounds of ${durations.seconds} s per server (warm-up ${durations.warmup} s before the first), the order rotated each round; req/s, p50 and p99 are each server's median round, the ratio the median of the rounds' ratios to the baseline's health in the same round, CPU the server process's user + system time (all its threads) over every measured run divided by the requests.`,
     `Every round's req/s: ${[b, ...rows].map((r) => `${r.label} ${r.rounds.map(int).join(' / ')}`).join('; ')}.`,
-    'Start-up: median of five starts to the first 200 from /api/health; RSS after the last round.',
+    `Start-up: median of five starts to the first 200 from /api/health (${[b, ...rows].map((r) => `${r.label} ${r.startups.map(int).join('/')}`).join('; ')} ms); RSS after the last round.`,
     `The default-level file row's log held ${int(result.logLines)} lines after the run (one access line per answer).`,
   ];
   return `${lines.join('\n')}\n\n${checks.map((c) => `- ${c}`).join('\n')}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`;
