@@ -1,14 +1,19 @@
-// `npm run bench`: throughput, latency, sign-in cost, start-up and memory of Gatehouse with fast
-// paths on and off, against a bare node:http floor; the session read on PostgreSQL beside
-// SQLite; and what metrics cost the session read. A report, not a test: missed targets print
-// FAIL and still exit 0; a benchmark that could not measure (server would not start, 5xx, wrong
-// answers) exits 1, because its figures would be meaningless; without wrk it exits 2.
+// `npm run bench`: the session read as users run it (as-run.ts: `npm start`'s command, the default
+// log level, output to a file and to a pipe, a browser's cookie jar) against a bare node:http
+// floor, about 3 minutes. With `--full` (about 13 minutes) also throughput, latency, sign-in
+// cost, start-up and memory of Gatehouse with fast paths on and off (LOG_LEVEL=warn), the
+// session read on PostgreSQL beside SQLite, what metrics cost it, and the fleet. With
+// `--compare <dist folder>` (repeatable), a copy of another build gets a row in the first table.
+// A report, not a test: missed targets print FAIL and still exit 0; a benchmark that could not
+// measure (server would not start, 5xx, wrong answers) exits 1, because its figures would be
+// meaningless; without wrk it exits 2.
 // Env: BENCH_DURATION (default 8s); TEST_POSTGRES_URL (scripts/with-postgres.sh sets it).
 // This file is the runner: the order, the durations, the CPU pinning, the watchdog and the
 // report file. Each measurement is in its own file beside it.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { asRunReport, asRunRounds, benchAsRun } from './as-run.ts';
 import {
   BenchError,
   describeError,
@@ -40,6 +45,24 @@ function parseDuration(raw: string | undefined): number {
     throw new BenchError(`BENCH_DURATION must look like 8s, 30 or 1m (got ${JSON.stringify(raw)})`);
   }
   return Number(match[1]) * (match[2] === 'm' ? 60 : 1);
+}
+
+/** `--full` and `--compare <dist folder>` from the command line (npm run bench -- …). */
+function parseArgs(argv: string[]): { full: boolean; compareDists: string[] } {
+  let full = false;
+  const compareDists: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === '--full') full = true;
+    else if (arg === '--compare' && argv[i + 1] !== undefined) {
+      const dist = path.resolve(argv[(i += 1)] as string);
+      if (!fs.existsSync(path.join(dist, 'gatehouse.mjs')))
+        throw new BenchError(`--compare ${dist}: no gatehouse.mjs there`);
+      compareDists.push(dist);
+    } else
+      throw new BenchError(`unknown argument ${JSON.stringify(arg)} (--full, --compare <dist>)`);
+  }
+  return { full, compareDists };
 }
 
 /** wrk and this process (the sign-in client) on one CPU, every server on another. */
@@ -75,6 +98,7 @@ async function main(): Promise<void> {
         `${path.relative(root, file)} is missing: run \`npm run build\` (npm run bench does)`,
       );
   }
+  const { full, compareDists } = parseArgs(process.argv.slice(2));
   const seconds = parseDuration(process.env.BENCH_DURATION);
   const durations = { seconds, warmup: seconds >= 4 ? 2 : 1 };
   const machine = machineInfo();
@@ -82,12 +106,36 @@ async function main(): Promise<void> {
 
   // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
   // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
-  const wrkRuns = suiteWrkRuns + postgresWrkRuns + metricsWrkRuns + fleetWrkRuns;
-  const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + 360;
+  const asRunWrkRuns = asRunRounds * (4 + compareDists.length);
+  const wrkRuns =
+    asRunWrkRuns + (full ? suiteWrkRuns + postgresWrkRuns + metricsWrkRuns + fleetWrkRuns : 0);
+  const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + (full ? 360 : 60);
   const watchdog = setTimeout(
     () => void bail(1, `watchdog: the benchmark ran longer than ${budgetS} s`),
     budgetS * 1000,
   );
+
+  const asRun = await benchAsRun(durations, { compareDists });
+  const asRunText = asRunReport(asRun, durations);
+  if (!full) {
+    clearTimeout(watchdog);
+    await cleanup();
+    const elapsedS = (now() - started) / 1000;
+    const load = otherLoad(ticksBefore, cpuTicks(), elapsedS);
+    const conditions = [
+      `Node ${machine.node}, ${machine.nproc} CPUs (${machine.cpu}), server pinned to CPU ${setup.serverCpu ?? '—'}, wrk -t1 -c32 on CPU ${setup.loadCpu ?? '—'}; ${elapsedS.toFixed(0)} s in all.`,
+      ...(load === undefined
+        ? []
+        : [
+            `Other processes used ${load.pct.toFixed(0)} % of the machine during the run (${load.otherS.toFixed(0)} CPU s, steal ${load.stealS.toFixed(0)} s).`,
+          ]),
+      ...warnings,
+    ];
+    await writeReport(
+      `## The session read as users run it\n\n${asRunText}\n${conditions.map((c) => `- ${c}`).join('\n')}\n`,
+    );
+    return;
+  }
 
   const baselineServer = await startBaseline();
   const hashOnly = await benchHashOnly();
@@ -114,9 +162,8 @@ async function main(): Promise<void> {
       `other processes used ${load.pct.toFixed(0)} % of the machine during the run: figures are noisy, rerun on a quiet machine before comparing`,
     );
   }
-  const resultsFile = path.resolve(process.cwd(), 'bench-results.md');
-  const text = await prettyMarkdown(
-    report({
+  await writeReport(
+    `## The session read as users run it\n\n${asRunText}\n${report({
       machine,
       durations,
       baseline,
@@ -128,9 +175,14 @@ async function main(): Promise<void> {
       fleet,
       elapsedS,
       load,
-    }),
-    resultsFile,
+    })}`,
   );
+}
+
+/** Prints the report and writes it to bench-results.md in the current folder. */
+async function writeReport(markdown: string): Promise<void> {
+  const resultsFile = path.resolve(process.cwd(), 'bench-results.md');
+  const text = await prettyMarkdown(markdown, resultsFile);
   process.stdout.write(`\n${text}`);
   fs.writeFileSync(
     resultsFile,

@@ -18,6 +18,8 @@ const recentCapacity = 2048;
 const verifiedBudgetBytes = 1024 * 1024;
 // A Map entry and two string headers, roughly.
 const entryOverheadBytes = 64;
+const callbackCapacity = 256;
+const settledBudgetBytes = 256 * 1024;
 
 /**
  * What Auth.js reads of a CSRF cookie: `token|hash`, anything after a second `|` ignored (it
@@ -42,6 +44,21 @@ export function createInitCookies(secrets: readonly string[]) {
     maxWeight: verifiedBudgetBytes,
     weigh: (pair, token) => pair.length + token.length + entryOverheadBytes,
   });
+  // And the callback-url cookie it holds, settled against an origin (a pure function of the
+  // two: a URL parse per read otherwise). `null` remembers an unusable one.
+  const settled = new RecentCache<string, string | null>(callbackCapacity, {
+    maxWeight: settledBudgetBytes,
+    weigh: (key, url) => key.length + (url?.length ?? 0) + entryOverheadBytes,
+  });
+  const settle = (asked: string, origin: string): string | undefined => {
+    const key = `${origin} ${asked}`;
+    let url = settled.get(key);
+    if (url === undefined) {
+      url = settleCallbackUrl(asked, origin) ?? null;
+      settled.set(key, url);
+    }
+    return url ?? undefined;
+  };
 
   /**
    * `callbackParam` is the request's usable `callbackUrl` parameter, if any; an unusable cookie
@@ -76,7 +93,7 @@ export function createInitCookies(secrets: readonly string[]) {
     // Auth.js's default redirect callback.
     const asked = callbackParam === undefined || callbackParam === '' ? callback : callbackParam;
     const callbackUrl =
-      asked === undefined || asked === '' ? origin : (settleCallbackUrl(asked, origin) ?? origin);
+      asked === undefined || asked === '' ? origin : (settle(asked, origin) ?? origin);
     if (callbackUrl !== callback) {
       set.push(serializeCookie(names.callbackUrl, callbackUrl, { secure }));
     }

@@ -64,7 +64,7 @@ export interface SessionBody {
 }
 
 export interface FastAnswer {
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
   cookies: string[];
   body: string;
 }
@@ -95,8 +95,8 @@ const entryOverheadBytes = 128;
 // Auth.js's SessionStore chunks values past 4096 - 160 bytes, in pieces of that size.
 const chunkLength = 4096 - 160;
 
-// Auth.js sends these on the session and CSRF answers alike.
-const readHeaders = {
+/** Auth.js sends these on the session and CSRF answers alike (one object: front-read.ts knows it). */
+export const readHeaders: Readonly<Record<string, string>> = {
   'content-type': 'application/json',
   'cache-control': 'private, no-cache, no-store',
   expires: '0',
@@ -158,27 +158,37 @@ function createFastBranch(
   body: (claims: GatehouseClaims, slidingExpiresMs: number) => SessionBody,
 ) {
   const initCookies = createInitCookies(deps.secrets);
+  // The cookie names for http and https, made once: a name built per read is a new string that
+  // every Map lookup with it hashes again.
+  const plainNames = authCookieNames(false, deps.sessionCookiePrefix);
+  const secureNames = authCookieNames(true, deps.sessionCookiePrefix);
   // A browser repeats the same cookies on every read: remember tokens already decrypted
   // (expiry and revocation are still checked on every read), so a repeat costs a Map lookup.
   // Keyed on the token's canonical form, which the codec reads exactly as the token itself:
-  // blanks or padding added to a token do not make another entry.
-  const decoded = new RecentCache<string, Record<string, unknown>>(recentCapacity, {
-    maxWeight: decodedBudgetBytes,
-    // Claims held as an object take about twice their JSON's size.
-    weigh: (key, claims) => key.length + 2 * JSON.stringify(claims).length + entryOverheadBytes,
-  });
+  // blanks or padding added to a token do not make another entry. The salt (the cookie's name)
+  // is kept beside the claims, not in the key: a key joined per read is a copy of the token,
+  // hashed anew, on every read; a token held under another name than it was read under misses.
+  const decoded = new RecentCache<string, { salt: string; claims: Record<string, unknown> }>(
+    recentCapacity,
+    {
+      maxWeight: decodedBudgetBytes,
+      // Claims held as an object take about twice their JSON's size.
+      weigh: (key, { salt, claims }) =>
+        key.length + salt.length + 2 * JSON.stringify(claims).length + entryOverheadBytes,
+    },
+  );
   const decode = (token: string, salt: string): Record<string, unknown> | null => {
-    const key = `${salt}\n${canonicalToken(token)}`;
+    const key = canonicalToken(token);
     const hit = decoded.get(key);
-    if (hit !== undefined) {
+    if (hit !== undefined && hit.salt === salt) {
       // The codec checked exp against the clock when it decrypted; a cached token must too.
-      const exp = hit.exp;
+      const exp = hit.claims.exp;
       return typeof exp === 'number' && exp + expClockToleranceSeconds > deps.now() / 1000
-        ? hit
+        ? hit.claims
         : null;
     }
     const payload = codec.decode({ token, secret: [...deps.secrets], salt });
-    if (payload !== null) decoded.set(key, payload);
+    if (payload !== null) decoded.set(key, { salt, claims: payload });
     return payload;
   };
 
@@ -251,12 +261,12 @@ function createFastBranch(
       secure: boolean,
       callbackParam?: string,
     ): InitCookies {
-      const names = authCookieNames(secure, deps.sessionCookiePrefix);
+      const names = secure ? secureNames : plainNames;
       return initCookies(parseCookies(cookieHeader), names, origin, secure, callbackParam);
     },
 
     csrf(cookieHeader: string | undefined, origin: string, secure: boolean): FastAnswer {
-      const names = authCookieNames(secure, deps.sessionCookiePrefix);
+      const names = secure ? secureNames : plainNames;
       const init = initCookies(parseCookies(cookieHeader), names, origin, secure);
       return {
         headers: readHeaders,
@@ -275,7 +285,7 @@ function createFastBranch(
       origin: string,
       secure: boolean,
     ): Promise<FastAnswer> | undefined {
-      const names = authCookieNames(secure, deps.sessionCookiePrefix);
+      const names = secure ? secureNames : plainNames;
       const cookies = parseCookies(cookieHeader);
       const held = heldToken(cookies, names.session);
       if (held === undefined) return undefined;
