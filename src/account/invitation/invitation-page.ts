@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import {
   invitationPath,
@@ -7,13 +7,12 @@ import {
   renderInvitationPage,
 } from './invitation-views.js';
 import { formatWait, type Notice } from '../../pages/notices.js';
-import { answer } from '../action.js';
 import { refuseSecret } from '../attempts.js';
 import type { FlowPorts } from '../adapter.js';
 import { acceptInvitationAction } from './accept.js';
 import { findLiveInvitation } from './invitations.js';
-import { createPageKit, type PageKitSettings } from '../page-kit.js';
-import { readBody } from '../request-body.js';
+import { createPageKit, textOf as text, type PageKitSettings } from '../page-kit.js';
+import { registerFlowPage, type PageView } from '../flow-page.js';
 
 const tooMany = (error: HttpError): Notice => ({
   tone: 'error',
@@ -33,73 +32,62 @@ export function registerInvitationPages(
   flow: FlowPorts,
   settings: PageKitSettings,
 ): void {
-  const { deps: deps, perform } = flow;
+  const { deps } = flow;
   const kit = createPageKit(settings);
   const { shell } = kit;
-  const invalidPage = (notice?: Notice) => renderInvitationInvalidPage(shell, { notice });
-  // A database that cannot answer now is the catalogue's 503, as for the actions.
-  const lookUp = async (request: FastifyRequest, reply: FastifyReply, token: string | undefined) =>
-    (
-      await perform(
-        async () =>
-          answer(token === undefined ? null : await findLiveInvitation(deps.db, token, deps.now())),
-        request,
-        reply,
-        {},
-      )
-    ).body;
-
-  scope.get(invitationPath, async (request, reply) => {
-    const csrf = kit.csrfFor(request);
-    const token = kit.tokenOf(request);
-    const invitation = await lookUp(request, reply, token);
-    if (invitation === null) {
-      // Counted as the route's refusal is: a failed attempt from the address.
-      const refusal = await refuseSecret(deps.throttle, deps.now(), { ip: request.ip }).catch(
-        (error: unknown) => error,
-      );
-      if (refusal instanceof HttpError && refusal.code === 'rate_limited')
-        return kit.send(reply, 429, invalidPage(tooMany(refusal)), {
-          headers: kit.answerHeaders(refusal),
-        });
-      if (!(refusal instanceof HttpError)) throw refusal;
-      return kit.send(reply, 400, invalidPage());
-    }
-    const html = renderInvitationPage(shell, {
-      csrfToken: csrf.token,
-      token: token ?? '',
-      email: invitation.email,
-      name: invitation.name ?? '',
-      passwordMinLength: deps.passwordMinLength,
-    });
-    return kit.send(reply, 200, html, { cookie: csrf.cookie });
+  const invalid = (status: number, notice?: Notice, headers?: Record<string, string>) => ({
+    status,
+    html: renderInvitationInvalidPage(shell, { notice }),
+    noForm: true as const,
+    ...(headers && { headers }),
   });
+  const tooManyPage = (error: HttpError) => invalid(429, tooMany(error), kit.answerHeaders(error));
+  const lookUp = (view: PageView, token: string | undefined) =>
+    view.read(async () =>
+      token === undefined ? null : findLiveInvitation(deps.db, token, deps.now()),
+    );
 
-  scope.post(invitationPath, async (request, reply) => {
-    const body = readBody(request);
-    kit.assertCsrf(request, body);
-    const csrf = kit.csrfFor(request);
-    const token = typeof body.token === 'string' ? body.token : '';
+  registerFlowPage(scope, flow, kit, {
+    path: invitationPath,
+    show: async (view) => {
+      const invitation = await lookUp(view, view.token);
+      if (invitation === null) {
+        // Counted as the route's refusal is: a failed attempt from the address.
+        const refusal = await refuseSecret(deps.throttle, deps.now(), { ip: view.ip }).catch(
+          (error: unknown) => error,
+        );
+        if (refusal instanceof HttpError && refusal.code === 'rate_limited')
+          return tooManyPage(refusal);
+        if (!(refusal instanceof HttpError)) throw refusal;
+        return invalid(400);
+      }
+      return renderInvitationPage(shell, {
+        csrfToken: view.csrfToken,
+        token: view.token ?? '',
+        email: invitation.email,
+        name: invitation.name ?? '',
+        passwordMinLength: deps.passwordMinLength,
+      });
+    },
     // For the pages only (the address to show); the action decides on its own.
-    const invitation = await lookUp(request, reply, token);
-    try {
-      await perform(acceptInvitationAction, request, reply, body);
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      if (error.code === 'rate_limited')
-        return kit.send(reply, 429, invalidPage(tooMany(error)), {
-          headers: kit.answerHeaders(error),
-        });
+    before: (view) => lookUp(view, text(view.body.token) ?? ''),
+    action: acceptInvitationAction,
+    done: (_body, _view, invitation) =>
+      renderInvitationAcceptedPage(shell, { email: invitation?.email ?? '' }),
+    // The form again with a busy service's words too, not the error handler's.
+    rendersBusy: true,
+    refused: (error, view, invitation) => {
+      if (error.code === 'rate_limited') return tooManyPage(error);
       if (error.code === 'invalid_token' || invitation === null) {
         if (error.status >= 500) throw error;
-        return kit.send(reply, 400, invalidPage());
+        return invalid(400);
       }
       // The form again with the problem (a weak password, a name out of bounds, busy).
-      const html = renderInvitationPage(shell, {
-        csrfToken: csrf.token,
-        token,
+      return renderInvitationPage(shell, {
+        csrfToken: view.csrfToken,
+        token: text(view.body.token) ?? '',
         email: invitation.email,
-        name: typeof body.name === 'string' ? body.name : (invitation.name ?? ''),
+        name: text(view.body.name) ?? invitation.name ?? '',
         passwordMinLength: deps.passwordMinLength,
         notice: {
           tone: 'error',
@@ -107,12 +95,6 @@ export function registerInvitationPages(
           fieldsInvalid: error.code === 'weak_password',
         },
       });
-      return kit.send(reply, error.status, html, {
-        cookie: csrf.cookie,
-        headers: kit.answerHeaders(error),
-      });
-    }
-    const html = renderInvitationAcceptedPage(shell, { email: invitation?.email ?? '' });
-    return kit.send(reply, 200, html, { cookie: csrf.cookie });
+    },
   });
 }

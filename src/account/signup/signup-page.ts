@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import { formatWait, type Notice } from '../../pages/notices.js';
 import {
@@ -14,10 +14,10 @@ import { renderSignupConfirmedPage, renderVerifyDonePage } from '../email/verify
 import { readEmail } from '../../users/email.js';
 import type { FlowPorts } from '../adapter.js';
 import { signUpAction } from './signup.js';
-import { confirmEmailRequest, type Confirmed } from '../email/verify.js';
+import { confirmEmailRequest } from '../email/verify.js';
 import { findPendingSignup } from '../email/signup-confirmation.js';
 import { createPageKit, textOf as text, type PageKitSettings } from '../page-kit.js';
-import { readBody } from '../request-body.js';
+import { registerFlowPage } from '../flow-page.js';
 
 export interface SignupPageSettings extends PageKitSettings {
   mailTokenTtlSeconds: number;
@@ -102,115 +102,74 @@ export function registerSignupPages(
   flow: FlowPorts,
   settings: SignupPageSettings,
 ): void {
-  const { deps: actionDeps, perform } = flow;
-  const {
-    shell,
-    assertCsrf,
-    csrfFor,
-    send: sendPage,
-    answerHeaders,
-    tokenOf,
-  } = createPageKit(settings);
-  // Not a page with a secret in it: the referrer may name the page to this site.
-  const send = (
-    reply: FastifyReply,
-    status: number,
-    html: string,
-    options: { cookie?: string | undefined; headers?: Record<string, string> } = {},
-  ) => sendPage(reply, status, html, { ...options, referrer: 'same-origin' });
-  const closed = (reply: FastifyReply) => send(reply, 403, renderSignupClosedPage(shell));
+  const { deps } = flow;
+  const kit = createPageKit(settings);
+  const { shell } = kit;
+  const closed = () => (deps.signupOpen ? null : renderSignupClosedPage(shell));
   const form = { passwordMinLength: settings.passwordMinLength };
 
-  scope.get(signupPagePath, async (request, reply) => {
-    if (!actionDeps.signupOpen) return closed(reply);
-    const csrf = csrfFor(request);
-    return send(reply, 200, renderSignupPage(shell, { ...form, csrfToken: csrf.token }), {
-      cookie: csrf.cookie,
-    });
-  });
-
-  scope.post(signupPagePath, async (request, reply) => {
-    const body = readBody(request);
-    assertCsrf(request, body);
-    if (!actionDeps.signupOpen) return closed(reply);
-    const csrf = csrfFor(request);
-    try {
-      await perform(signUpAction, request, reply, body);
-    } catch (error) {
-      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+  registerFlowPage(scope, flow, kit, {
+    path: signupPagePath,
+    // Not a page with a secret in it: the referrer may name the page to this site.
+    referrer: 'same-origin',
+    closed,
+    show: (view) => renderSignupPage(shell, { ...form, csrfToken: view.csrfToken }),
+    action: signUpAction,
+    // The action checked the address; the page names it as the mail's recipient.
+    done: (_body, view) =>
+      renderSignupSentPage(shell, {
+        email: readEmail(text(view.body.email) ?? '') ?? '',
+        ttlMinutes: Math.round(settings.mailTokenTtlSeconds / 60),
+      }),
+    refused: (error, view) => {
       const { notice, field } = refusalOf(error);
-      const html = renderSignupPage(shell, {
+      return renderSignupPage(shell, {
         ...form,
-        csrfToken: csrf.token,
+        csrfToken: view.csrfToken,
         notice,
         field,
-        email: text(body.email),
-        name: text(body.name),
+        email: text(view.body.email),
+        name: text(view.body.name),
       });
-      return send(reply, error.status, html, {
-        cookie: csrf.cookie,
-        headers: answerHeaders(error),
-      });
-    }
-    // The action checked the address; the page names it as the mail's recipient.
-    const email = readEmail(text(body.email) ?? '') ?? '';
-    const ttlMinutes = Math.round(settings.mailTokenTtlSeconds / 60);
-    return send(reply, 200, renderSignupSentPage(shell, { email, ttlMinutes }), {
-      cookie: csrf.cookie,
-    });
+    },
   });
 
-  scope.get(signupConfirmPagePath, async (request, reply) => {
-    if (!actionDeps.signupOpen) return closed(reply);
-    const csrf = csrfFor(request);
-    const token = tokenOf(request);
-    // Only read: a mail scanner that opens the link uses nothing.
-    const pending =
-      token === undefined
-        ? null
-        : await findPendingSignup(actionDeps.db, { token }, actionDeps.now());
-    const html =
-      token === undefined || pending !== null
-        ? renderSignupConfirmPage(shell, { csrfToken: csrf.token, token, email: pending?.email })
+  registerFlowPage(scope, flow, kit, {
+    path: signupConfirmPagePath,
+    closed,
+    show: async (view) => {
+      const { token } = view;
+      // Only read: a mail scanner that opens the link uses nothing.
+      const pending =
+        token === undefined ? null : await findPendingSignup(deps.db, { token }, deps.now());
+      return token === undefined || pending !== null
+        ? renderSignupConfirmPage(shell, {
+            csrfToken: view.csrfToken,
+            token,
+            email: pending?.email,
+          })
         : renderSignupConfirmPage(shell, {
-            csrfToken: csrf.token,
+            csrfToken: view.csrfToken,
             notice: confirmRefusalOf(new HttpError('invalid_token')).notice,
           });
-    return sendPage(reply, 200, html, { cookie: csrf.cookie });
-  });
-
-  scope.post(signupConfirmPagePath, async (request, reply) => {
-    const body = readBody(request);
-    assertCsrf(request, body);
-    if (!actionDeps.signupOpen) return closed(reply);
-    const csrf = csrfFor(request);
-    let done: Confirmed;
-    try {
-      done = (await perform(confirmEmailRequest, request, reply, body)).body;
-    } catch (error) {
-      if (!(error instanceof HttpError) || error.status >= 500) throw error;
+    },
+    action: confirmEmailRequest,
+    // A verification's or an address change's code typed here did its own work.
+    done: (done) =>
+      done.outcome === 'created'
+        ? renderSignupConfirmedPage(shell, { email: done.email })
+        : renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email }),
+    refused: (error, view) => {
       const { notice, passwordInvalid } = confirmRefusalOf(error);
-      // A wrong password keeps the link (it is not spent); a spent or wrong one leaves the code form.
-      const token = error.code === 'invalid_token' ? undefined : text(body.token) || undefined;
-      const html = renderSignupConfirmPage(shell, {
-        csrfToken: csrf.token,
-        token,
-        email: text(body.email) ?? text(body.username),
+      return renderSignupConfirmPage(shell, {
+        csrfToken: view.csrfToken,
+        // A wrong password keeps the link (it is not spent); a spent or wrong one leaves the
+        // code form.
+        token: error.code === 'invalid_token' ? undefined : text(view.body.token) || undefined,
+        email: text(view.body.email) ?? text(view.body.username),
         notice,
         passwordInvalid,
       });
-      return sendPage(reply, error.status, html, {
-        cookie: csrf.cookie,
-        headers: answerHeaders(error),
-      });
-    }
-    if (done.outcome !== 'created') {
-      // A verification's or an address change's code typed here: it did its own work.
-      const html = renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email });
-      return sendPage(reply, 200, html, { cookie: csrf.cookie });
-    }
-    return sendPage(reply, 200, renderSignupConfirmedPage(shell, { email: done.email }), {
-      cookie: csrf.cookie,
-    });
+    },
   });
 }
