@@ -95,7 +95,42 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     metricsConfig === undefined || metrics === undefined
       ? undefined
       : await during('metrics', config, () => metrics.listen(metricsConfig, app.log));
+  const prune = setInterval(() => {
+    const now = Date.now();
+    Promise.all([
+      services.throttle.prune(now),
+      services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
+      // Events past what a user's list shows; secrets a day after they expired or were used.
+      pruneAccountRecords(db, now),
+    ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
+  }, pruneIntervalMs);
+  prune.unref();
+  // Signals are handled from before the port opens: a SIGTERM that comes right after readiness
+  // (an orchestrator's quick restart) drains and exits 0, never the default death by signal.
+  const shutdown = (signal: string) => {
+    if (draining) return;
+    draining = true;
+    observer.readiness(false);
+    app.log.info({ signal }, 'draining: finishing in-flight requests');
+    clearInterval(prune);
+    app
+      .close()
+      .then(() => mail.worker.stop())
+      .then(() => metricsServer?.close())
+      .then(() => services.hasher.close())
+      .then(() => db.destroy())
+      // Every access line of the drained requests is written before the exit.
+      .then(() => logOut.flush())
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   await during('listen', config, () => app.listen({ host: config.host, port: config.port }));
+  if (draining) return;
   // Ready once listening (migrations done); readiness probes and the drain update it.
   observer.readiness(true);
   mail.worker.start();
@@ -121,40 +156,6 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       `no users yet: add one with \`${cliCommand()} users add --email you@example.com\``,
     );
   }
-
-  const prune = setInterval(() => {
-    const now = Date.now();
-    Promise.all([
-      services.throttle.prune(now),
-      services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
-      // Events past what a user's list shows; secrets a day after they expired or were used.
-      pruneAccountRecords(db, now),
-    ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
-  }, pruneIntervalMs);
-  prune.unref();
-
-  const shutdown = (signal: string) => {
-    if (draining) return;
-    draining = true;
-    observer.readiness(false);
-    app.log.info({ signal }, 'draining: finishing in-flight requests');
-    clearInterval(prune);
-    app
-      .close()
-      .then(() => mail.worker.stop())
-      .then(() => metricsServer?.close())
-      .then(() => services.hasher.close())
-      .then(() => db.destroy())
-      // Every access line of the drained requests is written before the exit.
-      .then(() => logOut.flush())
-      .then(() => process.exit(0))
-      .catch((error: unknown) => {
-        app.log.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 /** The database as this service opens it: only the default file's folder is made. */

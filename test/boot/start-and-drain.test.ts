@@ -233,6 +233,38 @@ describe('the service process', () => {
     expect(await service.exited).toBe(0);
   });
 
+  it('a SIGTERM the moment the port opens drains and exits 0, never dies by the signal', async () => {
+    // An orchestrator may stop a replica as soon as it answers: the signal must find its
+    // handler, however early. Three starts, each stopped at its first accepted connection.
+    for (let round = 0; round < 3; round += 1) {
+      const port = await freePort();
+      const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATA_DIR: path.join(dir, `early-stop-${round}`),
+          AUTH_SECRET: 'x'.repeat(40),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const opened = async () =>
+        new Promise<boolean>((resolve) => {
+          const socket = net.connect(port, '127.0.0.1');
+          socket.once('connect', () => {
+            socket.destroy();
+            resolve(true);
+          });
+          socket.once('error', () => resolve(false));
+        });
+      for (let i = 0; i < 5000 && !(await opened()); i += 1)
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  }, 60_000);
+
   it('on SIGTERM a connection that never sent a request does not hold the exit', async () => {
     // A browser's speculative pre-connect: Node's idle-connection close passes it over, and
     // its socket timeout here is two minutes.
