@@ -7,6 +7,7 @@ import type { OutboxMail, OutboxState } from '../../src/mail/outbox-store.js';
 import { defaultSmtpTimeouts } from '../../src/mail/smtp-transport.js';
 import { createMail, type Mail, type MailSettings } from '../../src/mail/start.js';
 import { databaseBackends, openMigrated } from '../helpers/backends.js';
+import { firstPass } from '../helpers/passes.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 
 /**
@@ -98,7 +99,8 @@ const resetMail = (to: string, expiresAt?: Date) => ({
 });
 
 for (const backend of backends) {
-  describe.skipIf(backend.skip)(`mail delivery on ${backend.name}`, () => {
+  // The worker and its store only: no fast path is on its way (helpers/passes.ts).
+  describe.skipIf(backend.skip || !firstPass)(`mail delivery on ${backend.name}`, () => {
     let db: Kysely<Database>;
     let dialect: Dialect;
     let close: (() => Promise<void>) | undefined;
