@@ -15,6 +15,8 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps, ActionResult, AnonymousAction } from './action.js';
 import { createPerform } from './adapter.js';
+import { createDeviceCookies } from '../auth/device-cookie.js';
+import { createPacedWork } from './paced-work.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { changeEmail } from './email/change-email.js';
 import { changePassword } from './self/change-password.js';
@@ -64,6 +66,12 @@ type Route = {
 );
 
 /** Every /api/account route, read as a table. */
+/**
+ * The after-answer queue's clock: a forgot's mail is queued at most this much later, and a
+ * request meets that work only when it arrives during a tick, whatever the address was.
+ */
+const afterAnswerTickMs = 250;
+
 const allRoutes: Record<string, Route> = {
   '': { method: 'GET', guard: 'session', action: showAccount },
   '/profile': { method: 'POST', guard: 'session', action: updateProfile },
@@ -200,13 +208,21 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     reauthMaxAgeSeconds: config.reauthMaxAgeSeconds,
     now,
   });
+  // After-answer work runs off the request's path; the service's stop runs what is left.
+  const afterAnswer = createPacedWork({ tickMs: afterAnswerTickMs, maxQueued: 10_000, log });
+  site.app.addHook('onClose', () => afterAnswer.drain());
   const actionDeps: AccountDeps = {
     db: deps.db,
     users: deps.users,
     store,
     sessions: deps.sessions,
     hasher: deps.hasher,
-    provePassword: createPasswordProof({ throttle: deps.throttle, hasher: deps.hasher, now }),
+    provePassword: createPasswordProof({
+      deviceCookies: createDeviceCookies(config.authSecrets),
+      throttle: deps.throttle,
+      hasher: deps.hasher,
+      now,
+    }),
     passwordMinLength: config.passwordMinLength,
     now,
     recentUntil: guards.recentUntil,
@@ -220,6 +236,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     signupOpen: config.signupOpen === true,
     factors: registeredFactors,
+    afterAnswer,
     log,
   };
   const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);

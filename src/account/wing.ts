@@ -84,7 +84,14 @@ export function createAccountWing(deps: AccountWingDeps) {
   const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
   const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
   const forAuth: ForAuth = {
-    events: createEventSink({ db: deps.db, users: deps.users, log: deps.log }),
+    events: createEventSink({
+      db: deps.db,
+      users: deps.users,
+      throttleStore: deps.throttleStore,
+      refusalWindowSeconds: throttle.windowSeconds,
+      now: deps.now,
+      log: deps.log,
+    }),
     signInChecks: createSignInChecks(
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
