@@ -15,6 +15,7 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps, ActionResult, AnonymousAction } from './action.js';
 import { createPerform } from './adapter.js';
+import { createLinkOrigin } from './link-origin.js';
 import { createDeviceCookies } from '../auth/device-cookie.js';
 import { createPacedWork } from './paced-work.js';
 import { acceptInvitationAction } from './invitation/accept.js';
@@ -155,6 +156,8 @@ export function accountPaths(served: { mail: boolean; accountPage: boolean }): s
 export interface AccountSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
+  /** AUTH_TRUST_HOST: without AUTH_URL, mailed links may follow the Host header. */
+  authTrustHost?: boolean | undefined;
   bodyLimitBytes: number;
   /** REAUTH_MAX_AGE. */
   reauthMaxAgeSeconds: number;
@@ -239,8 +242,14 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     afterAnswer,
     log,
   };
+  // Redirects follow the request's origin, as Auth.js's do; mailed links follow the stricter rule.
   const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);
-  const perform = createPerform(actionDeps, { originOf: publicOriginOf, sessions: deps.sessions });
+  const linkOriginOf = createLinkOrigin({
+    authUrl: config.authUrl,
+    authTrustHost: config.authTrustHost,
+    log,
+  });
+  const perform = createPerform(actionDeps, { originOf: linkOriginOf, sessions: deps.sessions });
   const flow = { deps: actionDeps, perform };
   const assertCsrf = createCsrfGuard({
     secrets: config.authSecrets,

@@ -36,6 +36,8 @@ const signInDefaults = signIn.parse({});
 export interface AccountWingSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
+  /** AUTH_TRUST_HOST: without AUTH_URL, mailed links may follow the Host header. */
+  authTrustHost?: boolean | undefined;
   bodyLimitBytes: number;
   page?: PageSettings | undefined;
   reauthMaxAgeSeconds?: number | undefined;

@@ -166,6 +166,12 @@ describe.each(backends)('accepting an invitation on $name', ({ dialect: backend,
       const owner = browser(service);
       await owner.signIn('eve@example.com', 'the operator chose this one');
       expect(owner.sessionCookie()).toBeDefined();
+      // The address free again (the account removed): the old link stays spent.
+      const removed = await service.cli(['users', 'remove', '--email', 'eve@example.com']);
+      expect(removed.code).toBe(0);
+      expect(
+        await errorCode(await accept(browser(service), { token: tokenOf(link), password })),
+      ).toBe('400 invalid_token');
     },
   );
 

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
@@ -130,6 +131,46 @@ describe.each(backends)('mail budgets on $name', ({ backend, skip }) => {
       });
       expect(reset.status).toBe(200);
       expect((await owner.signIn('flooded@example.com', newPassword)).status).toBe(200);
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    'without AUTH_URL, mailed links never follow a Host header that is not this machine',
+    async () => {
+      const browser = at('198.51.100.40');
+      const csrfToken = await browser.csrfToken();
+      const body = JSON.stringify({ csrfToken, email: 'ev@example.com' });
+      const { port } = new URL(url);
+      // fetch does not let a caller choose Host; a client on the network can.
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/api/account/password/forgot',
+            headers: {
+              host: `evil.example:${port}`,
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              cookie: browser.cookieHeader(),
+              'x-forwarded-for': '198.51.100.40',
+            },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+      expect(status).toBe(202);
+      const mail = await mailed.smtp.mailTo('ev@example.com', 0, /Reset your/);
+      expect(mail.parsed.text).toContain(`http://localhost:${port}/account/password/reset?token=`);
+      expect(mail.parsed.text).not.toContain('evil.example');
+      expect(mailed.service.output()).toContain('"setting":"AUTH_URL"');
     },
     60_000,
   );
