@@ -54,6 +54,8 @@ a{color:inherit;text-underline-offset:.2em}
 .notice-error{background:var(--error-bg);border-color:var(--error-border);color:var(--error-text)}
 .notice-info{background:var(--info-bg);border-color:var(--info-border);color:var(--info-text)}
 .hint{color:var(--muted);font-size:.9375rem}
+.brand{margin:0 0 .25rem;text-align:center;color:var(--muted);font-size:.875rem;font-weight:600;letter-spacing:.02em}
+.foot{margin:1.5rem 0 0;padding-top:1rem;border-top:1px solid var(--card-border);text-align:center;color:var(--muted);font-size:.875rem}
 form+.hint{margin:1rem 0 0;text-align:center}
 code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 label{display:block;margin:1rem 0 .375rem;font-weight:600}

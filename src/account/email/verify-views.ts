@@ -84,6 +84,6 @@ export function renderVerifyDonePage(
 export function renderSignupConfirmedPage(shell: PageShell, view: { email: string }): string {
   const content = markup`<div class="notice notice-info" role="status"><p>Your account for <strong>${view.email}</strong> is ready, and its address is confirmed.</p></div>
 <p>Sign in with your address and the password you chose.</p>
-<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+<a class="button" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'Account created', content, undefined);
 }

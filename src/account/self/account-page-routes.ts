@@ -1,3 +1,4 @@
+import { parseCookies } from '../../auth/cookies.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authBasePath } from '../../auth/auth-config.js';
 import { suggestedAuthUrl } from '../../auth/login-csrf-guard.js';
@@ -127,6 +128,15 @@ export interface AccountPageDeps {
  * the page with a notice (Post/Redirect/Get), or the page again with the error, its status and
  * the fields marked. Nobody signed in: 303 to the sign-in page, which comes back here.
  */
+const sessionCookiePattern = /^(?:__Secure-|__Host-)?authjs\.session-token(?:\.\d+)?$/;
+
+/** Whether the request carries a session cookie (valid or not). */
+function holdsSessionCookie(request: FastifyRequest): boolean {
+  return [...parseCookies(request.headers.cookie).keys()].some((name) =>
+    sessionCookiePattern.test(name),
+  );
+}
+
 export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   const { actionDeps, guards, pages } = deps;
   const forms = Object.fromEntries(
@@ -135,12 +145,15 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     ),
   );
 
+  // A browser that still holds a session cookie had a session that ended (signed out
+  // elsewhere, a password reset, expiry): the sign-in page says so (Auth.js's SessionRequired)
+  // instead of showing an empty form without a word.
   const toSignIn = (request: FastifyRequest, reply: FastifyReply) =>
     reply
       .code(303)
       .header(
         'location',
-        `${deps.originOf(request)}${authBasePath}/signin?callbackUrl=${encodeURIComponent(accountPagePath)}`,
+        `${deps.originOf(request)}${authBasePath}/signin?callbackUrl=${encodeURIComponent(accountPagePath)}${holdsSessionCookie(request) ? '&error=SessionRequired' : ''}`,
       )
       .send();
 
