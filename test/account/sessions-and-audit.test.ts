@@ -229,7 +229,7 @@ describe.skipIf(!hasPostgres)('two instances on one PostgreSQL', () => {
       for (const email of people) await first.addUser(email, password);
       // Sign-ins through both at once: each writes `signin` to the log as its answer goes out.
       const services = [first, second];
-      await Promise.all(
+      const browsers = await Promise.all(
         Array.from({ length: 16 }, (_, i) =>
           signedIn(services[i % 2] as AccountService, people[i % 4] as string, firefox),
         ),
@@ -248,8 +248,19 @@ describe.skipIf(!hasPostgres)('two instances on one PostgreSQL', () => {
       expect(verified.stderr).toBe('');
       expect(verified.stdout).toContain('audit log whole: 20 entries; head seq 20');
       expect(await count('select count(distinct prev_hash) as n from audit_log')).toBe(20);
+
+      // Each read notes its session's "last seen" in memory; the drain writes them.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const browser of browsers) expect(await signedInEmail(browser)).not.toBeNull();
+      await second.stop();
+      await first.stop();
+      second = undefined;
+      expect(
+        await count('select count(*) as n from sessions where last_seen_at > created_at'),
+      ).toBe(16);
     } finally {
       await second?.stop();
+      // Stopping twice is harmless: the second waits for the first's exit.
       await first.stop();
       await database.dispose();
     }
