@@ -15,6 +15,9 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps, ActionResult, AnonymousAction } from './action.js';
 import { createPerform } from './adapter.js';
+import { createLinkOrigin } from './link-origin.js';
+import { createDeviceCookies } from '../auth/device-cookie.js';
+import { createPacedWork } from './paced-work.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { changeEmail } from './email/change-email.js';
 import { changePassword } from './self/change-password.js';
@@ -65,6 +68,12 @@ type Route = {
 );
 
 /** Every /api/account route, read as a table. */
+/**
+ * The after-answer queue's clock: a forgot's mail is queued at most this much later, and a
+ * request meets that work only when it arrives during a tick, whatever the address was.
+ */
+const afterAnswerTickMs = 250;
+
 const allRoutes: Record<string, Route> = {
   '': { method: 'GET', guard: 'session', action: showAccount },
   '/profile': { method: 'POST', guard: 'session', action: updateProfile },
@@ -152,6 +161,8 @@ export function accountPaths(served: { mail: boolean; accountPage: boolean }): s
 export interface AccountSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
+  /** AUTH_TRUST_HOST: without AUTH_URL, mailed links may follow the Host header. */
+  authTrustHost?: boolean | undefined;
   bodyLimitBytes: number;
   /** REAUTH_MAX_AGE. */
   reauthMaxAgeSeconds: number;
@@ -207,13 +218,21 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     reauthMaxAgeSeconds: config.reauthMaxAgeSeconds,
     now,
   });
+  // After-answer work runs off the request's path; the service's stop runs what is left.
+  const afterAnswer = createPacedWork({ tickMs: afterAnswerTickMs, maxQueued: 10_000, log });
+  site.app.addHook('onClose', () => afterAnswer.drain());
   const actionDeps: AccountDeps = {
     db: deps.db,
     users: deps.users,
     store,
     sessions: deps.sessions,
     hasher: deps.hasher,
-    provePassword: createPasswordProof({ throttle: deps.throttle, hasher: deps.hasher, now }),
+    provePassword: createPasswordProof({
+      deviceCookies: createDeviceCookies(config.authSecrets),
+      throttle: deps.throttle,
+      hasher: deps.hasher,
+      now,
+    }),
     passwordMinLength: config.passwordMinLength,
     now,
     recentUntil: guards.recentUntil,
@@ -228,10 +247,17 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     signupOpen: config.signupOpen === true,
     factors: registeredFactors,
     sessionLifetime: config.sessionLifetime,
+    afterAnswer,
     log,
   };
+  // Redirects follow the request's origin, as Auth.js's do; mailed links follow the stricter rule.
   const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);
-  const perform = createPerform(actionDeps, { originOf: publicOriginOf, sessions: deps.sessions });
+  const linkOriginOf = createLinkOrigin({
+    authUrl: config.authUrl,
+    authTrustHost: config.authTrustHost,
+    log,
+  });
+  const perform = createPerform(actionDeps, { originOf: linkOriginOf, sessions: deps.sessions });
   const flow = { deps: actionDeps, perform };
   const assertCsrf = createCsrfGuard({
     secrets: config.authSecrets,

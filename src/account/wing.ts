@@ -39,6 +39,8 @@ const sessionDefaults = sessionSettings.parse({}).session;
 export interface AccountWingSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
+  /** AUTH_TRUST_HOST: without AUTH_URL, mailed links may follow the Host header. */
+  authTrustHost?: boolean | undefined;
   bodyLimitBytes: number;
   page?: PageSettings | undefined;
   reauthMaxAgeSeconds?: number | undefined;
@@ -89,7 +91,14 @@ export function createAccountWing(deps: AccountWingDeps) {
   const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
   const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
   const forAuth: ForAuth = {
-    events: createEventSink({ db: deps.db, users: deps.users, log: deps.log }),
+    events: createEventSink({
+      db: deps.db,
+      users: deps.users,
+      throttleStore: deps.throttleStore,
+      refusalWindowSeconds: throttle.windowSeconds,
+      now: deps.now,
+      log: deps.log,
+    }),
     signInChecks: createSignInChecks(
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,

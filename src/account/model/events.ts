@@ -43,12 +43,21 @@ export interface AccountEvent {
   device: string;
 }
 
+/**
+ * Events anyone who knows the address can cause, without a password: recorded at most once per
+ * account, type and throttle window (src/account/event-sink.ts), and given a share of the list
+ * of their own.
+ */
+export const refusalEventTypes: ReadonlySet<string> = new Set(['signin_failed', 'throttled']);
+
 /** Longest User-Agent kept: enough to tell browsers apart, bounded against padding. */
 export const deviceMaxLength = 256;
 const ipMaxLength = 64;
 /** How far back a user's own list reaches. */
 export const eventsListDays = 90;
 const listMax = 200;
+/** Of the list, at most this many are refusals; the rest is what the owner's sessions did. */
+const refusalsListMax = 50;
 
 let lastIdMs = 0;
 let sequence = 0;
@@ -96,19 +105,33 @@ async function recordIn(trx: Kysely<Database>, event: NewAccountEvent): Promise<
     .execute();
 }
 
-/** A user's events of the last 90 days, newest first (at most 200). */
+/**
+ * A user's events of the last 90 days, newest first (at most 200): up to 50 refusals (which a
+ * stranger can cause) and the newest of the rest, so refusals never push out what the owner did.
+ */
 export async function listEvents(db: Kysely<Database>, userId: string): Promise<AccountEvent[]> {
   const since = sql<number>`${databaseNow(db)} - ${eventsListDays * 86_400_000}`;
-  const rows = await db
-    .selectFrom('account_events')
-    .select(['type', 'at', 'ip', 'device'])
-    .where('user_id', '=', userId)
-    .where('at', '>', since)
-    .orderBy('at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(listMax)
-    .execute();
-  return rows.map((row) => ({ ...row, at: Number(row.at) }));
+  const refusals = [...refusalEventTypes];
+  const query = (refusal: boolean, limit: number) =>
+    db
+      .selectFrom('account_events')
+      .select(['id', 'type', 'at', 'ip', 'device'])
+      .where('user_id', '=', userId)
+      .where('at', '>', since)
+      .where('type', refusal ? 'in' : 'not in', refusals)
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  const [refused, rest] = await Promise.all([
+    query(true, refusalsListMax),
+    query(false, listMax - refusalsListMax),
+  ]);
+  const newestFirst = (a: { at: number | string; id: string }, b: typeof a) =>
+    Number(b.at) - Number(a.at) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  return [...refused, ...rest]
+    .sort(newestFirst)
+    .map(({ type, at, ip, device }) => ({ type, at: Number(at), ip, device }));
 }
 
 /** Deletes events older than the list reaches (the audit log keeps its own, longer). */
