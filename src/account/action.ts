@@ -44,6 +44,8 @@ export interface AccountDeps {
   signupOpen: boolean;
   /** The registered second factors (src/account/factors.ts), in sign-in's order. */
   factors: readonly Factor[];
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: a sessions list leaves out those over. */
+  sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
   /** Where work after the answer runs: a queue on a clock of its own (paced-work.ts). */
   afterAnswer: PacedWork;
   /** Where work done after the answer logs its failures and what it did not do. */
@@ -73,6 +75,8 @@ export interface Client {
 export interface ActionInput {
   /** The parsed body of a POST (CSRF already checked); empty for a GET. */
   body: Record<string, unknown>;
+  /** The route's path parameters (`/sessions/:id/revoke`'s `id`); empty for most routes. */
+  params: Readonly<Record<string, string>>;
   client: Client;
   signedIn: SignedIn;
   /**

@@ -38,6 +38,7 @@ export function inputOf(
 ): Omit<ActionInput, 'signedIn'> {
   return {
     body,
+    params: (request.params ?? {}) as Record<string, string>,
     client: clientOf(request, ports.originOf),
     async requestSessionId() {
       try {

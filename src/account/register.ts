@@ -23,6 +23,7 @@ import { changeEmail } from './email/change-email.js';
 import { changePassword } from './self/change-password.js';
 import { forgotPassword } from './reset/forgot.js';
 import { listOwnEvents } from './self/list-events.js';
+import { listOwnSessions, revokeOtherSessions, revokeOwnSession } from './self/sessions.js';
 import { lockAccountAction } from './lock/lock.js';
 import { updateProfile } from './self/profile.js';
 import { reauthenticate } from './self/reauthenticate.js';
@@ -111,6 +112,9 @@ const allRoutes: Record<string, Route> = {
   },
   '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
+  '/sessions': { method: 'GET', guard: 'session', action: listOwnSessions },
+  '/sessions/revoke-others': { method: 'POST', guard: 'session', action: revokeOtherSessions },
+  '/sessions/:id/revoke': { method: 'POST', guard: 'session', action: revokeOwnSession },
 };
 
 /**
@@ -140,17 +144,18 @@ type PageFlowSettings = ResetPageSettings & SignupPageSettings;
 /**
  * Every path the wing serves with mail on or off and with the `/account` page or without: the
  * JSON routes, the flows' pages and the account page's own (the OpenAPI check lists them from
- * here).
+ * here), path parameters written as OpenAPI writes them.
  */
 export function accountPaths(served: { mail: boolean; accountPage: boolean }): string[] {
   const wanted = (route: { needsMail?: boolean }) => route.needsMail !== true || served.mail;
+  // In OpenAPI's form: a path parameter `:id` is `{id}`.
   return [
     ...Object.entries(allRoutes)
       .filter(([, route]) => wanted(route))
       .map(([path]) => `${accountBasePath}${path}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
     ...(served.accountPage ? accountPagePaths(served.mail) : []),
-  ];
+  ].map((path) => path.replace(/:([a-z]+)/g, '{$1}'));
 }
 
 export interface AccountSettings {
@@ -171,6 +176,8 @@ export interface AccountSettings {
   mailRequestLimits: MailRequestLimits;
   /** The pages' branding, as the sign-in page has it (the reset pages look the same). */
   page?: PageSettings | undefined;
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE, for the sessions list. */
+  sessionLifetime: AccountDeps['sessionLifetime'];
 }
 
 export interface AccountRegistration {
@@ -239,6 +246,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     signupOpen: config.signupOpen === true,
     factors: registeredFactors,
+    sessionLifetime: config.sessionLifetime,
     afterAnswer,
     log,
   };

@@ -1,6 +1,6 @@
 import type { User } from '../users/store.js';
 import { insertUser, markVerified } from '../users/writes.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 export interface AddUser {
   /** Normalised (src/users/email.ts). */
@@ -24,6 +24,7 @@ export async function addUser(ports: OperatorPorts, add: AddUser): Promise<User 
     const user = await insertUser(trx, { email, name, passwordHash }, at);
     if (user === null) return 'taken';
     if (add.verified) await markVerified(trx, user.id, at);
+    await auditOperatorAction(trx, add.actor, 'user_created', user.id, { verified: add.verified });
     return user;
   });
 }

@@ -5,6 +5,13 @@
  */
 export type { Actor, OperatorPorts } from './actor.js';
 export { addUser, type AddUser } from './add-user.js';
+export {
+  exportAudit,
+  listAudit,
+  verifyAudit,
+  type AuditEntry,
+  type AuditVerdict,
+} from './audit-log.js';
 export { disableUser } from './disable-user.js';
 export { enableUser } from './enable-user.js';
 export { inviteUser, type InviteUser } from './invite-user.js';
@@ -14,4 +21,5 @@ export { revokeUserSessionsNow } from './revoke-user-sessions.js';
 export { setUserEmail, type SetEmail } from './set-user-email.js';
 export { setUserPassword } from './set-user-password.js';
 export { unlockEmail } from './unlock-email.js';
+export { listSessionsOfUser, revokeSessionOfUser, type SessionView } from './user-sessions.js';
 export { verifyUserEmail } from './verify-user-email.js';

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Kysely } from 'kysely';
 import { deleteInBatches } from '../db/delete-in-batches.js';
@@ -23,13 +23,37 @@ export interface VerifiedCredential {
   proofs?: readonly string[];
 }
 
+/** The client a session was signed in from, as a person's sessions list shows it. */
+export interface SessionClient {
+  ip: string;
+  /** The User-Agent ('' when none). */
+  userAgent: string;
+}
+
+/** Longest address and User-Agent kept on a session row (bounded against padding). */
+const ipMaxLength = 64;
+export const userAgentMaxLength = 256;
+
+/** A new session's public id: random, unrelated to its id, so no credential (migration 013). */
+export const newPublicId = (): string => randomBytes(16).toString('base64url');
+
+/** A session row's client columns, cut to their bounds. */
+export const clientColumns = (client: SessionClient | undefined) => ({
+  ip: (client?.ip ?? '').slice(0, ipMaxLength),
+  user_agent: (client?.userAgent ?? '').slice(0, userAgentMaxLength),
+});
+
 /** Server-side session rows, so that sign-out and revocation really end a session. */
 export interface SessionStore {
   /**
    * A new session's id, or null when the credential verified is no longer the user's current
    * one (a password change, disable or enable since), the user is disabled, or gone.
    */
-  create(credential: VerifiedCredential, createdAt: number): Promise<string | null>;
+  create(
+    credential: VerifiedCredential,
+    createdAt: number,
+    client?: SessionClient,
+  ): Promise<string | null>;
   /** Null when the session is unknown, revoked, or its user is disabled or gone. */
   findActive(sessionId: string): Promise<ActiveSession | null>;
   revoke(sessionId: string, at: number): Promise<void>;
@@ -97,8 +121,9 @@ export function createKyselySessionStore(
     findActive = postgresFindActive(handles.pgPool, named, observer.databaseError);
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   return {
-    async create({ userId, credentialVersion, proofs = ['password'] }, createdAt) {
+    async create({ userId, credentialVersion, proofs = ['password'] }, createdAt, client) {
       const id = randomUUID();
+      const { ip, user_agent: userAgent } = clientColumns(client);
       // The check and the insert are one statement: a credential change commits either before
       // it (no row matches, no session) or after it (and its revocation ends this session). On
       // PostgreSQL the user row is read FOR SHARE: under READ COMMITTED the insert would
@@ -107,7 +132,16 @@ export function createKyselySessionStore(
       // SQLite the statement holds the write lock from its start.
       const inserted = await db
         .insertInto('sessions')
-        .columns(['id', 'user_id', 'created_at', 'proofs'])
+        .columns([
+          'id',
+          'user_id',
+          'created_at',
+          'proofs',
+          'public_id',
+          'ip',
+          'user_agent',
+          'last_seen_at',
+        ])
         .expression((eb) =>
           eb
             .selectFrom('users')
@@ -116,6 +150,10 @@ export function createKyselySessionStore(
               'users.id as user_id',
               users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
               users.val(proofs.join(' ')).as('proofs'),
+              users.val(newPublicId()).as('public_id'),
+              users.val(ip).as('ip'),
+              users.val(userAgent).as('user_agent'),
+              users.cast<number>(users.val(createdAt), 'bigint').as('last_seen_at'),
             ])
             .where('users.id', '=', userId)
             .where('users.credential_version', '=', credentialVersion)

@@ -26,6 +26,7 @@ describe('the CLI an operator can find: `gatehouse --help` and hints that run as
     expect(groups).toEqual([
       expect.stringMatching(/^ {2}users {3}\S.*\(npx gatehouse users --help\)$/),
       expect.stringMatching(/^ {2}mail {4}\S.*\(npx gatehouse mail --help\)$/),
+      expect.stringMatching(/^ {2}audit {3}\S.*\(npx gatehouse audit --help\)$/),
     ]);
     for (const alias of ['-h', 'help']) expect(await cli([alias])).toEqual(help);
   });

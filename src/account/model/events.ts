@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { appendAuditEntry } from '../../audit/append.js';
+import { databaseNow } from '../../db/clock.js';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { Database } from '../../db/schema.js';
 
@@ -30,6 +32,8 @@ export interface NewAccountEvent {
   /** The User-Agent, cut to `deviceMaxLength`. */
   device: string;
   detail?: Record<string, unknown>;
+  /** Who did it when not the user (an operator's label): the audit log's `actor`. */
+  actor?: string;
 }
 
 export interface AccountEvent {
@@ -55,13 +59,6 @@ const listMax = 200;
 /** Of the list, at most this many are refusals; the rest is what the owner's sessions did. */
 const refusalsListMax = 50;
 
-// The database's clock, so instances whose clocks differ still order one account's events.
-function databaseNow(db: Kysely<Database>) {
-  return db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
-    : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
-}
-
 let lastIdMs = 0;
 let sequence = 0;
 
@@ -79,19 +76,32 @@ function orderedId(): string {
   return `${time}-${seq}-${randomBytes(8).toString('hex')}`;
 }
 
-/** Writes one event; `db` may be a transaction, so the event commits with its change. */
-export async function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
-  await db
+/**
+ * Writes one event: to the user's own record (their list, 90 days) and to the audit log (src/audit/),
+ * in one transaction: `db`'s when it is one, so the event commits with its change, else its
+ * own. The one way an event is written.
+ */
+export function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
+  if (db.isTransaction) return recordIn(db, event);
+  return db.transaction().execute((trx) => recordIn(trx, event));
+}
+
+async function recordIn(trx: Kysely<Database>, event: NewAccountEvent): Promise<void> {
+  const ip = event.ip.slice(0, ipMaxLength);
+  const device = event.device.slice(0, deviceMaxLength);
+  const detail = event.detail === undefined ? null : JSON.stringify(event.detail);
+  // The audit entry first: its head row orders the appends, and its time is the event's.
+  const { at } = await appendAuditEntry(trx, {
+    type: event.type,
+    userId: event.userId,
+    actor: event.actor ?? null,
+    ip,
+    device,
+    detail,
+  });
+  await trx
     .insertInto('account_events')
-    .values({
-      id: orderedId(),
-      user_id: event.userId,
-      type: event.type,
-      at: databaseNow(db),
-      ip: event.ip.slice(0, ipMaxLength),
-      device: event.device.slice(0, deviceMaxLength),
-      detail: event.detail === undefined ? null : JSON.stringify(event.detail),
-    })
+    .values({ id: orderedId(), user_id: event.userId, type: event.type, at, ip, device, detail })
     .execute();
 }
 
@@ -124,7 +134,7 @@ export async function listEvents(db: Kysely<Database>, userId: string): Promise<
     .map(({ type, at, ip, device }) => ({ type, at: Number(at), ip, device }));
 }
 
-/** Deletes events older than the list reaches (the audit log, later, keeps its own). */
+/** Deletes events older than the list reaches (the audit log keeps its own, longer). */
 export async function pruneEvents(db: Kysely<Database>, before: number): Promise<void> {
   await deleteInBatches((limit) =>
     db

@@ -25,6 +25,8 @@ import { changeEmailWithPassword } from './change-email-with-password.js';
 import { changePassword } from './change-password.js';
 import { resendVerification } from '../email/resend-verification.js';
 import { updateProfile } from './profile.js';
+import { ownHistory } from './list-events.js';
+import { ownSessions, revokeOtherSessions, revokeOwnSession } from './sessions.js';
 import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
@@ -87,6 +89,18 @@ const allForms: Record<string, FormRoute> = {
     keep: ['email'],
     precheck: plausibleNewEmail,
     needsMail: true,
+  },
+  '/account/sessions/revoke-others': {
+    form: 'sessions',
+    guard: 'session',
+    action: revokeOtherSessions,
+    keep: [],
+  },
+  '/account/sessions/:id/revoke': {
+    form: 'session',
+    guard: 'session',
+    action: revokeOwnSession,
+    keep: [],
   },
 };
 
@@ -177,6 +191,10 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   ): Promise<FastifyReply> {
     const user = await actionDeps.store.view(signedIn.user.id);
     if (user === null) return toSignIn(request, reply);
+    const [sessions, events] = await Promise.all([
+      ownSessions(actionDeps, signedIn),
+      ownHistory(actionDeps, signedIn.user.id),
+    ]);
     const view = await deps.pageView(request, '');
     if (view instanceof Response) return sendWebResponse(reply, view);
     return pages.account(
@@ -187,6 +205,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         signOutUrl: signOutDestination(undefined, view.origin, authBasePath),
         passwordMinLength: actionDeps.passwordMinLength,
         mailEnabled: actionDeps.mail !== undefined,
+        sessions,
+        events,
         ...said,
       },
       { ...answer, cookies: view.csrf.cookies },
