@@ -277,6 +277,14 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
           ]);
           try {
             if (linked.status === 0) fs.renameSync(partial, cache);
+            // Installs of this example's older locks are of no further use.
+            const family = path.dirname(cache);
+            for (const old of fs.readdirSync(family))
+              if (old.startsWith(`${options.name}-`) && !old.includes('.partial-'))
+                if (path.join(family, old) !== cache)
+                  fs.rmSync(path.join(family, old), { recursive: true, force: true });
+          } catch {
+            // Another run cached the same install first: that one is kept.
           } finally {
             fs.rmSync(partial, { recursive: true, force: true });
           }
