@@ -113,4 +113,20 @@ export default tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
+  {
+    // The examples in plain JavaScript (examples/express, examples/spa): the recommended rules,
+    // without the type-aware ones. The single-page app's script runs in the browser.
+    files: ['examples/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'module',
+      globals: {
+        ...nodeGlobals,
+        ...Object.fromEntries(
+          ['document', 'location', 'FormData', 'Headers'].map((name) => [name, 'readonly']),
+        ),
+      },
+    },
+  },
 );

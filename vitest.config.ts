@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Root and a Docker engine: scripts/containers.sh runs them (vitest.containers.config.ts).
-    exclude: [...configDefaults.exclude, 'test/containers/**'],
+    // The guides for the other stacks: `npm run test:examples` (vitest.examples.config.ts).
+    exclude: [...configDefaults.exclude, 'test/containers/**', 'test/examples/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Files run in parallel processes on 2 cores; argon2 work is heavy, so two at a time.

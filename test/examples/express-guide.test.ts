@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleFiles, followGuide, guideShape, root, type GuideRun } from './follow-guide.js';
+
+// docs/integrate-express.md, followed as written (test/examples/follow-guide.ts says how), then
+// driven in Chromium. A few seconds once the example's install is cached.
+
+const guidePath = 'docs/integrate-express.md';
+const exampleDir = 'examples/express';
+const chromiumPath = '/usr/bin/chromium';
+const password = 'correct horse battery staple';
+
+describe(`${guidePath} shows ${exampleDir}`, () => {
+  const { blocks, runs } = guideShape(guidePath);
+
+  it('every file block is its file, byte for byte (node scripts/build/sync-guide.ts rewrites them)', () => {
+    for (const block of blocks) {
+      if (block.kind !== 'file') continue;
+      expect(block.body, `${block.path} differs from its block`).toBe(
+        fs.readFileSync(path.join(root, block.path), 'utf8'),
+      );
+    }
+  });
+
+  it('shows every file of the example whole, but its README and lockfile', () => {
+    const shown = blocks.flatMap((b) => (b.kind === 'file' ? [b.path] : []));
+    const expected = exampleFiles(path.join(root, exampleDir))
+      .filter((file) => file !== 'README.md' && file !== 'package-lock.json')
+      .map((file) => `${exampleDir}/${file}`);
+    expect([...shown].sort()).toEqual(expected);
+  });
+
+  it('marks the commands this test follows: Gatehouse, a user, install, secret, start', () => {
+    expect(runs).toEqual([
+      'gatehouse server',
+      'gatehouse command',
+      'my-app install',
+      'my-app command',
+      'my-app server',
+    ]);
+  });
+});
+
+describe.skipIf(!fs.existsSync(chromiumPath))(
+  fs.existsSync(chromiumPath)
+    ? `following ${guidePath} to a signed-in Express app`
+    : `following ${guidePath} (skipped: chromium (${chromiumPath}) not installed)`,
+  () => {
+    let guide: GuideRun;
+    let browser: Browser;
+    let page: Page;
+    let app = '';
+    let copiedCookie = '';
+
+    beforeAll(async () => {
+      guide = await followGuide({
+        name: 'express',
+        guidePath,
+        exampleDir,
+        ports: [3000, 3001],
+        serverPorts: [3001],
+      });
+      await guide.run();
+      app = guide.origin(3001);
+      browser = await chromium.launch({
+        executablePath: chromiumPath,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+      });
+      page = await browser.newPage();
+      console.log(`express guide steps, ms: ${JSON.stringify(guide.timings)}`);
+    }, 180_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await guide?.stop();
+    });
+
+    const text = (id: string, on = page) => on.locator(`#${id}`).innerText();
+
+    it('sends a signed-out visitor from the protected page to the home page', async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      await page.goto(`${app}/dashboard`);
+      expect(new URL(page.url()).pathname).toBe('/');
+      expect(await text('server-decoded')).toBe('Not signed in');
+      expect(await text('server-gatehouse')).toBe('Not signed in');
+    });
+
+    it("refuses a wrong password: Gatehouse's sign-in page, on the app's origin, says so", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Password').fill('not the password at all');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('Wrong email or password').first().waitFor();
+      const url = new URL(page.url());
+      expect(url.origin).toBe(app);
+      expect(url.pathname).toBe('/api/auth/signin');
+    });
+
+    it("signs in as Ada on the app's own form: both readers say so, with the same id", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      await page.goto(app);
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('#server-gatehouse', { hasText: 'Ada Lovelace' }).waitFor();
+      const decoded = await text('server-decoded');
+      expect(decoded).toMatch(/^Signed in as Ada Lovelace \(id [0-9a-f-]{8,}\)$/);
+      expect(await text('server-gatehouse')).toBe(decoded);
+      const cookie = (await page.context().cookies()).find(
+        (c) => c.name === 'authjs.session-token',
+      );
+      expect(cookie?.httpOnly).toBe(true);
+      copiedCookie = `${cookie?.name}=${cookie?.value}`;
+    });
+
+    it('opens the protected page for Ada', async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      await page.getByRole('link', { name: 'Dashboard' }).click();
+      expect(await text('dashboard')).toContain('Ada Lovelace, this page is yours');
+      await page.getByRole('link', { name: 'Home' }).click();
+    });
+
+    it('signs out; a cookie copied before reads as no session when asking Gatehouse, as Ada when decoded', async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.locator('#server-gatehouse', { hasText: 'Not signed in' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/');
+      expect(await text('server-decoded')).toBe('Not signed in');
+
+      const home = await (await fetch(app, { headers: { cookie: copiedCookie } })).text();
+      expect(home).toContain('<span id="server-gatehouse">Not signed in</span>');
+      expect(home).toMatch(/<span id="server-decoded">Signed in as Ada Lovelace/);
+      const dashboard = await fetch(`${app}/dashboard`, {
+        headers: { cookie: copiedCookie },
+        redirect: 'manual',
+      });
+      expect(dashboard.status).toBe(303);
+    });
+  },
+);

@@ -1,0 +1,301 @@
+// Follows a guide page (docs/integrate-*.md) from empty folders, as test/clients/
+// integrate-guide.test.ts follows docs/integrate.md: its file blocks must be the example's files
+// byte for byte; then `gatehouse/` (this checkout, built, with an empty `data/`) and `my-app/`
+// (the example's files) are laid out side by side and the guide's `<!-- run: … -->` commands
+// run in order, as written, with these differences (each guide's last section says them):
+//
+// - every port the guide names (Gatehouse's 3000, the app's, nginx's) becomes a free one, in the
+//   commands and in the app's files (not its lockfile); Gatehouse gets it as `PORT`;
+// - `npm start` in `gatehouse/` skips its `prestart` build: `dist/` is built already;
+// - the install step reuses an earlier run's install of the same package.json and lockfile
+//   (hard links from a cache in the temp folder), and runs `npm` only the first time;
+// - a second `gatehouse, server` step stops the first one (the guide says to restart it).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { guideBlocks, type GuideBlock, type RunBlock } from '../helpers/guide.js';
+import { freePort } from '../helpers/processes.js';
+
+export const root = path.resolve(import.meta.dirname, '../..');
+
+/** Made by the example's own commands, never part of it. */
+const generated = /(^|\/)(node_modules|dist|tmp|__pycache__)\/|^\.env$/;
+
+/** The example's files, relative to its folder, sorted. */
+export function exampleFiles(exampleDir: string): string[] {
+  return fs
+    .readdirSync(exampleDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(exampleDir, path.join(entry.parentPath, entry.name)))
+    .filter((file) => !generated.test(file))
+    .sort();
+}
+
+/** What a guide shows and marks, for the checks every guide test makes. */
+export function guideShape(guidePath: string): { blocks: GuideBlock[]; runs: string[] } {
+  const blocks = guideBlocks(fs.readFileSync(path.join(root, guidePath), 'utf8'));
+  const runs = blocks
+    .filter((b): b is RunBlock => b.kind === 'run')
+    .map((b) => `${b.folder} ${b.role}`);
+  return { blocks, runs };
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+}
+
+/** A guide command in bash, in its own process group (npm and nginx start children). */
+function shell(command: string, cwd: string, env: NodeJS.ProcessEnv): Running {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', command], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('error', (error) => {
+      output += String(error);
+      resolve();
+    });
+    child.once('exit', () => resolve());
+  });
+  return { child, output: () => output, exited };
+}
+
+async function stopGroup(running: Running): Promise<void> {
+  const { child } = running;
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return; // the group is gone already
+  }
+  const stopped = await Promise.race([running.exited.then(() => true), sleep(5_000, false)]);
+  if (!stopped) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // it exited between the two signals
+    }
+    await running.exited;
+  }
+}
+
+/** What npm needs to reach its registry (a proxy, a certificate authority), nothing else. */
+function network(): NodeJS.ProcessEnv {
+  const wanted =
+    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(https?|no|all)_proxy|npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache))$/i;
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
+}
+
+const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
+
+export interface GuideRun {
+  /** The free port standing for a port the guide names. */
+  port(guidePort: number): number;
+  /** `http://localhost:<port>` for a port the guide names. */
+  origin(guidePort: number): string;
+  appDir: string;
+  /** Why the guide could not be followed here for a reason outside it (offline install). */
+  unavailable: string;
+  /** Runs the next `count` marked commands (all that are left by default). */
+  run(count?: number): Promise<void>;
+  /** Output of the running servers so far, for a failure's message. */
+  output(): string;
+  timings: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+export interface GuideOptions {
+  /** Short name: the temp folders' names. */
+  name: string;
+  /** docs/… */
+  guidePath: string;
+  /** examples/… */
+  exampleDir: string;
+  /** The ports the guide names; the first is Gatehouse's. */
+  ports: number[];
+  /** The port each `my-app, server` step listens on, in the guide's order. */
+  serverPorts: number[];
+}
+
+export async function followGuide(options: GuideOptions): Promise<GuideRun> {
+  const exampleDir = path.join(root, options.exampleDir);
+  const text = fs.readFileSync(path.join(root, options.guidePath), 'utf8');
+  const blocks = guideBlocks(text).filter((b): b is RunBlock => b.kind === 'run');
+  const mapped = new Map<number, number>();
+  for (const port of options.ports) mapped.set(port, await freePort());
+  const withPorts = (body: string) =>
+    body.replace(/\b\d{4}\b/g, (found) => String(mapped.get(Number(found)) ?? found));
+  const port = (guidePort: number) => {
+    const found = mapped.get(guidePort);
+    if (found === undefined) throw new Error(`the guide names no port ${guidePort}`);
+    return found;
+  };
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-guide-${options.name}-`));
+  // gatehouse/: this checkout (built), with a data folder of its own.
+  const gatehouseDir = path.join(work, 'gatehouse');
+  fs.mkdirSync(gatehouseDir);
+  for (const entry of fs.readdirSync(root))
+    if (entry !== 'data' && entry !== '.git')
+      fs.symlinkSync(path.join(root, entry), path.join(gatehouseDir, entry));
+  // my-app/: the example's files (the guide shows them whole; the lockfile is copied as is).
+  const appDir = path.join(work, 'my-app');
+  for (const file of exampleFiles(exampleDir)) {
+    const from = path.join(exampleDir, file);
+    const to = path.join(appDir, file);
+    fs.mkdirSync(path.dirname(to), { recursive: true });
+    if (file === 'package-lock.json') fs.copyFileSync(from, to);
+    else fs.writeFileSync(to, withPorts(fs.readFileSync(from, 'utf8')));
+  }
+
+  const base = {
+    PATH: [path.dirname(process.execPath), process.env.PATH ?? '', '/usr/sbin'].join(
+      path.delimiter,
+    ),
+    HOME: process.env.HOME ?? os.homedir(),
+    npm_config_update_notifier: 'false',
+  };
+  const envs: Record<string, NodeJS.ProcessEnv> = {
+    gatehouse: {
+      ...base,
+      PORT: String(port(options.ports[0]!)),
+      npm_config_ignore_scripts: 'true',
+    },
+    'my-app': { ...base, ...network() },
+  };
+  const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
+  const servers: Running[] = [];
+  let gatehouse: Running | undefined;
+  const serverPorts = [...options.serverPorts];
+  const timings: Record<string, number> = {};
+  let next = 0;
+
+  async function serve(command: string, cwd: string, env: NodeJS.ProcessEnv, at: number) {
+    const server = shell(command, cwd, env);
+    servers.push(server);
+    const deadline = Date.now() + 60_000;
+    while (!(await accepts(at))) {
+      if (server.child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`${command.trim()} did not listen on ${at}:\n${server.output()}`);
+      await sleep(100);
+    }
+    return server;
+  }
+
+  /** The example's install, reused from the cache when its package.json and lock are. */
+  function installCache(): string {
+    const hash = createHash('sha256');
+    for (const file of ['package.json', 'package-lock.json']) {
+      const where = path.join(exampleDir, file);
+      hash.update(`${file}\n`).update(fs.existsSync(where) ? fs.readFileSync(where) : 'missing');
+    }
+    return path.join(
+      os.tmpdir(),
+      'gatehouse-guide-installs',
+      `${options.name}-${hash.digest('hex').slice(0, 16)}`,
+    );
+  }
+
+  const result: GuideRun = {
+    port,
+    origin: (guidePort) => `http://localhost:${port(guidePort)}`,
+    appDir,
+    unavailable: '',
+    timings,
+    output: () => servers.map((s) => s.output()).join('\n---\n'),
+    async run(count = blocks.length - next) {
+      for (const block of blocks.slice(next, next + count)) {
+        next += 1;
+        const started = Date.now();
+        const label = `${block.folder}: ${block.body.trim()}`;
+        const cwd = dirs[block.folder];
+        const env = envs[block.folder];
+        if (!cwd || !env) throw new Error(`the guide runs in an unknown folder: ${label}`);
+        const command = withPorts(block.body);
+        if (block.role === 'install') {
+          const cache = installCache();
+          const modules = path.join(cache, 'node_modules');
+          if (fs.existsSync(modules)) {
+            const linked = spawnSync('cp', ['-al', modules, path.join(appDir, 'node_modules')]);
+            if (linked.status !== 0) throw new Error(`cp -al ${modules}: ${String(linked.stderr)}`);
+            timings['install (cached)'] = Date.now() - started;
+            continue;
+          }
+        }
+        if (block.role === 'server') {
+          if (block.folder === 'gatehouse') {
+            if (gatehouse) await stopGroup(gatehouse);
+            gatehouse = await serve(command, cwd, env, port(options.ports[0]!));
+          } else {
+            const at = serverPorts.shift();
+            if (at === undefined) throw new Error(`no port given for the server ${label}`);
+            await serve(command, cwd, env, port(at));
+          }
+          timings[label] = Date.now() - started;
+          continue;
+        }
+        const step = shell(command, cwd, env);
+        await step.exited;
+        if (step.child.exitCode !== 0) {
+          if (block.role === 'install' && offline.test(step.output())) {
+            result.unavailable = `the example's packages could not be installed (offline?): ${label}`;
+            return;
+          }
+          throw new Error(`${label} exited ${step.child.exitCode}:\n${step.output()}`);
+        }
+        if (block.role === 'install') {
+          const cache = installCache();
+          const partial = `${cache}.partial-${process.pid}`;
+          fs.rmSync(partial, { recursive: true, force: true });
+          fs.mkdirSync(partial, { recursive: true });
+          const linked = spawnSync('cp', [
+            '-al',
+            path.join(appDir, 'node_modules'),
+            path.join(partial, 'node_modules'),
+          ]);
+          try {
+            if (linked.status === 0) fs.renameSync(partial, cache);
+            // Installs of this example's older locks are of no further use.
+            const family = path.dirname(cache);
+            for (const old of fs.readdirSync(family))
+              if (old.startsWith(`${options.name}-`) && !old.includes('.partial-'))
+                if (path.join(family, old) !== cache)
+                  fs.rmSync(path.join(family, old), { recursive: true, force: true });
+          } catch {
+            // Another run cached the same install first: that one is kept.
+          } finally {
+            fs.rmSync(partial, { recursive: true, force: true });
+          }
+        }
+        timings[label] = Date.now() - started;
+      }
+    },
+    async stop() {
+      for (const server of servers.reverse()) await stopGroup(server);
+      fs.rmSync(work, { recursive: true, force: true });
+    },
+  };
+  return result;
+}
