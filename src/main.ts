@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { pruneAccountRecords } from './account/wing.js';
+import { countEventsWith, pruneAccountRecords } from './account/wing.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
@@ -67,6 +67,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     events: observer,
   });
   observer.watchMail(() => mail.store.backlog(Date.now()));
+  countEventsWith((type) => observer.accountEvent(type));
   // Lines leave through the thread pool, never a blocking write on the event loop (a third of
   // a session read's time was the access line's write). A cluster's workers share one stdout:
   // each write stays whole on a pipe. What is held when the process exits is written then.

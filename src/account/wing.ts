@@ -24,6 +24,8 @@ import { pagePaths } from './paths.js';
 import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
 
+export { countEventsWith } from './model/events.js';
+
 /*
  * The account wing's one front door: app.ts, main.ts and the CLI reach the wing through this
  * file and src/operator/, never through its folders. What the auth wing takes from it (its

@@ -272,8 +272,10 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
       return mail.state === 'failed' || mail.state === 'held' ? 'erased' : 'not-failed';
     },
 
-    /** Queued and being sent, and the age of the oldest: what the gauges show. */
-    async backlog(now: number): Promise<{ queued: number; oldestAgeSeconds: number }> {
+    /** Queued and being sent, the age of the oldest, and held: what the gauges show. */
+    async backlog(
+      now: number,
+    ): Promise<{ queued: number; oldestAgeSeconds: number; held: number }> {
       const row = await db
         .selectFrom('mail_outbox')
         .select((eb) => [
@@ -282,8 +284,14 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
         ])
         .where('state', 'in', ['queued', 'sending'])
         .executeTakeFirst();
+      const held = await db
+        .selectFrom('mail_outbox')
+        .select((eb) => eb.fn.countAll<number | string>().as('held'))
+        .where('state', '=', 'held')
+        .executeTakeFirst();
       const oldest = row?.oldest ?? null;
       return {
+        held: Number(held?.held ?? 0),
         queued: Number(row?.queued ?? 0),
         oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (now - Number(oldest)) / 1000),
       };

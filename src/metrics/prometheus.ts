@@ -136,7 +136,7 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
   mailFailed.inc(0);
   let readMail: (() => Promise<MailBacklog>) | undefined;
   // One scrape reads the outbox once for both gauges; the last answer stands if a read fails.
-  let backlog: MailBacklog = { queued: 0, oldestAgeSeconds: 0 };
+  let backlog: MailBacklog = { queued: 0, oldestAgeSeconds: 0, held: 0 };
   let reading: Promise<MailBacklog> | undefined;
   let readAt = -Infinity;
   const readBacklog = async () => {
@@ -167,6 +167,21 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
     },
   });
 
+  new Gauge({
+    name: 'gatehouse_mail_held',
+    help: 'Mails held in the outbox (queued where no SMTP_URL was set) until an instance with SMTP_URL sends them.',
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).held);
+    },
+  });
+  const accountEvents = new Counter({
+    name: 'gatehouse_account_events_total',
+    help: 'Account events this process recorded, by type (signin, password_reset, account_locked, …).',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  });
+
   const observer: Observer = {
     timeRequests(hasRoute) {
       isRoute = hasRoute;
@@ -191,6 +206,7 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
     watchMail(read) {
       readMail = read;
     },
+    accountEvent: (type) => accountEvents.inc({ type }),
   };
   return { observer, registry };
 }

@@ -38,6 +38,8 @@ export interface Observer {
   mailFailed(): void;
   /** The outbox's backlog, read (one indexed query) only when metrics are scraped. */
   watchMail(read: () => Promise<MailBacklog>): void;
+  /** An account event of this type was recorded (src/account/model/events.ts). */
+  accountEvent(type: string): void;
 }
 
 export interface MailBacklog {
@@ -45,6 +47,8 @@ export interface MailBacklog {
   queued: number;
   /** Age of the oldest of them; 0 when there is none. */
   oldestAgeSeconds: number;
+  /** Mails held: queued where no SMTP_URL was set, waiting for an instance that has one. */
+  held: number;
 }
 
 const ignore = () => undefined;
@@ -60,4 +64,5 @@ export const noObserver: Observer = {
   mailSent: ignore,
   mailFailed: ignore,
   watchMail: ignore,
+  accountEvent: ignore,
 };

@@ -254,6 +254,7 @@ describe('mail metrics', () => {
     expect(metrics.value('gatehouse_mail_oldest_queued_age_seconds')).toBe(0);
     expect(metrics.value('gatehouse_mail_sent_total')).toBe(0);
     expect(metrics.value('gatehouse_mail_failed_total')).toBe(0);
+    expect(metrics.value('gatehouse_mail_held')).toBe(0);
 
     const queued = await runNode(
       'gatehouse-cli.cjs',

@@ -182,6 +182,16 @@ describe('metrics of a running instance', () => {
     expect(after.value('gatehouse_hasher_active')).toBe(0);
     expect(after.value('gatehouse_hasher_queue_max')).toBe(64);
     expect(after.value('gatehouse_signin_door_waiting')).toBe(0);
+    // The account's record, written after each answer: ada's two sign-ins and one sign-out.
+    const events = (s: typeof before, type: string) =>
+      s.value('gatehouse_account_events_total', { type }) ?? 0;
+    let later = after;
+    for (let i = 0; i < 30 && events(later, 'signout') - events(before, 'signout') < 1; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      later = await scrape(metricsUrl);
+    }
+    expect(events(later, 'signin') - events(before, 'signin')).toBe(2);
+    expect(events(later, 'signout') - events(before, 'signout')).toBe(1);
   });
 
   it('carry the process defaults and the event-loop delay', async () => {

@@ -81,9 +81,21 @@ function orderedId(): string {
  * in one transaction: `db`'s when it is one, so the event commits with its change, else its
  * own. The one way an event is written.
  */
-export function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
-  if (db.isTransaction) return recordIn(db, event);
-  return db.transaction().execute((trx) => recordIn(trx, event));
+export async function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
+  if (db.isTransaction) await recordIn(db, event);
+  else await db.transaction().execute((trx) => recordIn(trx, event));
+  // Counted once written (inside a caller's transaction: once its statement has run).
+  eventsRecorded(event.type);
+}
+
+let eventsRecorded: (type: AccountEventType) => void = () => undefined;
+
+/**
+ * Where recorded events are counted (the metrics' `gatehouse_account_events_total`): set once at
+ * start-up by the service; the CLI and tests count nothing.
+ */
+export function countEventsWith(count: (type: AccountEventType) => void): void {
+  eventsRecorded = count;
 }
 
 async function recordIn(trx: Kysely<Database>, event: NewAccountEvent): Promise<void> {
