@@ -6,6 +6,7 @@ import * as mail from './commands/mail-outbox.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
+import * as webhooks from './commands/webhooks.js';
 import { cliCommand } from '../boot/cli-command.js';
 import { parseConfig } from '../config/index.js';
 import { describeStore } from '../db/open.js';
@@ -79,6 +80,15 @@ const mailCommands: Record<string, Command> = {
   },
 };
 
+const webhookCommands: Record<string, Command> = {
+  list: {
+    help: webhooks.listHelp,
+    options: { state: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    run: webhooks.list,
+  },
+  retry: { help: webhooks.retryHelp, options: {}, positional: 'id', run: webhooks.retry },
+};
+
 /** Where every command's database comes from, as each group's usage ends. */
 const databaseLine = (cli: string) =>
   `Every command takes --help. The database is DATABASE_URL, else the SQLite file
@@ -91,6 +101,14 @@ Commands:
   show ID           show one mail (its body too, in development)
   retry ID          queue a failed mail again
   test --to EMAIL   queue a test mail and wait for its delivery
+
+${databaseLine(cli)}`;
+
+const webhooksUsage = (cli: string) => `Usage: gatehouse webhooks <command> [options]
+
+Commands:
+  list              list deliveries (--state, --limit, --json)
+  retry ID          queue a failed delivery again
 
 ${databaseLine(cli)}`;
 
@@ -126,6 +144,11 @@ const groups: Record<
     commands: mailCommands,
     summary: 'the mail outbox: list, show, retry, and send a test mail',
     usage: mailUsage,
+  },
+  webhooks: {
+    commands: webhookCommands,
+    summary: 'the webhook outbox: list deliveries, retry a failed one',
+    usage: webhooksUsage,
   },
 };
 

@@ -38,6 +38,11 @@ export interface Observer {
   mailFailed(): void;
   /** The outbox's backlog, read (one indexed query) only when metrics are scraped. */
   watchMail(read: () => Promise<MailBacklog>): void;
+  /** This process's webhook worker had a delivery answered 2xx, or marked one failed for good. */
+  webhookSent(): void;
+  webhookFailed(): void;
+  /** The webhook outbox's backlog, read only when metrics are scraped. */
+  watchWebhooks(read: () => Promise<MailBacklog>): void;
 }
 
 export interface MailBacklog {
@@ -60,4 +65,7 @@ export const noObserver: Observer = {
   mailSent: ignore,
   mailFailed: ignore,
   watchMail: ignore,
+  webhookSent: ignore,
+  webhookFailed: ignore,
+  watchWebhooks: ignore,
 };

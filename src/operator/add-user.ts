@@ -1,5 +1,5 @@
 import type { User } from '../users/store.js';
-import { insertUser, markVerified } from '../users/writes.js';
+import { insertUser } from '../users/writes.js';
 import type { Actor, OperatorPorts } from './actor.js';
 
 export interface AddUser {
@@ -21,9 +21,7 @@ export async function addUser(ports: OperatorPorts, add: AddUser): Promise<User 
   return ports.db.transaction().execute(async (trx) => {
     const at = ports.now();
     const { email, name, passwordHash } = add;
-    const user = await insertUser(trx, { email, name, passwordHash }, at);
-    if (user === null) return 'taken';
-    if (add.verified) await markVerified(trx, user.id, at);
-    return user;
+    const user = await insertUser(trx, { email, name, passwordHash }, at, add.verified);
+    return user ?? 'taken';
   });
 }

@@ -12,7 +12,7 @@ export function removeUser(
   request: { userId: string; actor: Actor },
 ): Promise<User | 'missing'> {
   return ports.db.transaction().execute(async (trx) => {
-    const removed = await deleteUser(trx, request.userId);
+    const removed = await deleteUser(trx, request.userId, ports.now());
     return removed ?? 'missing';
   });
 }

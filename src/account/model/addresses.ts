@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { record } from './events.js';
 import type { EventClient } from './credential-change.js';
+import { emitUserWebhook } from '../../webhooks/emit.js';
 
 /*
  * The account's address: who holds one, whether it is proven, and the accounts made from a
@@ -72,5 +73,6 @@ export async function createVerifiedAccount(
     .executeTakeFirst();
   if (created === undefined) return null;
   await record(trx, { ...account.event, userId, type: 'account_created', detail: account.via });
+  await emitUserWebhook(trx, 'user.created', userId, at);
   return { userId, email };
 }
