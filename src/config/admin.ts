@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { port } from './http.js';
+import { metricsPort } from './metrics.js';
 import { noted } from './notes.js';
 
 /** Empty means unset (platforms often cannot unset a variable). */
@@ -13,10 +14,12 @@ const optionalPort = z.pipe(
   z.transform((value) => (value === undefined || value === '' ? undefined : Number(value))),
 );
 
-const optionalText = z.pipe(
-  z.optional(z.string()),
-  z.transform((value) => (value === '' ? undefined : value)),
-);
+/** A function: each variable needs a schema of its own for its note (notes.ts). */
+const optionalText = () =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((value) => (value === '' ? undefined : value)),
+  );
 
 /**
  * The admin API (src/admin/) on a listener of its own; off unless ADMIN_PORT is set. The token
@@ -27,10 +30,10 @@ export const admin = z.pipe(
   z
     .object({
       PORT: port,
-      METRICS_PORT: optionalPort,
+      METRICS_PORT: metricsPort,
       ADMIN_PORT: noted(optionalPort, { example: '9100' }),
-      ADMIN_HOST: noted(optionalText, { default: '`127.0.0.1`', example: '10.0.0.5' }),
-      ADMIN_TOKEN_FILE: noted(optionalText, { example: '/run/secrets/gatehouse-admin-tokens' }),
+      ADMIN_HOST: noted(optionalText(), { default: '`127.0.0.1`', example: '10.0.0.5' }),
+      ADMIN_TOKEN_FILE: noted(optionalText(), { example: '/run/secrets/gatehouse-admin-tokens' }),
     })
     .check(
       z.superRefine((e, ctx) => {

@@ -2,10 +2,12 @@ import * as z from 'zod/mini';
 import { integer } from './kinds.js';
 import { noted } from './notes.js';
 
-const optionalText = z.pipe(
-  z.optional(z.string()),
-  z.transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
-);
+/** A function: each variable needs a schema of its own for its note (notes.ts). */
+const optionalText = () =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
+  );
 
 function isEndpoint(value: string): boolean {
   try {
@@ -36,11 +38,11 @@ export function webhookSecretBytes(value: string): Buffer | undefined {
 export const webhooks = z.pipe(
   z
     .object({
-      WEBHOOK_URL: noted(optionalText, {
+      WEBHOOK_URL: noted(optionalText(), {
         default: 'none (off)',
         example: 'https://app.example.com/hooks/gatehouse',
       }),
-      WEBHOOK_SECRET: noted(optionalText, { example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+      WEBHOOK_SECRET: noted(optionalText(), { example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
       // The first retry's delay; each further one doubles, up to an hour.
       WEBHOOK_RETRY_SECONDS: integer(1, 3600, 30),
     })
@@ -71,8 +73,8 @@ export const webhooks = z.pipe(
           ctx.addIssue({
             code: 'custom',
             path: ['WEBHOOK_SECRET'],
-            message: 'is set but WEBHOOK_URL is not: set WEBHOOK_URL to send webhooks',
-            params: { example: false },
+            message:
+              'is set but WEBHOOK_URL is not: set WEBHOOK_URL to send webhooks, e.g. WEBHOOK_URL=https://app.example.com/hooks/gatehouse',
           });
       }),
     ),
