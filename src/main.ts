@@ -109,8 +109,9 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     Promise.all([
       services.throttle.prune(now),
       services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
-      // Events past what a user's list shows; secrets a day after they expired or were used.
-      pruneAccountRecords(db, now),
+      // Events past what a user's list shows; secrets a day after they expired or were used;
+      // audit entries past AUDIT_RETENTION_DAYS.
+      pruneAccountRecords(db, now, config.auditRetentionDays),
     ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
   }, pruneIntervalMs);
   prune.unref();
@@ -127,6 +128,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       .then(() => adminServer?.close())
       .then(() => mail.worker.stop())
       .then(() => webhooks.worker?.stop())
+      .then(() => services.lastSeen.stop())
       .then(() => metricsServer?.close())
       .then(() => services.hasher.close())
       .then(() => db.destroy())

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createLastSeen } from './sessions/last-seen.js';
 import { createKyselySessionStore } from './sessions/session-store.js';
 import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
 import { createKyselyThrottleStore } from './auth/throttle-store.js';
@@ -51,5 +52,7 @@ export function createServices(
       observer.throttleLock,
     ),
     hasher,
+    /** "Last seen" of live sessions, written on a timer (stopped by the drain). */
+    lastSeen: createLastSeen({ db, now }),
   };
 }

@@ -10,6 +10,7 @@ import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './model/account-password-proof.js';
 import type { AccountStore } from './model/account-store.js';
+import type { PacedWork } from './paced-work.js';
 
 /*
  * An account action is framework-free: it takes the body, the client and (on a guarded route)
@@ -43,8 +44,15 @@ export interface AccountDeps {
   signupOpen: boolean;
   /** The registered second factors (src/account/factors.ts), in sign-in's order. */
   factors: readonly Factor[];
-  /** Where work done after the answer logs its failures. */
-  log: { error(fields: object, message: string): void };
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: a sessions list leaves out those over. */
+  sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
+  /** Where work after the answer runs: a queue on a clock of its own (paced-work.ts). */
+  afterAnswer: PacedWork;
+  /** Where work done after the answer logs its failures and what it did not do. */
+  log: {
+    error(fields: object, message: string): void;
+    warn(fields: object, message: string): void;
+  };
 }
 
 /** The request's live session and its user, as the (session) guard found them. */
@@ -60,11 +68,15 @@ export interface Client {
   device: string;
   /** The public origin mailed links are built on (AUTH_URL, or the request's in development). */
   origin: string;
+  /** The device cookie the request carries (a credential: never logged, never recorded). */
+  deviceCookie?: string | undefined;
 }
 
 export interface ActionInput {
   /** The parsed body of a POST (CSRF already checked); empty for a GET. */
   body: Record<string, unknown>;
+  /** The route's path parameters (`/sessions/:id/revoke`'s `id`); empty for most routes. */
+  params: Readonly<Record<string, string>>;
   client: Client;
   signedIn: SignedIn;
   /**

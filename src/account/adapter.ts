@@ -1,8 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseCookies } from '../auth/cookies.js';
+import { deviceCookieName } from '../auth/device-cookie.js';
 import type { SessionAccess } from '../auth/session-access.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { HttpError } from '../http/errors.js';
 import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js';
+import type { PacedWork } from './paced-work.js';
 
 /*
  * The one place account actions meet Fastify: the input an action takes is made from the
@@ -15,11 +18,17 @@ import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js
 export const clientOf = (
   request: FastifyRequest,
   originOf: (r: FastifyRequest) => string,
-): Client => ({
-  ip: request.ip,
-  device: request.headers['user-agent'] ?? '',
-  origin: originOf(request),
-});
+): Client => {
+  const cookies = parseCookies(request.headers.cookie);
+  // Either name: over https only the __Host- one can be set, and either must carry its MAC.
+  const deviceCookie = cookies.get(deviceCookieName(true)) ?? cookies.get(deviceCookieName(false));
+  return {
+    ip: request.ip,
+    device: request.headers['user-agent'] ?? '',
+    origin: originOf(request),
+    ...(deviceCookie !== undefined && { deviceCookie }),
+  };
+};
 
 /** An action's input from a request (without `signedIn`, which the guard adds). */
 export function inputOf(
@@ -29,6 +38,7 @@ export function inputOf(
 ): Omit<ActionInput, 'signedIn'> {
   return {
     body,
+    params: (request.params ?? {}) as Record<string, string>,
     client: clientOf(request, ports.originOf),
     async requestSessionId() {
       try {
@@ -61,20 +71,15 @@ export async function runAction<Input, Body>(
 }
 
 /**
- * Puts a result's cookie on the reply, and its work after the answer on the reply's end:
- * 'close' follows the last byte of the answer (or a dropped connection), never comes before it.
+ * Puts a result's cookie on the reply, and its work after the answer into the paced queue
+ * (src/account/paced-work.ts) once the answer is out: 'close' follows the last byte of the
+ * answer (or a dropped connection), never comes before it, and the queue runs the work on a
+ * clock of its own, so not even the next request on the connection waits for it.
  */
-export function deliver(
-  reply: FastifyReply,
-  result: ActionResult,
-  log: { error(fields: object, message: string): void },
-): void {
+export function deliver(reply: FastifyReply, result: ActionResult, paced: PacedWork): void {
   if (result.setCookie !== undefined) reply.header('set-cookie', result.setCookie);
   const after = result.afterAnswer;
-  if (after !== undefined)
-    reply.raw.once('close', () => {
-      after.run().catch((error: unknown) => log.error({ err: error }, after.failure));
-    });
+  if (after !== undefined) reply.raw.once('close', () => paced.push(after));
 }
 
 /** Runs an action for a request and puts its result on the reply; returns the result. */
@@ -95,7 +100,7 @@ export function createPerform(
     // An anonymous action never reads `signedIn`; a guarded one is only run with it.
     const input = { ...inputOf(request, body, ports), signedIn } as ActionInput;
     const result = await runAction(action, deps, input, request);
-    deliver(reply, result, deps.log);
+    deliver(reply, result, deps.afterAnswer);
     return result;
   };
 }

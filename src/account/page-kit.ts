@@ -3,7 +3,7 @@ import { isSecure, originOf } from '../auth/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import type { HttpError } from '../http/errors.js';
 import { paletteFor } from '../pages/colour.js';
-import type { PageShell } from '../pages/layout.js';
+import { createShell, type PageShell } from '../pages/layout.js';
 import { formatWait, type Notice } from '../pages/notices.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
@@ -36,12 +36,7 @@ export interface SendOptions {
 export function createPageKit(settings: PageKitSettings) {
   const page = settings.page ?? pageDefaults;
   const style = pageStyle(paletteFor(page.accentColor));
-  const shell: PageShell = {
-    productName: page.productName,
-    logoUrl: page.logoUrl,
-    style,
-    basePath: '/api/auth',
-  };
+  const shell: PageShell = createShell(page, style, '/api/auth');
   const policy = pagePolicy(style, page.logoUrl);
   const secureOf = (request: FastifyRequest) => isSecure(request, settings.authUrl);
   const assertCsrf = createCsrfGuard({

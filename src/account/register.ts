@@ -15,11 +15,15 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps, ActionResult, AnonymousAction } from './action.js';
 import { createPerform } from './adapter.js';
+import { createLinkOrigin } from './link-origin.js';
+import { createDeviceCookies } from '../auth/device-cookie.js';
+import { createPacedWork } from './paced-work.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { changeEmail } from './email/change-email.js';
 import { changePassword } from './self/change-password.js';
 import { forgotPassword } from './reset/forgot.js';
 import { listOwnEvents } from './self/list-events.js';
+import { listOwnSessions, revokeOtherSessions, revokeOwnSession } from './self/sessions.js';
 import { lockAccountAction } from './lock/lock.js';
 import { updateProfile } from './self/profile.js';
 import { reauthenticate } from './self/reauthenticate.js';
@@ -64,6 +68,12 @@ type Route = {
 );
 
 /** Every /api/account route, read as a table. */
+/**
+ * The after-answer queue's clock: a forgot's mail is queued at most this much later, and a
+ * request meets that work only when it arrives during a tick, whatever the address was.
+ */
+const afterAnswerTickMs = 250;
+
 const allRoutes: Record<string, Route> = {
   '': { method: 'GET', guard: 'session', action: showAccount },
   '/profile': { method: 'POST', guard: 'session', action: updateProfile },
@@ -102,6 +112,9 @@ const allRoutes: Record<string, Route> = {
   },
   '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
+  '/sessions': { method: 'GET', guard: 'session', action: listOwnSessions },
+  '/sessions/revoke-others': { method: 'POST', guard: 'session', action: revokeOtherSessions },
+  '/sessions/:id/revoke': { method: 'POST', guard: 'session', action: revokeOwnSession },
 };
 
 /**
@@ -131,22 +144,25 @@ type PageFlowSettings = ResetPageSettings & SignupPageSettings;
 /**
  * Every path the wing serves with mail on or off and with the `/account` page or without: the
  * JSON routes, the flows' pages and the account page's own (the OpenAPI check lists them from
- * here).
+ * here), path parameters written as OpenAPI writes them.
  */
 export function accountPaths(served: { mail: boolean; accountPage: boolean }): string[] {
   const wanted = (route: { needsMail?: boolean }) => route.needsMail !== true || served.mail;
+  // In OpenAPI's form: a path parameter `:id` is `{id}`.
   return [
     ...Object.entries(allRoutes)
       .filter(([, route]) => wanted(route))
       .map(([path]) => `${accountBasePath}${path}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
     ...(served.accountPage ? accountPagePaths(served.mail) : []),
-  ];
+  ].map((path) => path.replace(/:([a-z]+)/g, '{$1}'));
 }
 
 export interface AccountSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
+  /** AUTH_TRUST_HOST: without AUTH_URL, mailed links may follow the Host header. */
+  authTrustHost?: boolean | undefined;
   bodyLimitBytes: number;
   /** REAUTH_MAX_AGE. */
   reauthMaxAgeSeconds: number;
@@ -160,6 +176,8 @@ export interface AccountSettings {
   mailRequestLimits: MailRequestLimits;
   /** The pages' branding, as the sign-in page has it (the reset pages look the same). */
   page?: PageSettings | undefined;
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE, for the sessions list. */
+  sessionLifetime: AccountDeps['sessionLifetime'];
 }
 
 export interface AccountRegistration {
@@ -200,13 +218,21 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     reauthMaxAgeSeconds: config.reauthMaxAgeSeconds,
     now,
   });
+  // After-answer work runs off the request's path; the service's stop runs what is left.
+  const afterAnswer = createPacedWork({ tickMs: afterAnswerTickMs, maxQueued: 10_000, log });
+  site.app.addHook('onClose', () => afterAnswer.drain());
   const actionDeps: AccountDeps = {
     db: deps.db,
     users: deps.users,
     store,
     sessions: deps.sessions,
     hasher: deps.hasher,
-    provePassword: createPasswordProof({ throttle: deps.throttle, hasher: deps.hasher, now }),
+    provePassword: createPasswordProof({
+      deviceCookies: createDeviceCookies(config.authSecrets),
+      throttle: deps.throttle,
+      hasher: deps.hasher,
+      now,
+    }),
     passwordMinLength: config.passwordMinLength,
     now,
     recentUntil: guards.recentUntil,
@@ -220,10 +246,18 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     signupOpen: config.signupOpen === true,
     factors: registeredFactors,
+    sessionLifetime: config.sessionLifetime,
+    afterAnswer,
     log,
   };
+  // Redirects follow the request's origin, as Auth.js's do; mailed links follow the stricter rule.
   const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);
-  const perform = createPerform(actionDeps, { originOf: publicOriginOf, sessions: deps.sessions });
+  const linkOriginOf = createLinkOrigin({
+    authUrl: config.authUrl,
+    authTrustHost: config.authTrustHost,
+    log,
+  });
+  const perform = createPerform(actionDeps, { originOf: linkOriginOf, sessions: deps.sessions });
   const flow = { deps: actionDeps, perform };
   const assertCsrf = createCsrfGuard({
     secrets: config.authSecrets,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { pruneAuditLog } from '../audit/prune.js';
 import type { AccountEventSink } from '../auth/account-events.js';
 import type { SignInCheck } from '../auth/authorize.js';
 import type { PageViewOf } from '../auth/routes.js';
@@ -7,6 +8,7 @@ import type { Throttle, ThrottleSettings } from '../auth/throttle.js';
 import type { ThrottleStore } from '../auth/throttle-store.js';
 import { accounts } from '../config/accounts.js';
 import type { PageSettings } from '../config/page-settings.js';
+import { session as sessionSettings } from '../config/session.js';
 import { signIn } from '../config/sign-in.js';
 import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
@@ -32,10 +34,13 @@ import { createSignInChecks } from './signin-checks.js';
 // The configuration's own defaults (src/config/), for an app built without them (tests).
 const accountDefaults = accounts.parse({});
 const signInDefaults = signIn.parse({});
+const sessionDefaults = sessionSettings.parse({}).session;
 
 export interface AccountWingSettings {
   authSecrets: readonly string[];
   authUrl: string | undefined;
+  /** AUTH_TRUST_HOST: without AUTH_URL, mailed links may follow the Host header. */
+  authTrustHost?: boolean | undefined;
   bodyLimitBytes: number;
   page?: PageSettings | undefined;
   reauthMaxAgeSeconds?: number | undefined;
@@ -45,6 +50,8 @@ export interface AccountWingSettings {
   requireVerifiedEmail?: boolean | undefined;
   /** The sign-in throttle's numbers, which mail requests are limited by too. */
   throttle?: ThrottleSettings | undefined;
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE (the auth wing's), for the sessions list. */
+  session?: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number } | undefined;
 }
 
 export interface AccountWingDeps {
@@ -84,7 +91,14 @@ export function createAccountWing(deps: AccountWingDeps) {
   const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
   const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
   const forAuth: ForAuth = {
-    events: createEventSink({ db: deps.db, users: deps.users, log: deps.log }),
+    events: createEventSink({
+      db: deps.db,
+      users: deps.users,
+      throttleStore: deps.throttleStore,
+      refusalWindowSeconds: throttle.windowSeconds,
+      now: deps.now,
+      log: deps.log,
+    }),
     signInChecks: createSignInChecks(
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
@@ -116,6 +130,7 @@ export function createAccountWing(deps: AccountWingDeps) {
           mailTokenTtlSeconds,
           signupOpen,
           mailRequestLimits,
+          sessionLifetime: config.session ?? sessionDefaults,
         },
         sessions: auth.sessions,
         ...(auth.pageView !== undefined && { pageView: auth.pageView }),
@@ -124,10 +139,18 @@ export function createAccountWing(deps: AccountWingDeps) {
   };
 }
 
-/** The periodic prune of what the wing keeps: events past the list's reach, spent secrets. */
-export async function pruneAccountRecords(db: Kysely<Database>, now: number): Promise<void> {
+/**
+ * The periodic prune of what the wing keeps: events past the list's reach, spent secrets, and
+ * audit entries past `auditRetentionDays` (behind the chain's checkpoint).
+ */
+export async function pruneAccountRecords(
+  db: Kysely<Database>,
+  now: number,
+  auditRetentionDays: number = accountDefaults.auditRetentionDays,
+): Promise<void> {
   await Promise.all([
     pruneEvents(db, now - eventsListDays * 86_400_000),
     pruneTokens(db, now - 86_400_000),
+    pruneAuditLog(db, now - auditRetentionDays * 86_400_000),
   ]);
 }

@@ -98,10 +98,19 @@ export function createAuthorize(deps: AuthorizeDeps) {
     const email = rawEmail === null ? null : readEmail(rawEmail);
     const password = email === null || rawPassword === null ? null : readPassword(rawPassword);
     // Checked after the length bound above: the MAC costs no more than a throttle key.
+    const deviceVersion =
+      email !== null && context.deviceCookie !== undefined
+        ? deps.deviceCookies.verify(context.deviceCookie, email, deps.now())
+        : null;
+    // A device cookie that verifies was issued to a sign-in to this address, so its holder knows
+    // the account exists: looking it up now tells them nothing. The device stays known only
+    // while the account's credential version is the one it signed in under.
+    const holder =
+      deviceVersion === null || email === null
+        ? undefined
+        : await fromStore(context, () => deps.users.findByEmail(email));
     const knownDevice =
-      email !== null &&
-      context.deviceCookie !== undefined &&
-      deps.deviceCookies.verify(context.deviceCookie, email, deps.now());
+      holder !== undefined && holder !== null && holder.credentialVersion === deviceVersion;
     if (email === null || password === null) {
       const retryAfterSeconds = await fromStore(context, () =>
         deps.throttle.refused(email, clientIp, deps.now(), knownDevice),
@@ -130,7 +139,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
         ports,
         { email, ip: clientIp, knownDevice },
         password,
-        () => deps.users.findByEmail(email),
+        () => (holder === undefined ? deps.users.findByEmail(email) : Promise.resolve(holder)),
         (user) => !user.disabled,
       );
     } catch (error) {
@@ -190,7 +199,11 @@ export function createAuthorize(deps: AuthorizeDeps) {
         proofs,
       };
       // The bridge sets it only if Auth.js then issues the session.
-      context.issuedDeviceCookie = deps.deviceCookies.issue(email, deps.now());
+      context.issuedDeviceCookie = deps.deviceCookies.issue(
+        email,
+        user.credentialVersion,
+        deps.now(),
+      );
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
       if (error instanceof SignInCheckRefused) throw error;

@@ -25,38 +25,50 @@ export function deviceSetCookie(value: string, secure: boolean): string {
 }
 
 // The label keeps these MACs apart from anything else ever made with AUTH_SECRET.
-function mac(secret: string, email: string, issuedAtSeconds: number): Buffer {
+function mac(secret: string, email: string, credentialVersion: number, issuedAtSeconds: number) {
   return createHmac('sha256', secret)
-    .update(`gatehouse device cookie\0${email}\0${issuedAtSeconds}`)
+    .update(`gatehouse device cookie\0${email}\0${credentialVersion}\0${issuedAtSeconds}`)
     .digest();
 }
 
 /**
- * Proof that this browser signed in to an account here before: `<issued-at>.<HMAC>` over the
- * normalised email and the issue time, with the first AUTH_SECRET (any listed one verifies, so
- * a rotation keeps devices known). The email is not in the cookie; only a sign-in that types
- * the same email can be matched to it. It lets its holder past the per-email lock, never past
- * the per-address or per-(email, address) limits.
+ * Proof that this browser signed in to an account here before:
+ * `<issued-at>.<credential version>.<HMAC>` over the normalised email, the account's credential
+ * version at that sign-in and the issue time, with the first AUTH_SECRET (any listed one
+ * verifies, so a rotation keeps devices known). The email is not in the cookie; only a sign-in
+ * that types the same email can be matched to it. It lets its holder past the per-email lock,
+ * never past the per-address or per-(email, address) limits; and only while the account's
+ * credential version is still the one it was issued under: a password change or reset, an
+ * address change or a lock ends the trust every earlier sign-in earned (an intruder who signed
+ * in once does not keep skipping the per-account limit against the new password).
  */
 export function createDeviceCookies(secrets: readonly string[]) {
   const [current] = secrets;
   if (current === undefined) throw new Error('device cookies need a secret');
   return {
-    issue(email: string, nowMs: number): string {
+    issue(email: string, credentialVersion: number, nowMs: number): string {
       const issuedAtSeconds = Math.floor(nowMs / 1000);
-      return `${issuedAtSeconds}.${mac(current, email, issuedAtSeconds).toString('base64url')}`;
+      const tag = mac(current, email, credentialVersion, issuedAtSeconds).toString('base64url');
+      return `${issuedAtSeconds}.${credentialVersion}.${tag}`;
     },
 
-    /** Whether `value` was issued here for `email`, within the last year. */
-    verify(value: string, email: string, nowMs: number): boolean {
-      const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
-      if (match === null) return false;
+    /**
+     * The credential version `value` was issued under, when it was issued here for `email`
+     * within the last year; else null. The caller compares it with the account's.
+     */
+    verify(value: string, email: string, nowMs: number): number | null {
+      const match = /^(\d{1,12})\.(\d{1,9})\.([A-Za-z0-9_-]{43})$/.exec(value);
+      if (match === null) return null;
       const issuedAtSeconds = Number(match[1]);
+      const credentialVersion = Number(match[2]);
       const ageSeconds = nowMs / 1000 - issuedAtSeconds;
       // A little slack for clocks that differ between instances.
-      if (ageSeconds > deviceCookieMaxAgeSeconds || ageSeconds < -300) return false;
-      const given = Buffer.from(match[2] as string, 'base64url');
-      return secrets.some((secret) => timingSafeEqual(given, mac(secret, email, issuedAtSeconds)));
+      if (ageSeconds > deviceCookieMaxAgeSeconds || ageSeconds < -300) return null;
+      const given = Buffer.from(match[3] as string, 'base64url');
+      const known = secrets.some((secret) =>
+        timingSafeEqual(given, mac(secret, email, credentialVersion, issuedAtSeconds)),
+      );
+      return known ? credentialVersion : null;
     },
   };
 }

@@ -19,6 +19,7 @@ import { authRoutes, registerAuthRoutes, type PageViewOf } from './routes.js';
 import { createSessionAccess, type SessionAccess } from './session-access.js';
 import { createSessionClaims } from './session-claims.js';
 import { createSessionRead } from './session-read.js';
+import type { LastSeen } from '../sessions/last-seen.js';
 import type { Throttle } from './throttle.js';
 
 export type AuthSettings = Pick<
@@ -45,6 +46,8 @@ export interface AuthRegistration {
   signupUrl?: string;
   /** The checks after a right password, in order (the account wing's); absent: none. */
   signInChecks?: readonly SignInCheck[];
+  /** Where live session reads are noted for "last seen" (src/sessions/last-seen.ts); absent: not. */
+  lastSeen?: Pick<LastSeen, 'seen'>;
 }
 
 /** What other route groups use of the auth wing. */
@@ -97,6 +100,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     sessionCookiePrefix: config.sessionCookiePrefix,
     now,
     codec,
+    seen: deps.lastSeen?.seen,
   });
   /** A session token as Auth.js reads it (same codec, same salt); unreadable is `null`. */
   const decodeSessionToken = async (token: string, secure: boolean) => {

@@ -17,6 +17,8 @@ export type Interruption =
  */
 export interface AuthRequestContext {
   clientIp: string;
+  /** The request's User-Agent ('' when none): a new session keeps it for its owner's list. */
+  userAgent?: string;
   /** The public origin mailed links are built on (AUTH_URL's, else the request's). */
   origin: string;
   /** The session token the client held when it signed in again (fixation: it is revoked). */

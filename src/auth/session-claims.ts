@@ -48,7 +48,8 @@ export function createSessionClaims(deps: SessionClaimsDeps) {
         // Fixation: a sign-in always gets a new session id, and the one held before ends.
         await revokeHeldSession(context);
         const at = deps.now();
-        const sid = await fromStore(context, () => deps.sessions.create(credential, at));
+        const client = { ip: context.clientIp, userAgent: context.userAgent ?? '' };
+        const sid = await fromStore(context, () => deps.sessions.create(credential, at, client));
         if (sid === null) {
           // The password, disabled flag or account changed after authorize verified it: the
           // answer a wrong password gets, and no session.

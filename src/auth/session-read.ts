@@ -77,6 +77,11 @@ export interface SessionReadDeps {
   now: () => number;
   /** Gatehouse's synchronous codec: with it, the fast branch exists (fast paths on). */
   codec: JweCodec | undefined;
+  /**
+   * Notes a live session's read for its "last seen" (src/sessions/last-seen.ts): synchronous,
+   * in memory, nothing awaited; the writes happen on a timer, off this path.
+   */
+  seen?: ((sessionId: string, atMs: number) => void) | undefined;
 }
 
 interface HeldToken {
@@ -124,6 +129,7 @@ export function createSessionRead(deps: SessionReadDeps) {
     if (claims.auth_time + capSeconds <= nowSeconds) return null;
     const active = await fromStore(context, () => deps.sessions.findActive(claims.sid));
     if (active === null || active.userId !== claims.sub) return null;
+    deps.seen?.(claims.sid, nowSeconds * 1000);
     return { ...claims, email: active.email, name: active.name };
   }
 

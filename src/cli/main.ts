@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as add from './commands/add.js';
+import * as audit from './commands/audit.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail-outbox.js';
@@ -80,6 +81,15 @@ const mailCommands: Record<string, Command> = {
   },
 };
 
+const auditCommands: Record<string, Command> = {
+  verify: { help: audit.verifyHelp, options: {}, run: audit.verify },
+  export: {
+    help: audit.exportHelp,
+    options: { since: { type: 'string' } },
+    run: audit.exportLines,
+  },
+};
+
 const webhookCommands: Record<string, Command> = {
   list: {
     help: webhooks.listHelp,
@@ -101,6 +111,14 @@ Commands:
   show ID           show one mail (its body too, in development)
   retry ID          queue a failed mail again
   test --to EMAIL   queue a test mail and wait for its delivery
+
+${databaseLine(cli)}`;
+
+const auditUsage = (cli: string) => `Usage: gatehouse audit <command> [options]
+
+Commands:
+  verify            check the audit log's hash chain; exit 1 naming the first bad entry
+  export            write the audit log as JSON lines (--since TIME)
 
 ${databaseLine(cli)}`;
 
@@ -144,6 +162,11 @@ const groups: Record<
     commands: mailCommands,
     summary: 'the mail outbox: list, show, retry, and send a test mail',
     usage: mailUsage,
+  },
+  audit: {
+    commands: auditCommands,
+    summary: 'the audit log: verify its hash chain, export it as JSON lines',
+    usage: auditUsage,
   },
   webhooks: {
     commands: webhookCommands,

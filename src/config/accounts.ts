@@ -4,7 +4,8 @@ import { integer, oneOf, trueFalse } from './kinds.js';
 /**
  * The account routes (src/account/): how recent a password proof must be for (recent) routes,
  * how long an e-mailed reset or verification secret lives, how long an invitation does, whether
- * anyone may sign up, and whether an unverified address may sign in.
+ * anyone may sign up, whether an unverified address may sign in, and how long the audit log
+ * keeps an entry.
  */
 export const accounts = z.pipe(
   z.object({
@@ -16,6 +17,8 @@ export const accounts = z.pipe(
     // False by default: accounts an operator made before it existed are all unverified, and
     // turning it on by default would lock every one of them out.
     REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
+    // A year by default; at least the 90 days a person's own history shows, at most 10 years.
+    AUDIT_RETENTION_DAYS: integer(90, 3650, 365),
   }),
   z.transform((e) => ({
     /** Seconds a sign-in or re-authentication counts as recent. */
@@ -28,5 +31,7 @@ export const accounts = z.pipe(
     signupOpen: e.SIGNUP === 'open',
     /** REQUIRE_VERIFIED_EMAIL: a correct password of an unverified address signs nobody in. */
     requireVerifiedEmail: e.REQUIRE_VERIFIED_EMAIL,
+    /** Days the audit log keeps an entry; older ones are pruned behind a checkpoint. */
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   })),
 );

@@ -122,6 +122,8 @@ export const auth = (requireSecret: boolean) =>
       authSecrets: e.AUTH_SECRET,
       /** The public origin; undefined: taken from each request. */
       authUrl: e.AUTH_URL,
+      /** AUTH_TRUST_HOST=true: without AUTH_URL, the Host header is the public origin's. */
+      authTrustHost: e.AUTH_TRUST_HOST,
       /** The session cookie's prefix over https: Auth.js's `__Secure-`, or the stricter `__Host-`. */
       sessionCookiePrefix: e.SESSION_COOKIE_PREFIX,
     })),

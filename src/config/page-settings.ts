@@ -14,6 +14,12 @@ export interface PageSettings {
    * Undefined: `/` shows who is signed in, and sign-in lands there.
    */
   readonly signedInUrl: string | undefined;
+  /** Where every page's "Back to …" link leads (APP_URL, else SIGNED_IN_URL); undefined: none. */
+  readonly appUrl?: string | undefined;
+  /** The app's own sign-in page (APP_SIGNIN_URL): the end pages' "Sign in" leads there. */
+  readonly appSignInUrl?: string | undefined;
+  /** SUPPORT_CONTACT: an https:// URL or an e-mail address; undefined: none shown. */
+  readonly supportContact?: string | undefined;
 }
 
 /** What the pages show when nothing is configured (also for apps built without the setting). */
@@ -38,6 +44,13 @@ export function isProductName(value: string): boolean {
     // Control characters (newlines included) have no place in a title or a heading.
     !/\p{Cc}/u.test(value)
   );
+}
+
+/** A support contact: an https:// URL (as a logo's) or a bare e-mail address. */
+export function isSupportContact(value: string): boolean {
+  if (/^[^\s@<>(),;:"\\\p{Cc}]+@[^\s@<>(),;:"\\\p{Cc}]+\.[^\s@<>(),;:"\\\p{Cc}]+$/u.test(value))
+    return true;
+  return !value.startsWith('/') && isLogoUrl(value);
 }
 
 /**

@@ -4,11 +4,14 @@ import {
   isLogoUrl,
   isProductName,
   isSignedInUrl,
+  isSupportContact,
   pageDefaults,
   productNameMaxLength,
   type PageSettings,
 } from './page-settings.js';
 import { noted } from './notes.js';
+
+const emptyIsUnset = (value: string | undefined) => (value === '' ? undefined : value);
 
 /** The pages' product name, accent colour and logo, and where a signed-in visitor goes. */
 export const pages = z.pipe(
@@ -56,6 +59,46 @@ export const pages = z.pipe(
       ),
       { example: '/app' },
     ),
+    // Empty means unset, as for the logo.
+    APP_URL: noted(
+      z.optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              (value) => value === '' || isSignedInUrl(value),
+              'must be a path like / or an absolute http(s):// URL',
+            ),
+          ),
+      ),
+      { example: 'https://app.example.com/' },
+    ),
+    APP_SIGNIN_URL: noted(
+      z.optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              (value) => value === '' || isSignedInUrl(value),
+              'must be a path like /login or an absolute http(s):// URL',
+            ),
+          ),
+      ),
+      { example: '/login' },
+    ),
+    SUPPORT_CONTACT: noted(
+      z.optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              (value) => value === '' || isSupportContact(value),
+              'must be an https:// URL or an e-mail address',
+            ),
+          ),
+      ),
+      { example: 'support@example.com' },
+    ),
   }),
   z.transform((e): { page: PageSettings } => ({
     page: {
@@ -63,6 +106,9 @@ export const pages = z.pipe(
       accentColor: e.PAGE_ACCENT_COLOR,
       logoUrl: e.PAGE_LOGO_URL === '' ? undefined : e.PAGE_LOGO_URL,
       signedInUrl: e.SIGNED_IN_URL === '' ? undefined : e.SIGNED_IN_URL,
+      appUrl: emptyIsUnset(e.APP_URL) ?? emptyIsUnset(e.SIGNED_IN_URL),
+      appSignInUrl: emptyIsUnset(e.APP_SIGNIN_URL),
+      supportContact: emptyIsUnset(e.SUPPORT_CONTACT),
     },
   })),
 );

@@ -24,6 +24,17 @@ export interface SessionsTable {
   authenticated_at: number | null;
   /** How the sign-in was proved, space-separated (`password`, …; migration 009). */
   proofs: Generated<string>;
+  /**
+   * The id a person's sessions list shows and revokes by: random, no credential (migration
+   * 013); null only for rows written without one (none the service writes).
+   */
+  public_id: string | null;
+  /** The sign-in's client address, whole ('' before migration 013); shown truncated. */
+  ip: Generated<string>;
+  /** The sign-in's User-Agent, cut; shown as a short label (src/sessions/device-label.ts). */
+  user_agent: Generated<string>;
+  /** When the session was last read, to within a few minutes (src/sessions/last-seen.ts). */
+  last_seen_at: number | null;
 }
 
 export interface SigninThrottleTable {
@@ -90,6 +101,34 @@ export interface MailOutboxTable {
   priority: number;
 }
 
+/** One entry of the hash-chained audit log (src/audit/): appended, never updated. */
+export interface AuditLogTable {
+  /** The chain's order: 1, 2, 3… with no gap but what the retention prune removed. */
+  seq: number;
+  at: number;
+  type: string;
+  /** The user the event is about, if any (no foreign key: it outlives the user). */
+  user_id: string | null;
+  /** Who did it when not the user: an operator's label (`gatehouse CLI`, an admin token's). */
+  actor: string | null;
+  ip: string;
+  device: string;
+  /** JSON, or null. */
+  detail: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+/** The audit chain's one head row (id 1): its newest entry and the prune's checkpoint. */
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+  /** The last entry the retention prune removed (0 and the genesis hash when none). */
+  pruned_seq: number;
+  pruned_hash: string;
+}
+
 /** A webhook on its way to one endpoint (src/webhooks/outbox-store.ts, migration 014). */
 export interface WebhookOutboxTable {
   id: string;
@@ -117,5 +156,7 @@ export interface Database {
   account_events: AccountEventsTable;
   account_tokens: AccountTokensTable;
   mail_outbox: MailOutboxTable;
+  audit_log: AuditLogTable;
+  audit_head: AuditHeadTable;
   webhook_outbox: WebhookOutboxTable;
 }

@@ -152,12 +152,12 @@ Your {{productName}} account ({{to}}) was just locked with the "this wasn't me" 
 security notice: every session of it was signed out, and nobody can sign in until it is
 unlocked.
 
-To use it again, contact your administrator: they can unlock it. Then choose a new password
-with "Forgot your password?" if someone else may know yours. If you did not lock it, tell
-your administrator that too.`,
+To use it again, contact {{#supportContact}}{{supportContact}}{{/supportContact}}{{^supportContact}}your administrator{{/supportContact}}: they can unlock it. Then choose a new
+password with "Forgot your password?" if someone else may know yours. If you did not lock it,
+tell them that too.`,
     html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
 <p>Your {{productName}} account ({{to}}) was just locked with the "this wasn't me" link of a security notice: every session of it was signed out, and nobody can sign in until it is unlocked.</p>
-<p>To use it again, contact your administrator: they can unlock it. Then choose a new password with "Forgot your password?" if someone else may know yours. If you did not lock it, tell your administrator that too.</p>`,
+<p>To use it again, contact {{#supportContact}}{{supportContact}}{{/supportContact}}{{^supportContact}}your administrator{{/supportContact}}: they can unlock it. Then choose a new password with "Forgot your password?" if someone else may know yours. If you did not lock it, tell them that too.</p>`,
     required: [],
   },
   test: {
@@ -183,7 +183,7 @@ ${content}
 </html>`;
 
 /** Common to every kind, filled in by the queue. */
-export const commonValues = ['productName', 'origin', 'to'] as const;
+export const commonValues = ['productName', 'origin', 'supportContact', 'to'] as const;
 
 /** What callers may give any kind; a template reading another name is refused at start-up. */
 export const callerValues = [

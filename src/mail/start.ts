@@ -20,6 +20,8 @@ export interface MailSettings {
   smtpUrl: string | undefined;
   from: string | undefined;
   productName: string;
+  /** SUPPORT_CONTACT: who to ask for help (an https:// URL or an address); undefined: none. */
+  supportContact?: string | undefined;
   /** The public origin (AUTH_URL), shown in every mail; undefined: none shown. */
   origin: string | undefined;
   templates: TemplateOverrides;
@@ -129,7 +131,11 @@ export async function createMail(
     mode,
     store,
     renderer: createMailRenderer(
-      { productName: settings.productName, origin: settings.origin },
+      {
+        productName: settings.productName,
+        origin: settings.origin,
+        supportContact: settings.supportContact,
+      },
       settings.templates,
     ),
     ...(hooks.now !== undefined && { now: hooks.now }),
@@ -196,7 +202,7 @@ export function mailSettingsOf(config: {
   env: string;
   workers: number;
   authUrl: string | undefined;
-  page: { productName: string };
+  page: { productName: string; supportContact?: string | undefined };
   mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds' | 'ratePerMinute'>;
 }): MailSettings {
   return {
@@ -206,6 +212,7 @@ export function mailSettingsOf(config: {
     ratePerMinute: Math.max(1, Math.floor(config.mail.ratePerMinute / Math.max(1, config.workers))),
     production: config.env === 'production',
     productName: config.page.productName,
+    supportContact: config.page.supportContact,
     origin: config.authUrl,
   };
 }

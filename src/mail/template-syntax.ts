@@ -1,13 +1,14 @@
 /**
  * The templates' whole language: `{{value}}` inserts a value (HTML-escaped in HTML bodies) and
- * `{{#value}}…{{/value}}` keeps its content only when the value is given and not empty. No
+ * `{{#value}}…{{/value}}` keeps its content only when the value is given and not empty, and
+ * `{{^value}}…{{/value}}` only when it is missing or empty. No
  * logic, no partials, no raw insertion: an operator's template can misspell a name (refused at
  * start-up) but cannot run anything or insert unescaped markup.
  */
 type Part =
   | { kind: 'text'; text: string }
   | { kind: 'value'; name: string }
-  | { kind: 'section'; name: string; parts: Part[] };
+  | { kind: 'section'; name: string; parts: Part[]; inverted: boolean };
 
 export interface CompiledTemplate {
   render(values: Readonly<Record<string, string>>, escape: (text: string) => string): string;
@@ -15,7 +16,7 @@ export interface CompiledTemplate {
   readonly names: ReadonlySet<string>;
 }
 
-const tag = /\{\{\s*([#/]?)\s*([A-Za-z][A-Za-z0-9]*)\s*\}\}/g;
+const tag = /\{\{\s*([#^/]?)\s*([A-Za-z][A-Za-z0-9]*)\s*\}\}/g;
 
 /** The template compiled, or a problem worded for an operator (names the tag, not a stack). */
 export function compileTemplate(source: string): CompiledTemplate | { problem: string } {
@@ -32,8 +33,8 @@ export function compileTemplate(source: string): CompiledTemplate | { problem: s
     if (text !== '') current.push({ kind: 'text', text });
     last = match.index + whole.length;
     names.add(name);
-    if (sigil === '#') {
-      const section: Part = { kind: 'section', name, parts: [] };
+    if (sigil === '#' || sigil === '^') {
+      const section: Part = { kind: 'section', name, parts: [], inverted: sigil === '^' };
       current.push(section);
       open.push({ name, parts: current });
       current = section.parts;
@@ -74,7 +75,8 @@ function renderParts(
   for (const part of parts) {
     if (part.kind === 'text') out += part.text;
     else if (part.kind === 'value') out += escape(values[part.name] ?? '');
-    else if ((values[part.name] ?? '') !== '') out += renderParts(part.parts, values, escape);
+    else if (((values[part.name] ?? '') !== '') !== part.inverted)
+      out += renderParts(part.parts, values, escape);
   }
   return out;
 }

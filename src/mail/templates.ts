@@ -102,10 +102,14 @@ const asIs = (text: string) => text;
 
 /**
  * Compiles every kind's templates once: the built-in ones, each part replaced by the operator's
- * where given. `productName` and `origin` are filled into every mail.
+ * where given. `productName`, `origin` and `supportContact` are filled into every mail.
  */
 export function createMailRenderer(
-  settings: { productName: string; origin: string | undefined },
+  settings: {
+    productName: string;
+    origin: string | undefined;
+    supportContact?: string | undefined;
+  },
   overrides: TemplateOverrides = {},
 ): MailRenderer {
   const templates = new Map(
@@ -134,6 +138,7 @@ export function createMailRenderer(
         ...values,
         productName: settings.productName,
         origin: settings.origin ?? values.origin ?? '',
+        supportContact: settings.supportContact ?? '',
       };
       return {
         subject: oneLine(template.subject.render(all, oneLine)).trim(),

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { record, type AccountEventType } from '../account/model/events.js';
+import { appendAuditEntry } from '../audit/append.js';
 import type { Database } from '../db/schema.js';
 
 /**
@@ -36,5 +37,37 @@ export function recordOperatorEvent(
     device: actor.label,
     // `by` last: a detail cannot pass for another actor.
     detail: { ...detail, by: actor.label },
+    actor: actor.label,
+  });
+}
+
+/** An operator's action the user's own record does not list, kept in the audit log only. */
+export type OperatorActionType =
+  | 'user_created'
+  | 'user_invited'
+  | 'user_enabled'
+  | 'user_renamed'
+  | 'email_verified'
+  | 'email_unlocked'
+  | 'user_removed';
+
+/**
+ * Appends an operator's action to the audit log with its actor, in `db`'s transaction when it
+ * is one. `userId` null: the action is about no user (an address's throttle, an invitation).
+ */
+export async function auditOperatorAction(
+  db: Kysely<Database>,
+  actor: Actor,
+  type: OperatorActionType,
+  userId: string | null,
+  detail: Record<string, unknown> = {},
+): Promise<void> {
+  await appendAuditEntry(db, {
+    type,
+    userId,
+    actor: actor.label,
+    ip: '',
+    device: actor.label,
+    detail: JSON.stringify({ ...detail, by: actor.label }),
   });
 }

@@ -1,6 +1,6 @@
 import type { User } from '../users/store.js';
 import { insertUser } from '../users/writes.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 export interface AddUser {
   /** Normalised (src/users/email.ts). */
@@ -22,6 +22,8 @@ export async function addUser(ports: OperatorPorts, add: AddUser): Promise<User 
     const at = ports.now();
     const { email, name, passwordHash } = add;
     const user = await insertUser(trx, { email, name, passwordHash }, at, add.verified);
-    return user ?? 'taken';
+    if (user === null) return 'taken';
+    await auditOperatorAction(trx, add.actor, 'user_created', user.id, { verified: add.verified });
+    return user;
   });
 }

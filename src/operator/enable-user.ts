@@ -1,7 +1,7 @@
 import type { Throttle } from '../auth/throttle.js';
 import type { User } from '../users/store.js';
 import { writeDisabled } from '../users/writes.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**
  * Allows sign-in again, in one transaction: the user enabled with its credential version moved
@@ -14,9 +14,12 @@ export async function enableUser(
   ports: OperatorPorts & { throttle: Pick<Throttle, 'unlockEmail'> },
   request: { userId: string; actor: Actor },
 ): Promise<User | 'missing'> {
-  const changed = await ports.db
-    .transaction()
-    .execute((trx) => writeDisabled(trx, request.userId, false, ports.now()));
+  const changed = await ports.db.transaction().execute(async (trx) => {
+    const enabled = await writeDisabled(trx, request.userId, false, ports.now());
+    if (enabled !== null)
+      await auditOperatorAction(trx, request.actor, 'user_enabled', request.userId);
+    return enabled;
+  });
   if (changed === null) return 'missing';
   await ports.throttle.unlockEmail(changed.user.email);
   return changed.user;

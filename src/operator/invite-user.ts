@@ -1,6 +1,6 @@
 import { issueInvitation, type IssuedInvitation } from '../account/invitation/invitations.js';
 import type { OutboxQueue } from '../mail/outbox-queue.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 export interface InviteUser {
   /** Normalised (src/users/email.ts). */
@@ -22,15 +22,22 @@ export interface InviteUser {
  * `{ outcome: 'taken' }` when the address has an account. Without `mail` the link is only
  * returned, for the operator to pass on.
  */
-export function inviteUser(
+export async function inviteUser(
   ports: OperatorPorts & { mail: OutboxQueue | undefined },
   invite: InviteUser,
 ): Promise<IssuedInvitation> {
-  return issueInvitation(ports.db, ports.mail, {
+  const issued = await issueInvitation(ports.db, ports.mail, {
     email: invite.email,
     name: invite.name,
     origin: invite.origin,
     ttlSeconds: invite.ttlSeconds,
     now: ports.now(),
   });
+  // After the invitation's own transaction (issueInvitation owns it): an invitation is no
+  // account yet, and the audit entry says who asked for it.
+  if (issued.outcome !== 'taken')
+    await auditOperatorAction(ports.db, invite.actor, 'user_invited', null, {
+      email: invite.email,
+    });
+  return issued;
 }

@@ -5,6 +5,13 @@
  */
 export type { Actor, OperatorPorts } from './actor.js';
 export { addUser, type AddUser } from './add-user.js';
+export {
+  exportAudit,
+  listAudit,
+  verifyAudit,
+  type AuditEntry,
+  type AuditVerdict,
+} from './audit-log.js';
 export { disableUser } from './disable-user.js';
 export { enableUser } from './enable-user.js';
 export { findUsers, showUser, type UserSummary } from './find-users.js';
@@ -15,6 +22,7 @@ export { revokeUserSessionsNow } from './revoke-user-sessions.js';
 export { setUserEmail, type SetEmail } from './set-user-email.js';
 export { setUserPassword } from './set-user-password.js';
 export { unlockEmail } from './unlock-email.js';
+export { listSessionsOfUser, revokeSessionOfUser, type SessionView } from './user-sessions.js';
 export { unlockUser } from './unlock-user.js';
 export { listMail, listWebhooks, retryMail, retryWebhook } from './outboxes.js';
 export { verifyUserEmail } from './verify-user-email.js';

@@ -1,6 +1,6 @@
 import type { User } from '../users/store.js';
 import { deleteUser } from '../users/writes.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**
  * Deletes the user and every session of theirs, in one transaction; the user as it was, or
@@ -13,6 +13,11 @@ export function removeUser(
 ): Promise<User | 'missing'> {
   return ports.db.transaction().execute(async (trx) => {
     const removed = await deleteUser(trx, request.userId, ports.now());
-    return removed ?? 'missing';
+    if (removed === null) return 'missing';
+    // The user's own record goes with the row; the audit log keeps the removal.
+    await auditOperatorAction(trx, request.actor, 'user_removed', removed.id, {
+      email: removed.email,
+    });
+    return removed;
   });
 }

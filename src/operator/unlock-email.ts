@@ -1,5 +1,5 @@
 import type { Throttle } from '../auth/throttle.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**
  * Lifts the sign-in lock failed attempts put on an email, and starts its counters over, whether
@@ -8,12 +8,15 @@ import type { Actor, OperatorPorts } from './actor.js';
  * name no user.
  */
 export async function unlockEmail(
-  ports: Pick<OperatorPorts, 'now'> & {
+  ports: OperatorPorts & {
     throttle: Pick<Throttle, 'unlockEmail' | 'emailLockedUntil'>;
   },
   request: { email: string; actor: Actor },
 ): Promise<{ lockedUntil: number | null }> {
   const lockedUntil = await ports.throttle.emailLockedUntil(request.email, ports.now());
   await ports.throttle.unlockEmail(request.email);
+  await auditOperatorAction(ports.db, request.actor, 'email_unlocked', null, {
+    email: request.email,
+  });
   return { lockedUntil };
 }

@@ -1,6 +1,6 @@
 import type { User } from '../users/store.js';
 import { markVerified, readUser } from '../users/writes.js';
-import type { Actor, OperatorPorts } from './actor.js';
+import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**
  * Marks the user's address verified, as the link in a "confirm your address" mail would;
@@ -14,6 +14,8 @@ export function verifyUserEmail(
   return ports.db.transaction().execute(async (trx) => {
     const user = await readUser(trx, request.userId);
     if (user === null) return 'missing';
-    return { user, changed: await markVerified(trx, user.id, ports.now()) };
+    const changed = await markVerified(trx, user.id, ports.now());
+    if (changed) await auditOperatorAction(trx, request.actor, 'email_verified', user.id);
+    return { user, changed };
   });
 }

@@ -2,7 +2,8 @@ import type { ErrorCode } from '../http/errors.js';
 import { formatWait, type Notice } from './notices.js';
 
 /** The forms of the account page, each posting to `/account/<its JSON route>`. */
-export type AccountForm = 'profile' | 'password' | 'email' | 'verification';
+export type AccountForm =
+  'profile' | 'password' | 'email' | 'verification' | 'session' | 'sessions';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -37,6 +38,8 @@ const successes = {
     'We sent a link to the new address. Open it there and press its button: your address changes then, not before. Nothing arrived? Check the spelling and the spam folder.',
   verification: 'We sent the confirmation mail again. Open its link and press the button.',
   verified: 'Your address is already verified: there is nothing to confirm.',
+  session: 'That session was signed out.',
+  sessions: 'Your other sessions were signed out.',
 } as const satisfies Record<AccountForm | 'verified', string>;
 
 /** The success notice for the account page's query string, or none. */

@@ -1,4 +1,5 @@
 import type { AccountForm } from './account-notices.js';
+import { historySection, sessionsSection, type SecurityView } from './account-security.js';
 import { markup, type SafeHtml } from './html.js';
 import {
   noticeId,
@@ -23,7 +24,7 @@ export interface SentForm {
   invalid: readonly string[];
 }
 
-export interface AccountPageView {
+export interface AccountPageView extends SecurityView {
   user: AccountUser;
   /** Auth.js's CSRF token: every form here carries it, the sign-out form too. */
   csrfToken: string;
@@ -127,13 +128,19 @@ ${csrfField(view)}
 }
 
 /**
- * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password;
- * second factors and sessions slot in as sections of their own), each with a plain form posting
+ * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password,
+ * where one is signed in, the security history; second factors slot in as sections too), each with a plain form posting
  * to `/account/…`, then the sign-out button. No script: the forms work as they are, and a
  * refused one comes back with its notice at the top and its fields marked.
  */
 export function renderAccountPage(shell: PageShell, view: AccountPageView): string {
-  const sections = [profileSection(view), emailSection(view), passwordSection(view)];
+  const sections = [
+    profileSection(view),
+    emailSection(view),
+    passwordSection(view),
+    sessionsSection(view),
+    historySection(view),
+  ];
   const content = markup`${renderNotice(view.notice)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true })}

@@ -4,7 +4,7 @@ import { renderAccountPage, type AccountPageView } from './account-page.js';
 import { paletteFor } from './colour.js';
 import { renderCrossSitePage, type CrossSiteView } from './cross-site-page.js';
 import { markup } from './html.js';
-import { renderDocument, renderNotice, type PageShell } from './layout.js';
+import { createShell, renderDocument, renderNotice, type PageShell } from './layout.js';
 import type { Notice } from './notices.js';
 import { pagePolicy } from './page-csp.js';
 import { pageStyle } from './page-style.js';
@@ -50,12 +50,7 @@ export function createAccountPages(
   settings: PageSettings = pageDefaults,
 ): AccountPages {
   const style = pageStyle(paletteFor(settings.accentColor));
-  const shell: PageShell = {
-    productName: settings.productName,
-    logoUrl: settings.logoUrl,
-    style,
-    basePath: authBasePath,
-  };
+  const shell: PageShell = createShell(settings, style, authBasePath);
   const policy = pagePolicy(style, settings.logoUrl);
 
   function send(reply: FastifyReply, page: string, answer: PageAnswer): FastifyReply {

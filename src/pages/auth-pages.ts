@@ -12,7 +12,7 @@ import {
 import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
 import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
-import type { PageShell, SignedInUser } from './layout.js';
+import { createShell, type PageShell, type SignedInUser } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy } from './notices.js';
 import { pagePolicy } from './page-csp.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
@@ -107,12 +107,7 @@ export function createAuthPages(
   signupUrl?: string,
 ): AuthPages {
   const style = pageStyle(paletteFor(settings.accentColor));
-  const shell: PageShell = {
-    productName: settings.productName,
-    logoUrl: settings.logoUrl,
-    style,
-    basePath,
-  };
+  const shell: PageShell = createShell(settings, style, basePath);
   const policy = pagePolicy(style, settings.logoUrl);
   const signInPath = `${basePath}/signin`;
   const signInPaths = new Set([`${basePath}/callback/credentials`, `${signInPath}/credentials`]);

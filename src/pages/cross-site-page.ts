@@ -41,7 +41,7 @@ ${hint}
 ${
   view.action === 'account'
     ? markup`<a class="button" href="/account">Go to your account</a>`
-    : markup`<a class="button" href="${shell.basePath}/signin">Go to the sign-in page</a>`
+    : markup`<a class="button" href="${shell.signInUrl}">Go to the sign-in page</a>`
 }`;
   const heading = {
     signin: 'Sign-in refused',

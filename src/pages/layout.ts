@@ -9,6 +9,57 @@ export interface PageShell {
   style: PageStyle;
   /** Where Auth.js answers (`/api/auth`): the forms post there. */
   basePath: string;
+  /** Every page's "Back to …" link (APP_URL, else SIGNED_IN_URL); undefined: none. */
+  appUrl?: string | undefined;
+  /** Where the end pages' "Sign in" leads: the app's sign-in page, or this service's. */
+  signInUrl: string;
+  /** SUPPORT_CONTACT: an https:// URL or an e-mail address. */
+  supportContact?: string | undefined;
+}
+
+/** The shell of every page, from the page settings (fixed at start-up). */
+export function createShell(
+  settings: {
+    productName: string;
+    logoUrl: string | undefined;
+    appUrl?: string | undefined;
+    appSignInUrl?: string | undefined;
+    supportContact?: string | undefined;
+  },
+  style: PageStyle,
+  basePath: string,
+): PageShell {
+  return {
+    productName: settings.productName,
+    logoUrl: settings.logoUrl,
+    style,
+    basePath,
+    appUrl: settings.appUrl,
+    signInUrl: settings.appSignInUrl ?? `${basePath}/signin`,
+    supportContact: settings.supportContact,
+  };
+}
+
+/** The support contact as a link: a web page, or a mail address. */
+export function renderSupportContact(shell: PageShell): SafeHtml | undefined {
+  const contact = shell.supportContact;
+  if (contact === undefined) return undefined;
+  return contact.startsWith('https://')
+    ? markup`<a href="${contact}">support</a>`
+    : markup`<a href="mailto:${contact}">${contact}</a>`;
+}
+
+/** The foot of every page: the way back to the app, and who to ask for help. */
+function renderFoot(shell: PageShell): SafeHtml | undefined {
+  const back =
+    shell.appUrl !== undefined &&
+    markup`<a href="${shell.appUrl}">Back to ${shell.productName}</a>`;
+  const support = renderSupportContact(shell);
+  const help = support !== undefined && markup`Need help? Contact ${support}`;
+  if (back === false && help === false) return undefined;
+  const between = back !== false && help !== false && markup`<span aria-hidden="true"> · </span>`;
+  return markup`<footer class="foot">${back}${between}${help}</footer>
+`;
 }
 
 /** The id of the notice, for `aria-describedby` on the controls it is about. */
@@ -78,6 +129,9 @@ export function renderDocument(
     shell.logoUrl === undefined
       ? undefined
       : markup`<img class="logo" src="${shell.logoUrl}" alt="">\n`;
+  // Every page names the product it belongs to, above a heading that does not already.
+  const brand =
+    !heading.includes(shell.productName) && markup`<p class="brand">${shell.productName}</p>\n`;
   return markup`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -89,9 +143,9 @@ export function renderDocument(
 </head>
 <body>
 <main aria-labelledby="page-title">
-${logo}<h1 id="page-title">${heading}</h1>
+${logo}${brand}<h1 id="page-title">${heading}</h1>
 ${content}
-</main>
+${renderFoot(shell)}</main>
 </body>
 </html>
 `.value;

@@ -68,7 +68,7 @@ const formExpired: Notice = {
 
 const sessionEnded: Notice = {
   tone: 'info',
-  text: 'Your session has ended. Please sign in again to continue.',
+  text: 'Your session has ended: you signed out elsewhere, your password or address changed, or it expired. Please sign in again to continue.',
 };
 
 const signedOut: Notice = { tone: 'info', text: 'You have signed out.' };

@@ -54,6 +54,8 @@ a{color:inherit;text-underline-offset:.2em}
 .notice-error{background:var(--error-bg);border-color:var(--error-border);color:var(--error-text)}
 .notice-info{background:var(--info-bg);border-color:var(--info-border);color:var(--info-text)}
 .hint{color:var(--muted);font-size:.9375rem}
+.brand{margin:0 0 .25rem;text-align:center;color:var(--muted);font-size:.875rem;font-weight:600;letter-spacing:.02em}
+.foot{margin:1.5rem 0 0;padding-top:1rem;border-top:1px solid var(--card-border);text-align:center;color:var(--muted);font-size:.875rem}
 form+.hint{margin:1rem 0 0;text-align:center}
 code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 label{display:block;margin:1rem 0 .375rem;font-weight:600}
@@ -72,6 +74,14 @@ h2{margin:0 0 1rem;font-size:1.125rem;line-height:1.3}
 .fact .label{display:block;font-weight:600}
 .field-hint{margin:-.25rem 0 .375rem}
 .after{margin:1rem 0 0}
+.items{list-style:none;margin:0 0 1rem;padding:0}
+.items li{padding:.75rem 0;border-top:1px solid var(--card-border)}
+.items li:first-child{padding-top:0;border-top:0}
+.items p{margin:0}
+.items .what{font-weight:600}
+time{white-space:nowrap}
+.items button{margin-top:.5rem;min-height:2.25rem;padding:.375rem .75rem}
+.tag{display:inline-block;margin-left:.375rem;padding:0 .5rem;border:1px solid var(--info-border);border-radius:999px;background:var(--info-bg);color:var(--info-text);font-size:.8125rem;font-weight:600;vertical-align:.1em}
 details{margin:1.5rem 0 0;padding-top:1.25rem;border-top:1px solid var(--card-border)}
 summary{min-height:2.75rem;padding:.625rem 0;font-weight:600;cursor:pointer}
 details[open] summary{margin-bottom:.75rem}

@@ -33,7 +33,7 @@ export function renderSignOutPage(shell: PageShell, view: SignOutView): string {
   const { notice, signedIn } = view;
   if (signedIn === null && notice === undefined) {
     const content = markup`<p class="lead">There is nothing to sign out of.</p>
-<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+<a class="button" href="${shell.signInUrl}">Sign in</a>`;
     return renderDocument(shell, 'You are not signed in', content, undefined);
   }
   const describedBy = notice === undefined ? leadId : `${leadId} ${noticeId}`;

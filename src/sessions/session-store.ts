@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Kysely } from 'kysely';
 import { deleteInBatches } from '../db/delete-in-batches.js';
@@ -7,7 +7,7 @@ import type { Database } from '../db/schema.js';
 import { toActive, type ActiveSession, type FindActive } from './active-session.js';
 import { postgresFindActive } from './postgres-find-active.js';
 import { noObserver, type Observer } from '../observe/observer.js';
-import { emitUserWebhook, sessionReference, webhooksOn, withWebhooks } from '../webhooks/emit.js';
+import { emitUserWebhook, webhooksOn, withWebhooks } from '../webhooks/emit.js';
 
 type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
@@ -24,13 +24,37 @@ export interface VerifiedCredential {
   proofs?: readonly string[];
 }
 
+/** The client a session was signed in from, as a person's sessions list shows it. */
+export interface SessionClient {
+  ip: string;
+  /** The User-Agent ('' when none). */
+  userAgent: string;
+}
+
+/** Longest address and User-Agent kept on a session row (bounded against padding). */
+const ipMaxLength = 64;
+export const userAgentMaxLength = 256;
+
+/** A new session's public id: random, unrelated to its id, so no credential (migration 013). */
+export const newPublicId = (): string => randomBytes(16).toString('base64url');
+
+/** A session row's client columns, cut to their bounds. */
+export const clientColumns = (client: SessionClient | undefined) => ({
+  ip: (client?.ip ?? '').slice(0, ipMaxLength),
+  user_agent: (client?.userAgent ?? '').slice(0, userAgentMaxLength),
+});
+
 /** Server-side session rows, so that sign-out and revocation really end a session. */
 export interface SessionStore {
   /**
    * A new session's id, or null when the credential verified is no longer the user's current
    * one (a password change, disable or enable since), the user is disabled, or gone.
    */
-  create(credential: VerifiedCredential, createdAt: number): Promise<string | null>;
+  create(
+    credential: VerifiedCredential,
+    createdAt: number,
+    client?: SessionClient,
+  ): Promise<string | null>;
   /** Null when the session is unknown, revoked, or its user is disabled or gone. */
   findActive(sessionId: string): Promise<ActiveSession | null>;
   revoke(sessionId: string, at: number): Promise<void>;
@@ -111,8 +135,11 @@ export function createKyselySessionStore(
     db: Kysely<Database>,
     { userId, credentialVersion, proofs = ['password'] }: VerifiedCredential,
     createdAt: number,
-  ): Promise<string | null> {
+    client: SessionClient | undefined,
+  ): Promise<{ id: string; publicId: string } | null> {
     const id = randomUUID();
+    const publicId = newPublicId();
+    const { ip, user_agent: userAgent } = clientColumns(client);
     // The check and the insert are one statement: a credential change commits either before
     // it (no row matches, no session) or after it (and its revocation ends this session). On
     // PostgreSQL the user row is read FOR SHARE: under READ COMMITTED the insert would
@@ -121,7 +148,16 @@ export function createKyselySessionStore(
     // SQLite the statement holds the write lock from its start.
     const inserted = await db
       .insertInto('sessions')
-      .columns(['id', 'user_id', 'created_at', 'proofs'])
+      .columns([
+        'id',
+        'user_id',
+        'created_at',
+        'proofs',
+        'public_id',
+        'ip',
+        'user_agent',
+        'last_seen_at',
+      ])
       .expression((eb) =>
         eb
           .selectFrom('users')
@@ -130,6 +166,10 @@ export function createKyselySessionStore(
             'users.id as user_id',
             users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
             users.val(proofs.join(' ')).as('proofs'),
+            users.val(publicId).as('public_id'),
+            users.val(ip).as('ip'),
+            users.val(userAgent).as('user_agent'),
+            users.cast<number>(users.val(createdAt), 'bigint').as('last_seen_at'),
           ])
           .where('users.id', '=', userId)
           .where('users.credential_version', '=', credentialVersion)
@@ -157,21 +197,21 @@ export function createKyselySessionStore(
       )
       .executeTakeFirst();
     observer.sessionsRevoked('limit', Number(evicted.numUpdatedRows));
-    return id;
+    return { id, publicId };
   }
   return {
-    create(credential, createdAt) {
+    create(credential, createdAt, client) {
       // Webhooks off (the default): the sign-in's statements as they always were, on `db`.
-      return webhooksOn()
-        ? db.transaction().execute(async (trx) => {
-            const id = await createOn(trx, credential, createdAt);
-            if (id !== null)
-              await emitUserWebhook(trx, 'session.created', credential.userId, createdAt, {
-                session: sessionReference(id),
-              });
-            return id;
-          })
-        : createOn(db, credential, createdAt);
+      if (!webhooksOn())
+        return createOn(db, credential, createdAt, client).then((made) => made?.id ?? null);
+      return db.transaction().execute(async (trx) => {
+        const made = await createOn(trx, credential, createdAt, client);
+        if (made === null) return null;
+        await emitUserWebhook(trx, 'session.created', credential.userId, createdAt, {
+          session: made.publicId,
+        });
+        return made.id;
+      });
     },
 
     findActive,
@@ -185,10 +225,10 @@ export function createKyselySessionStore(
           .where('revoked_at', 'is', null);
       if (webhooksOn()) {
         const ended = await db.transaction().execute(async (trx) => {
-          const row = await ending(trx).returning('user_id').executeTakeFirst();
+          const row = await ending(trx).returning(['user_id', 'public_id']).executeTakeFirst();
           if (row !== undefined)
             await emitUserWebhook(trx, 'session.revoked', row.user_id, at, {
-              session: sessionReference(sessionId),
+              ...(row.public_id !== null && { session: row.public_id }),
             });
           return row === undefined ? 0 : 1;
         });

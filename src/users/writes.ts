@@ -90,6 +90,7 @@ export async function writeCredentialChange(
   if (expect.enabled === true) update = update.where('disabled', '=', 0);
   const row = await update.returningAll().executeTakeFirst();
   if (row === undefined) return null;
+  if (set.email !== undefined) await voidUnclaimedSecrets(trx, set.email.address, at);
   const ended = await revokeUserSessions(trx, id, at, change.keepSessionId ?? null);
   // The application's copy of the user follows (src/webhooks/): nothing is written when off.
   const data = userData(row);
@@ -134,9 +135,26 @@ export function insertUser(
       .returningAll()
       .executeTakeFirst();
     if (row === undefined) return null;
+    await voidUnclaimedSecrets(trx, user.email, at);
     await emitWebhook(trx, 'user.created', userData(row), at);
     return toUser(row);
   });
+}
+
+/**
+ * An account takes an address: the secrets no account holds for it yet (invitations, pending
+ * sign-ups) are used up in the same transaction. While an account holds the address they are
+ * void anyway; spent, they stay void when the address is free again (the account removed or
+ * moved), instead of coming back to life for whoever still has the old mail.
+ */
+export async function voidUnclaimedSecrets(trx: Kysely<Database>, email: string, at: number) {
+  await trx
+    .updateTable('account_tokens')
+    .set({ used_at: at })
+    .where('email', '=', email)
+    .where('user_id', 'is', null)
+    .where('used_at', 'is', null)
+    .execute();
 }
 
 /**

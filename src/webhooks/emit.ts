@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
 import type { WebhookData, WebhookType } from './types.js';
@@ -25,17 +25,6 @@ export function webhooksOn(): boolean {
 
 /** How long an event is retried before it is marked failed: more than a day (the spec's floor). */
 export const webhookRetryWindowMs = 25 * 3600 * 1000;
-
-/**
- * A session as a webhook names it: a hash of its id, which is no credential (a session is
- * only ever presented by its encrypted cookie, and a hash does not give the id back).
- */
-export function sessionReference(sessionId: string): string {
-  return createHash('sha256')
-    .update(`gatehouse session reference\0${sessionId}`)
-    .digest('base64url')
-    .slice(0, 22);
-}
 
 /** `db` as a transaction: the caller's, or a new one around `work` when webhooks are on. */
 export function withWebhooks<T>(

@@ -11,6 +11,7 @@ import {
   openPage,
   screenVariants as variants,
 } from '../helpers/chromium.js';
+import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 
 // Issue 19, item 6: the account page in a real Chromium with JavaScript switched off, light,
@@ -72,7 +73,7 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
   });
 
   /** Each state: how to reach it, and what must be on the screen once there. */
-  const states: [name: string, reach: (page: Page) => Promise<void>][] = [
+  const states: [name: string, reach: (page: Page, variant: string) => Promise<void>][] = [
     [
       'account',
       async (page) => {
@@ -167,6 +168,52 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       },
     ],
     [
+      'sessions',
+      async (page, variant) => {
+        const email = await signedInAtAccount(page);
+        // A phone signed in too, and a wrong password typed somewhere: both on the page.
+        const phone = new Client(server.url, {
+          'user-agent':
+            'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+        });
+        await phone.signIn(email, password);
+        await new Client(server.url).signIn(email, 'not the password');
+        // Sign-in's events are written just after its answer: wait for the three.
+        for (let i = 0; i < 100; i += 1) {
+          const listed = (await (await phone.get('/api/account/events')).json()) as {
+            events: unknown[];
+          };
+          if (listed.events.length === 3) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await page.reload();
+        const sessions = page.locator('section[aria-labelledby="sessions-title"] li');
+        await expect(sessions.count()).resolves.toBe(2);
+        await expect(sessions.first().innerText()).resolves.toMatch(
+          /^Safari 17 on iOS\n+127\.0\.0\.0\/24 · signed in /,
+        );
+        await expect(sessions.nth(1).innerText()).resolves.toContain('This one');
+        await expect(
+          page.locator('section[aria-labelledby="history-title"] li').allInnerTexts(),
+        ).resolves.toEqual([
+          expect.stringMatching(/^Wrong password entered\n+/),
+          expect.stringMatching(/^Signed in\n+.* · Safari 17 on iOS · 127\.0\.0\.0\/24$/),
+          expect.stringMatching(/^Signed in\n+/),
+        ]);
+        await page.screenshot({
+          path: path.join(artifacts, `sessions-listed-${variant}.png`),
+          fullPage: true,
+        });
+        await page.getByRole('button', { name: 'Sign out this session' }).click();
+        await page.waitForURL(`${server.url}/account?done=session`);
+        await expect(page.getByRole('status').innerText()).resolves.toBe(
+          'That session was signed out.',
+        );
+        await expect(sessions.count()).resolves.toBe(1);
+        await expect(phone.session()).resolves.toBeNull();
+      },
+    ],
+    [
       'cross-site-refused',
       async (page) => {
         await signedInAtAccount(page);
@@ -214,7 +261,7 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
         javaScriptEnabled: false,
       });
       try {
-        await reach(page);
+        await reach(page, variant.name);
         await page.screenshot({
           path: path.join(artifacts, `${name}-${variant.name}.png`),
           fullPage: true,

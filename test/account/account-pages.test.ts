@@ -121,6 +121,19 @@ describe('the account page', () => {
     expect(refused.headers.get('location')).toMatch(/\/api\/auth\/signin\?callbackUrl=%2Faccount$/);
   });
 
+  it('a session ended elsewhere: the sign-in page says why instead of an empty form', async () => {
+    await service.addUser('cyd@example.com', password);
+    const client = await signedIn(service, 'cyd@example.com');
+    const revoked = await service.cli(['users', 'revoke-sessions', '--email', 'cyd@example.com']);
+    expect(revoked.code).toBe(0);
+    const response = await client.request('/account');
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.get('location') ?? '');
+    expect(location.searchParams.get('error')).toBe('SessionRequired');
+    const page = await (await client.request(location.pathname + location.search)).text();
+    expect(page).toContain('Your session has ended: you signed out elsewhere');
+  });
+
   it('shows name, email and whether it is verified, with the sign-in page headers and no script', async () => {
     const client = await signedIn(service, 'ada@example.com');
     const response = await client.get('/account');
@@ -187,7 +200,7 @@ describe('the account page', () => {
   });
 
   it('a wrong current password is refused 403 on the page; nothing typed comes back', async () => {
-    const client = await signedIn(service, 'cy@example.com');
+    const client = await signedIn(service, 'cyd@example.com');
     const response = await submit(client, '/account/password/change', {
       currentPassword: 'not the password at all',
       newPassword,
@@ -203,11 +216,11 @@ describe('the account page', () => {
     expect(input(html, 'newPassword')).not.toContain('aria-invalid');
     expect(html).not.toContain(newPassword);
     expect(html).not.toContain('not the password at all');
-    expect(await sessionUser(client)).toBe('cy@example.com');
+    expect(await sessionUser(client)).toBe('cyd@example.com');
   });
 
   it('a weak new password is refused 422 with the rule; a differing repeat before any check', async () => {
-    const client = await signedIn(service, 'cy@example.com');
+    const client = await signedIn(service, 'cyd@example.com');
     const short = await submit(client, '/account/password/change', {
       currentPassword: password,
       newPassword: 'too short',

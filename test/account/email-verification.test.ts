@@ -173,11 +173,18 @@ describe.each(backends)('verify and change e-mail on $name', ({ backend, skip })
       const resetMail = await smtp.mailTo('dee@example.com', before, /Reset your/);
       const resetToken = /reset\?token=([\w-]+)/.exec(resetMail.parsed.text ?? '')?.[1] ?? '';
 
+      // The account's name is its holder's free text: none of it goes to an unproven address.
+      const named = await post(laptop, '/api/account/profile', {
+        name: 'Dee \u202eSEE-EVIL-EXAMPLE',
+      });
+      expect(named.status).toBe(200);
       before = smtp.received.length;
       const asked = await change(laptop, 'Dee.New@Example.com');
       expect(asked.status).toBe(202);
       expect(await asked.json()).toEqual({ status: 'accepted' });
       const mail = await smtp.mailTo('dee.new@example.com', before, /Confirm your new address/);
+      expect(mail.parsed.text).toMatch(/^Hello,$/m);
+      expect(`${mail.parsed.text ?? ''}${String(mail.parsed.html)}`).not.toContain('EVIL-EXAMPLE');
       await scanEveryLink(smtp);
       const { token } = secretsOf(mail);
       // Nothing changed before the button.

@@ -32,6 +32,12 @@ export interface EqualAnswersOptions<K extends string> {
   compared: K;
   /** One request of each kind, as a client sends it. */
   request: Record<K, () => Promise<Response>>;
+  /**
+   * Sent, untimed, right before each `request` of its kind: then `request` is the *next*
+   * request on the connection, and what is timed is whether the work after this one's answer
+   * shows in it.
+   */
+  before?: Record<K, () => Promise<Response>>;
   /** Pairs timed per round. */
   samples: number;
   /**
@@ -66,6 +72,8 @@ export async function equalAnswers<K extends string>(
   >;
   let samples = { [baseline]: [], [compared]: [] } as unknown as Record<K, number[]>;
   const attempt = async (kind: K, keep: boolean) => {
+    const first = options.before?.[kind];
+    if (first !== undefined) await (await first()).arrayBuffer();
     const started = performance.now();
     const response = await options.request[kind]();
     const body = await bytesOf(response);

@@ -291,7 +291,17 @@ describe('the lock pages, as plain forms (SQLite)', () => {
   let mailed: MailService | undefined;
 
   beforeAll(async () => {
-    mailed = await startMailService({ users: ['page@example.com'], password });
+    mailed = await startMailService({
+      users: ['page@example.com'],
+      password,
+      // Pages that lead back: the app, its sign-in page, and who to ask.
+      env: {
+        PAGE_PRODUCT_NAME: 'Acme',
+        APP_URL: 'https://app.acme.test/',
+        APP_SIGNIN_URL: 'https://app.acme.test/login',
+        SUPPORT_CONTACT: 'help@acme.test',
+      },
+    });
     ({ service, smtp } = mailed);
   }, 60_000);
   afterAll(() => mailed?.close());
@@ -309,7 +319,12 @@ describe('the lock pages, as plain forms (SQLite)', () => {
     expect(asked.headers.get('referrer-policy')).toBe('no-referrer');
     const askedHtml = await asked.text();
     expect(askedHtml).toContain('Lock your account?');
-    expect(askedHtml).toMatch(/contact your administrator/i);
+    expect(askedHtml).toContain('Contact <a href="mailto:help@acme.test">help@acme.test</a>');
+    expect(askedHtml).toContain('<p class="brand">Acme</p>');
+    expect(askedHtml).toContain('<a href="https://app.acme.test/">Back to Acme</a>');
+    expect(askedHtml).toContain(
+      '<a href="https://app.acme.test/login">It was me: back to sign in</a>',
+    );
     expect(askedHtml).toContain('<button type="submit">Lock my account</button>');
     expect(askedHtml).not.toContain('<script');
     expect(await intruder.session()).not.toBeNull();
@@ -330,7 +345,11 @@ describe('the lock pages, as plain forms (SQLite)', () => {
     );
     expect(done.status).toBe(200);
     expect(done.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(await done.text()).toContain('Your account is locked');
+    const doneHtml = await done.text();
+    expect(doneHtml).toContain('Your account is locked');
+    expect(doneHtml).toContain('contact <a href="mailto:help@acme.test">help@acme.test</a>');
+    const lockedMail = await smtp.mailTo('page@example.com', 0, /account is locked/);
+    expect(lockedMail.parsed.text).toContain('contact help@acme.test: they can unlock it');
     expect(await intruder.session()).toBeNull();
 
     const again = await owner.postForm(

@@ -76,6 +76,29 @@ describe('forgot: the same answer and time for known and unknown addresses', () 
     },
     120_000,
   );
+
+  it("the next request on the connection waits alike: the account's work is not on its heels", async () => {
+    await smtp.setMode('up');
+    const browser = client();
+    const csrf = await browser.csrfToken();
+    // A real difference here is the lookup, the secret and the outbox row run right after the
+    // answer, on the same process: it measured 4.2 vs 2.4 ms median (+75 %).
+    const { within } = await equalAnswers({
+      label: 'the request after a forgot',
+      baseline: 'unknown',
+      compared: 'known',
+      before: {
+        known: () => forgot(browser, csrf, 'known@example.com'),
+        unknown: () => forgot(browser, csrf, 'unknown@example.com'),
+      },
+      request: {
+        known: () => browser.request('/api/auth/csrf'),
+        unknown: () => browser.request('/api/auth/csrf'),
+      },
+      samples: timingSamples,
+    });
+    expect(within).toBe(true);
+  }, 120_000);
 });
 
 describe('reset links expire', () => {

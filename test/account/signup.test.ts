@@ -143,9 +143,13 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
       // No session was made: the person signs in, and the record starts with the creation.
       const signedIn = browser(service);
       expect((await signedIn.signIn('new.person@example.com', password)).status).toBe(200);
-      const events = (await (await signedIn.get('/api/account/events')).json()) as {
-        events: { type: string; device: string; detail?: unknown }[];
-      };
+      // The sign-in's event is written just after its answer (with its audit entry): wait for it.
+      let events: { events: { type: string; device: string; detail?: unknown }[] };
+      for (let i = 0; ; i += 1) {
+        events = (await (await signedIn.get('/api/account/events')).json()) as typeof events;
+        if (events.events.length >= 2 || i > 100) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       expect(events.events.map((event) => event.type)).toEqual(['signin', 'account_created']);
       expect(events.events[1]?.device).toContain('SignupTest/1.0');
     },

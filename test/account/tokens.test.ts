@@ -9,7 +9,7 @@ import {
   readCode,
   type IssueRequest,
 } from '../../src/account/model/secrets.js';
-import { ipPrefix } from '../../src/account/ip-prefix.js';
+import { ipPrefix } from '../../src/util/ip-prefix.js';
 import type { Database } from '../../src/db/schema.js';
 import { createKyselyUserStore } from '../../src/users/kysely-store.js';
 import type { UserStore } from '../../src/users/store.js';

@@ -63,7 +63,7 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     const response = await browser(server, home).signIn('ada@example.com', password);
     const line = response.headers.getSetCookie().find((c) => c.startsWith(`${device}=`));
     expect(line).toMatch(
-      /^gatehouse\.device=\d+\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/,
+      /^gatehouse\.device=\d+\.\d+\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/,
     );
     // The account is not named in it.
     expect(line).not.toContain('ada');
@@ -79,7 +79,7 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
       password,
     });
     expect(response.status).toBe(302);
-    expect(client.cookies.get(device)).toMatch(/^\d+\.[\w-]{43}$/);
+    expect(client.cookies.get(device)).toMatch(/^\d+\.\d+\.[\w-]{43}$/);
   });
 
   it('over https the device cookie is __Host- prefixed and Secure', async () => {
@@ -87,7 +87,7 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     const response = await browser(server, home).signIn('ada@example.com', password);
     const line = response.headers.getSetCookie().find((c) => c.includes('gatehouse.device='));
     expect(line).toMatch(
-      /^__Host-gatehouse\.device=\d+\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/,
+      /^__Host-gatehouse\.device=\d+\.\d+\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/,
     );
     expect(line).not.toMatch(/Domain=/i);
   });
@@ -165,6 +165,46 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     expect((await browser(server, home, known).signIn('ada@example.com', password)).status).toBe(
       429,
     );
+  });
+
+  /** A signed-in account route, posted as JSON with the client's CSRF pair. */
+  async function postAccount(client: Client, path: string, body: Record<string, unknown>) {
+    const csrfToken = await client.csrfToken();
+    return client.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ csrfToken, ...body }),
+    });
+  }
+
+  it('a credential change ends the trust earlier sign-ins earned: the old device cookie no longer passes', async () => {
+    const { server } = await start();
+    const known = await signedInBefore(server, elsewhere);
+    const owner = browser(server, home);
+    expect(await code(await owner.signIn('ada@example.com', password))).toBe('ok');
+    const changed = await postAccount(owner, '/api/account/password/change', {
+      currentPassword: password,
+      newPassword: 'a new and longer passphrase',
+    });
+    expect(changed.status).toBe(200);
+    await lockFrom(server, attacker);
+    // The cookie an intruder kept from before the change: refused like any stranger.
+    const kept = browser(server, elsewhere, known);
+    expect((await kept.signIn('ada@example.com', 'a new and longer passphrase')).status).toBe(429);
+  });
+
+  it('a session is not a device: re-authentication past a per-email lock needs the device cookie', async () => {
+    const { server } = await start();
+    const owner = browser(server, home);
+    expect(await code(await owner.signIn('ada@example.com', password))).toBe('ok');
+    const withoutDevice = browser(server, elsewhere);
+    expect(await code(await withoutDevice.signIn('ada@example.com', password))).toBe('ok');
+    withoutDevice.cookies.delete(device);
+    await lockFrom(server, attacker);
+    const reauth = (client: Client) =>
+      postAccount(client, '/api/account/reauthenticate', { password });
+    expect((await reauth(withoutDevice)).status).toBe(429);
+    expect((await reauth(owner)).status).toBe(200);
   });
 
   it('an admin unlock lifts the per-address locks of the email too', async () => {

@@ -241,6 +241,23 @@ describe('docs/openapi.yaml', () => {
       });
     await conforms(await client.get('/api/account'), 'GET', '/api/account');
     await conforms(await client.get('/api/account/events'), 'GET', '/api/account/events');
+    const sessions = '/api/account/sessions';
+    await conforms(await anonymous.get(sessions), 'GET', sessions);
+    await conforms(await client.get(sessions), 'GET', sessions);
+    const other = new Client(server.url);
+    await other.signIn('ada@example.com', password);
+    const listed = (await (await client.get(sessions)).json()) as {
+      sessions: { id: string; current: boolean }[];
+    };
+    const otherId = listed.sessions.find((session) => !session.current)?.id ?? '';
+    const revoke = '/api/account/sessions/{id}/revoke';
+    await conforms(await post(`${sessions}/unknown-session-id/revoke`, {}), 'POST', revoke);
+    await conforms(await post(`${sessions}/${otherId}/revoke`, {}), 'POST', revoke);
+    await conforms(
+      await post(`${sessions}/revoke-others`, {}),
+      'POST',
+      `${sessions}/revoke-others`,
+    );
     await conforms(
       await client.request('/api/account', { method: 'DELETE' }),
       'GET',

@@ -185,7 +185,7 @@ describe.skipIf(!hasChromium)('a person using a real browser', () => {
     const { page, violations, close } = await openPage(browser, { viewport: phone });
     await page.goto(`${server.url}/api/auth/signin?error=SessionRequired`);
     await expect(page.getByRole('status').innerText()).resolves.toBe(
-      'Your session has ended. Please sign in again to continue.',
+      'Your session has ended: you signed out elsewhere, your password or address changed, or it expired. Please sign in again to continue.',
     );
     await screenshot(page, '11-signin-session-ended-phone');
     expect(violations).toEqual([]);

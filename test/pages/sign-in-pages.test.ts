@@ -117,7 +117,7 @@ describe('the sign-in page', () => {
     [
       '?error=SessionRequired',
       'status',
-      'Your session has ended. Please sign in again to continue.',
+      'Your session has ended: you signed out elsewhere, your password or address changed, or it expired. Please sign in again to continue.',
     ],
     ['?signedOut=1', 'status', 'You have signed out.'],
     ['?error=Configuration', 'alert', 'Something went wrong while signing in. Please try again.'],

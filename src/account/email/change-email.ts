@@ -5,6 +5,7 @@ import type { FormFailure } from '../../pages/account-notices.js';
 import type { AccountAction } from '../action.js';
 import { issueEmailChangeMail } from './confirmation.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { overBudget, overBudgetMessage } from '../mail-limits.js';
 
 const fields = z.object({ email: boundedString(emailRawMaxLength) });
 
@@ -25,7 +26,7 @@ export const changeEmail: AccountAction = async (deps, { client, signedIn, body 
   const { user } = signedIn;
   if (email === user.email)
     throw invalidField('email', 'That is already the address of your account.', 'same_address');
-  await deps.mailRequests.charge(email, client.ip);
+  await deps.mailRequests.charge('email_change', email, client.ip);
   const links = {
     origin: client.origin,
     ttlSeconds: deps.mailTokenTtlSeconds,
@@ -39,6 +40,10 @@ export const changeEmail: AccountAction = async (deps, { client, signedIn, body 
   };
   const work = async () => {
     if ((await deps.users.findByEmail(email)) !== null) return;
+    if (!(await deps.mailRequests.chargeSent('email_change', email))) {
+      deps.log.warn(overBudget('email_change'), overBudgetMessage);
+      return;
+    }
     await issueEmailChangeMail(deps.db, mail, account, email, links);
   };
   return {

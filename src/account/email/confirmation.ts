@@ -6,7 +6,7 @@ import { markVerified } from '../../users/writes.js';
 import { accountHolding } from '../model/addresses.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
 import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
-import { consume, type ConsumeRequest } from '../model/secrets.js';
+import { consume, findLive, type ConsumeRequest } from '../model/secrets.js';
 
 /**
  * "Change e-mail" (accounts spec): queues the `email_change` secret and its mail to the NEW
@@ -33,11 +33,28 @@ export async function issueEmailChangeMail(
       },
       kind: 'email-change',
       to: newEmail,
-      name: account.name,
+      // Nobody has proven this address yet: the account's name is its holder's free text
+      // (URLs, bidi controls), and sent from the service's own address to any mailbox it would
+      // be a phishing channel. The mail greets nobody, as the sign-up's does.
+      name: '',
       pagePath: verifyPagePath,
       links,
     });
   });
+}
+
+/**
+ * What a mailed confirmation link is for, read without using it (the page's GET): an address
+ * change, a verification, or null when it cannot be used (unknown, used, expired).
+ */
+export async function mailedLinkPurpose(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<'verify' | 'email_change' | null> {
+  if ((await findLive(db, 'email_change', token, now)) !== null) return 'email_change';
+  if ((await findLive(db, 'verify', token, now)) !== null) return 'verify';
+  return null;
 }
 
 /** What a confirmation did: the address verified, changed, or nothing (the secret is void). */

@@ -3,9 +3,9 @@ import { answer, type AccountAction } from '../action.js';
 import { issueVerificationMail } from './verification-mail.js';
 
 /**
- * `POST /api/account/email/verification` (session): 202. Charged to the mail request limits per
- * address and client first (429 with Retry-After past them), as "forgot" is, so a session cannot
- * flood a mailbox. An address not yet verified gets a new `verify` secret and its mail
+ * `POST /api/account/email/verification` (session): 202. Charged first to a mail counter of the
+ * account's own (429 with Retry-After past it), so a session cannot flood a mailbox, and nobody
+ * else's requests for the address (sign-ups, address changes) can use it up. An address not yet verified gets a new `verify` secret and its mail
  * (`{"status":"accepted"}`); an address already verified gets no mail, and the answer says so
  * (`{"status":"already_verified"}`): the signed-in user may read that from `GET /api/account`
  * anyway, so it tells nobody anything new. Earlier mails stay valid until they expire.
@@ -14,7 +14,7 @@ export const resendVerification: AccountAction = async (deps, { client, signedIn
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
   const { user } = signedIn;
-  await deps.mailRequests.charge(user.email, client.ip);
+  await deps.mailRequests.chargeAccount(user.id);
   const view = await deps.store.view(user.id);
   if (view === null) throw new HttpError('unauthenticated');
   if (view.emailVerified) return answer({ status: 'already_verified' });

@@ -36,7 +36,9 @@ export async function issueVerificationMail(
     },
     kind: 'email-verification',
     to: account.email,
-    name: account.name,
+    // The address is not proven yet (that is what this mail is for): no requester-supplied
+    // text goes to it, as in the sign-up's and the address change's mails.
+    name: '',
     pagePath: verifyPagePath,
     links,
   });

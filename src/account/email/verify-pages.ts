@@ -8,6 +8,7 @@ import {
   type PageKitSettings,
 } from '../page-kit.js';
 import { registerFlowPage } from '../flow-page.js';
+import { mailedLinkPurpose } from './confirmation.js';
 import { addressTakenMessage, confirmEmailRequest } from './verify.js';
 import {
   renderSignupConfirmedPage,
@@ -15,6 +16,11 @@ import {
   renderVerifyPage,
   verifyPagePath,
 } from './verify-views.js';
+
+const spentLinkNotice: Notice = {
+  tone: 'error',
+  text: 'This link or code is not valid: it may have expired or been used already. Sign in and ask for a new mail on your account page.',
+};
 
 /**
  * `GET|POST /account/email/verify` (verify or change e-mail, no script): the mail's link shows a
@@ -30,7 +36,19 @@ export function registerVerifyPages(
   const { shell } = kit;
   registerFlowPage(scope, flow, kit, {
     path: verifyPagePath,
-    show: (view) => renderVerifyPage(shell, { csrfToken: view.csrfToken, token: view.token }),
+    // The link's purpose is read, never used: an address change says that an account will
+    // move to this address, and a link that can no longer be used says so before anything is
+    // typed or pressed.
+    show: async (view) => {
+      const { token } = view;
+      if (token === undefined) return renderVerifyPage(shell, { csrfToken: view.csrfToken });
+      const purpose = await view.read(() =>
+        mailedLinkPurpose(flow.deps.db, token, flow.deps.now()),
+      );
+      if (purpose === null)
+        return renderVerifyPage(shell, { csrfToken: view.csrfToken, notice: spentLinkNotice });
+      return renderVerifyPage(shell, { csrfToken: view.csrfToken, token, purpose });
+    },
     action: confirmEmailRequest,
     // A sign-up's secret needs its password, which this page's forms do not send: a post that
     // carries one anyway made the account, and the sign-up's own page says so.
@@ -48,7 +66,7 @@ export function registerVerifyPages(
               text:
                 error.reason === 'address_taken'
                   ? `${addressTakenMessage} Choose another address on your account page.`
-                  : 'This link or code is not valid: it may have expired or been used already. Sign in and ask for a new mail on your account page.',
+                  : spentLinkNotice.text,
             };
       return renderVerifyPage(shell, {
         csrfToken: view.csrfToken,

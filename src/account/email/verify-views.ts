@@ -20,6 +20,8 @@ export function renderVerifyPage(
   view: {
     csrfToken: string;
     token?: string | undefined;
+    /** What the link's secret is for (an address change moves an account here). */
+    purpose?: 'verify' | 'email_change' | undefined;
     email?: string | undefined;
     notice?: Notice | undefined;
   },
@@ -37,7 +39,12 @@ export function renderVerifyPage(
 </form>`;
   let content: SafeHtml;
   if (view.token !== undefined) {
-    content = markup`<p class="lead">Press the button to confirm that this address is yours.</p>
+    const lead =
+      view.purpose === 'email_change'
+        ? markup`<p class="lead">Press the button to move an account to this address.</p>
+<p>From then on the account signs in with this address, and its mail comes here. If you did not ask for that, close this page: nothing changes.</p>`
+        : markup`<p class="lead">Press the button to confirm that this address is yours.</p>`;
+    content = markup`${lead}
 ${renderNotice(notice)}
 <form method="post" action="${verifyPagePath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
@@ -77,6 +84,6 @@ export function renderVerifyDonePage(
 export function renderSignupConfirmedPage(shell: PageShell, view: { email: string }): string {
   const content = markup`<div class="notice notice-info" role="status"><p>Your account for <strong>${view.email}</strong> is ready, and its address is confirmed.</p></div>
 <p>Sign in with your address and the password you chose.</p>
-<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+<a class="button" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'Account created', content, undefined);
 }

@@ -77,8 +77,8 @@ export const confirmEmailRequest: AnonymousAction<Confirmed> = async (deps, inpu
     if (typed.password === undefined || typed.password === '')
       throw invalidField('password', signupPasswordMissingMessage);
     // Counted as a sign-in of the address; a wrong one leaves the secret unused.
+    // A pending sign-up has no account, so no device is known to it.
     await deps.provePassword(pending, typed.password, ip, () => undefined, {
-      knownDevice: false,
       admitted,
       wrongMessage: signupPasswordWrongMessage,
     });

@@ -40,7 +40,7 @@ ${renderNotice(notice)}
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="${String(view.passwordMinLength)}" required autofocus${passwordState}>
 <button type="submit">Create my account</button>
 </form>
-<p class="hint">The invitation works once. Already accepted it? <a href="${shell.basePath}/signin">Sign in</a></p>`;
+<p class="hint">The invitation works once. Already accepted it? <a href="${shell.signInUrl}">Sign in</a></p>`;
   return renderDocument(shell, 'Create your account', content, notice);
 }
 
@@ -48,7 +48,7 @@ ${renderNotice(notice)}
 export function renderInvitationAcceptedPage(shell: PageShell, view: { email: string }): string {
   const content = markup`<div class="notice notice-info" role="status"><p>Your account is ready.</p></div>
 <p>Sign in as <strong>${view.email}</strong> with the password you just chose.</p>
-<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+<a class="button" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'Account created — sign in', content, undefined);
 }
 
@@ -67,6 +67,6 @@ export function renderInvitationInvalidPage(
   };
   const content = markup`${renderNotice(notice)}
 <p>If you already accepted it, sign in with the address it was sent to. Otherwise, ask the person who invited you to send a new invitation.</p>
-<a class="button secondary" href="${shell.basePath}/signin">Sign in</a>`;
+<a class="button secondary" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'This invitation cannot be used', content, notice);
 }

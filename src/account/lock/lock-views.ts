@@ -1,7 +1,15 @@
 import { markup } from '../../pages/html.js';
-import { renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
+import {
+  renderDocument,
+  renderNotice,
+  renderSupportContact,
+  type PageShell,
+} from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { pagePaths } from '../paths.js';
+
+/** Who unlocks an account: SUPPORT_CONTACT when set, else "your administrator". */
+const contact = (shell: PageShell) => renderSupportContact(shell) ?? markup`your administrator`;
 
 /** Where a security notice's "this wasn't me" link leads. */
 export const lockPagePath = pagePaths.lock;
@@ -32,15 +40,15 @@ export function renderLockPage(
       : undefined);
   const content = markup`<p class="lead">If you did not make the change the mail told you about, someone else may have your password or your mail. Locking your account stops them.</p>
 ${renderNotice(notice)}
-<p>Every session of your account is signed out at once, on every device, and nobody can sign in, you included, until an administrator unlocks it. Contact your administrator afterwards to get your account back.</p>
+<p>Every session of your account is signed out at once, on every device, and nobody can sign in, you included, until an administrator unlocks it. Contact ${contact(shell)} afterwards to get your account back.</p>
 ${form}
-<p class="hint"><a href="${shell.basePath}/signin">It was me: back to sign in</a></p>`;
+<p class="hint"><a href="${shell.signInUrl}">It was me: back to sign in</a></p>`;
   return renderDocument(shell, 'Lock your account?', content, notice);
 }
 
 /** Done: the account is disabled and every session ended. */
 export function renderLockedPage(shell: PageShell): string {
   const content = markup`<div class="notice notice-info" role="status"><p>Your account is locked, and every session of it was signed out.</p></div>
-<p>Nobody can sign in to it now. To use it again, contact your administrator: they can check what happened and unlock it for you.</p>`;
+<p>Nobody can sign in to it now. To use it again, contact ${contact(shell)}: they can check what happened and unlock it for you.</p>`;
   return renderDocument(shell, 'Your account is locked', content, undefined);
 }

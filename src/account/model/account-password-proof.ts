@@ -9,8 +9,10 @@ import {
   type Proof,
 } from '../../auth/password-proof.js';
 import { rateLimited } from '../attempts.js';
+import type { DeviceCookies } from '../../auth/device-cookie.js';
 
 export interface PasswordProofDeps {
+  deviceCookies: DeviceCookies;
   throttle: Throttle;
   hasher: PasswordHasher;
   now: () => number;
@@ -23,16 +25,20 @@ export type ProofFailure = 'wrong_password' | 'throttled';
 export interface PasswordHolder {
   email: string;
   passwordHash: string;
+  /** An account's (a pending sign-up has none): a device cookie must carry the same. */
+  credentialVersion?: number;
 }
 
 export interface ProofOptions {
   /**
-   * A live session of the account proves an earlier sign-in, as a device cookie does: guesses
-   * from elsewhere that lock the account's sign-in do not lock its owner out of this check,
-   * while guesses through this session still meet the (account, address) and address limits.
-   * True by default (the signed-in user); false for a pending sign-up.
+   * The request's device cookie (src/auth/device-cookie.ts). A device that signed in to the
+   * account under its current credential version is known: guesses from elsewhere that lock the
+   * account's sign-in do not lock its owner out of this check, while guesses from it still meet
+   * the (account, address) and address limits. A session is not a device: holding one proves
+   * nothing here (one session from four addresses could otherwise make 40 password checks
+   * against a limit of 10), and a credential change ends what earlier sign-ins earned.
    */
-  knownDevice?: boolean;
+  deviceCookie?: string | undefined;
   /** An admission the request already made (a code guess), reused rather than charged again. */
   admitted?: Admitted | undefined;
   /** The refusal's message (the catalogue's by default). */
@@ -54,7 +60,11 @@ export function createPasswordProof(deps: PasswordProofDeps) {
     onFailure: (failure: ProofFailure) => void,
     options: ProofOptions = {},
   ): Promise<string> {
-    const knownDevice = options.knownDevice ?? true;
+    const knownDevice =
+      options.deviceCookie !== undefined &&
+      holder.credentialVersion !== undefined &&
+      deps.deviceCookies.verify(options.deviceCookie, holder.email, deps.now()) ===
+        holder.credentialVersion;
     const wrongPassword = () => new HttpError('invalid_credentials', {}, options.wrongMessage);
     const password = readPassword(typed);
     const now = deps.now();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { newPublicId } from '../../sessions/session-store.js';
 import type { Database } from '../../db/schema.js';
 import { changeCredential, type CredentialChange, type EventClient } from './credential-change.js';
 
@@ -73,7 +74,7 @@ export function createAccountStore(db: Kysely<Database>) {
       return db.transaction().execute(async (trx) => {
         const current = await trx
           .selectFrom('sessions')
-          .select(['created_at', 'proofs'])
+          .select(['created_at', 'proofs', 'ip', 'user_agent', 'last_seen_at'])
           .where('id', '=', change.sessionId)
           .where('user_id', '=', userId)
           .where('revoked_at', 'is', null)
@@ -104,6 +105,12 @@ export function createAccountStore(db: Kysely<Database>) {
             revoked_at: null,
             authenticated_at: at,
             proofs: current.proofs,
+            // The same sign-in goes on under a new id: its client and last use go with it; its
+            // public id is new, as the old row stays (revoked) until pruned.
+            public_id: newPublicId(),
+            ip: current.ip,
+            user_agent: current.user_agent,
+            last_seen_at: at,
           })
           .execute();
         return { sessionId, endedOthers: changed.endedSessions };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { voidUnclaimedSecrets } from '../../users/writes.js';
 import { record } from './events.js';
 import type { EventClient } from './credential-change.js';
 import { emitUserWebhook } from '../../webhooks/emit.js';
@@ -72,6 +73,7 @@ export async function createVerifiedAccount(
     .returning('id')
     .executeTakeFirst();
   if (created === undefined) return null;
+  await voidUnclaimedSecrets(trx, email, at);
   await record(trx, { ...account.event, userId, type: 'account_created', detail: account.via });
   await emitUserWebhook(trx, 'user.created', userId, at);
   return { userId, email };

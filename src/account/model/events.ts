@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { appendAuditEntry } from '../../audit/append.js';
+import { databaseNow } from '../../db/clock.js';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { Database } from '../../db/schema.js';
 
@@ -30,6 +32,8 @@ export interface NewAccountEvent {
   /** The User-Agent, cut to `deviceMaxLength`. */
   device: string;
   detail?: Record<string, unknown>;
+  /** Who did it when not the user (an operator's label): the audit log's `actor`. */
+  actor?: string;
 }
 
 export interface AccountEvent {
@@ -39,19 +43,21 @@ export interface AccountEvent {
   device: string;
 }
 
+/**
+ * Events anyone who knows the address can cause, without a password: recorded at most once per
+ * account, type and throttle window (src/account/event-sink.ts), and given a share of the list
+ * of their own.
+ */
+export const refusalEventTypes: ReadonlySet<string> = new Set(['signin_failed', 'throttled']);
+
 /** Longest User-Agent kept: enough to tell browsers apart, bounded against padding. */
 export const deviceMaxLength = 256;
 const ipMaxLength = 64;
 /** How far back a user's own list reaches. */
 export const eventsListDays = 90;
 const listMax = 200;
-
-// The database's clock, so instances whose clocks differ still order one account's events.
-function databaseNow(db: Kysely<Database>) {
-  return db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`
-    : sql<number>`cast(unixepoch('subsec') * 1000 as integer)`;
-}
+/** Of the list, at most this many are refusals; the rest is what the owner's sessions did. */
+const refusalsListMax = 50;
 
 let lastIdMs = 0;
 let sequence = 0;
@@ -70,38 +76,65 @@ function orderedId(): string {
   return `${time}-${seq}-${randomBytes(8).toString('hex')}`;
 }
 
-/** Writes one event; `db` may be a transaction, so the event commits with its change. */
-export async function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
-  await db
+/**
+ * Writes one event: to the user's own record (their list, 90 days) and to the audit log (src/audit/),
+ * in one transaction: `db`'s when it is one, so the event commits with its change, else its
+ * own. The one way an event is written.
+ */
+export function record(db: Kysely<Database>, event: NewAccountEvent): Promise<void> {
+  if (db.isTransaction) return recordIn(db, event);
+  return db.transaction().execute((trx) => recordIn(trx, event));
+}
+
+async function recordIn(trx: Kysely<Database>, event: NewAccountEvent): Promise<void> {
+  const ip = event.ip.slice(0, ipMaxLength);
+  const device = event.device.slice(0, deviceMaxLength);
+  const detail = event.detail === undefined ? null : JSON.stringify(event.detail);
+  // The audit entry first: its head row orders the appends, and its time is the event's.
+  const { at } = await appendAuditEntry(trx, {
+    type: event.type,
+    userId: event.userId,
+    actor: event.actor ?? null,
+    ip,
+    device,
+    detail,
+  });
+  await trx
     .insertInto('account_events')
-    .values({
-      id: orderedId(),
-      user_id: event.userId,
-      type: event.type,
-      at: databaseNow(db),
-      ip: event.ip.slice(0, ipMaxLength),
-      device: event.device.slice(0, deviceMaxLength),
-      detail: event.detail === undefined ? null : JSON.stringify(event.detail),
-    })
+    .values({ id: orderedId(), user_id: event.userId, type: event.type, at, ip, device, detail })
     .execute();
 }
 
-/** A user's events of the last 90 days, newest first (at most 200). */
+/**
+ * A user's events of the last 90 days, newest first (at most 200): up to 50 refusals (which a
+ * stranger can cause) and the newest of the rest, so refusals never push out what the owner did.
+ */
 export async function listEvents(db: Kysely<Database>, userId: string): Promise<AccountEvent[]> {
   const since = sql<number>`${databaseNow(db)} - ${eventsListDays * 86_400_000}`;
-  const rows = await db
-    .selectFrom('account_events')
-    .select(['type', 'at', 'ip', 'device'])
-    .where('user_id', '=', userId)
-    .where('at', '>', since)
-    .orderBy('at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(listMax)
-    .execute();
-  return rows.map((row) => ({ ...row, at: Number(row.at) }));
+  const refusals = [...refusalEventTypes];
+  const query = (refusal: boolean, limit: number) =>
+    db
+      .selectFrom('account_events')
+      .select(['id', 'type', 'at', 'ip', 'device'])
+      .where('user_id', '=', userId)
+      .where('at', '>', since)
+      .where('type', refusal ? 'in' : 'not in', refusals)
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+  const [refused, rest] = await Promise.all([
+    query(true, refusalsListMax),
+    query(false, listMax - refusalsListMax),
+  ]);
+  const newestFirst = (a: { at: number | string; id: string }, b: typeof a) =>
+    Number(b.at) - Number(a.at) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+  return [...refused, ...rest]
+    .sort(newestFirst)
+    .map(({ type, at, ip, device }) => ({ type, at: Number(at), ip, device }));
 }
 
-/** Deletes events older than the list reaches (the audit log, later, keeps its own). */
+/** Deletes events older than the list reaches (the audit log keeps its own, longer). */
 export async function pruneEvents(db: Kysely<Database>, before: number): Promise<void> {
   await deleteInBatches((limit) =>
     db

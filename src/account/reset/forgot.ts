@@ -4,6 +4,7 @@ import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import type { AnonymousAction } from '../action.js';
 import { issueResetMail } from './reset-transaction.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { overBudget, overBudgetMessage } from '../mail-limits.js';
 
 const fields = z.object({ email: boundedString(emailRawMaxLength) });
 
@@ -23,12 +24,16 @@ export const forgotPassword: AnonymousAction = async (deps, { client, body }) =>
   if (email === null) throw invalidField('email');
   const mail = deps.mail;
   if (mail === undefined) throw new HttpError('not_found');
-  await deps.mailRequests.charge(email, client.ip);
+  await deps.mailRequests.charge('reset', email, client.ip);
   const origin = client.origin;
   const now = deps.now();
   const work = async () => {
     const user = await deps.users.findByEmail(email);
     if (user === null || user.disabled) return;
+    if (!(await deps.mailRequests.chargeSent('reset', email))) {
+      deps.log.warn(overBudget('reset'), overBudgetMessage);
+      return;
+    }
     await issueResetMail(deps.db, mail, user, {
       origin,
       ttlSeconds: deps.mailTokenTtlSeconds,

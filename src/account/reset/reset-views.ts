@@ -26,7 +26,7 @@ ${renderNotice(view.notice)}
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus${kept}${describedBy(view.notice)}${invalid(view.notice)}>
 <button type="submit">Send the link</button>
 </form>
-<p class="hint"><a href="${shell.basePath}/signin">Back to sign in</a></p>`;
+<p class="hint"><a href="${shell.signInUrl}">Back to sign in</a></p>`;
   return renderDocument(shell, 'Reset your password', content, view.notice);
 }
 
@@ -34,7 +34,7 @@ ${renderNotice(view.notice)}
 export function renderForgotSentPage(shell: PageShell, view: { ttlMinutes: number }): string {
   const content = markup`<div class="notice notice-info" role="status"><p>If an account exists for that address, we've sent a link to it.</p></div>
 <p>Open the link in the mail, or enter its code on the page it leads to. It works once, for ${String(view.ttlMinutes)} minutes. Nothing arrived? Check your spam folder, or ask again in a few minutes.</p>
-<a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
+<a class="button secondary" href="${shell.signInUrl}">Back to sign in</a>`;
   return renderDocument(shell, 'Check your mail', content, undefined);
 }
 
@@ -91,6 +91,6 @@ ${codeForm(true)}
 /** Done: nobody is signed in; every session ended. */
 export function renderResetDonePage(shell: PageShell): string {
   const content = markup`<div class="notice notice-info" role="status"><p>Your password was changed, and every session of your account was signed out.</p></div>
-<a class="button" href="${shell.basePath}/signin">Sign in</a>`;
+<a class="button" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'Password changed — sign in', content, undefined);
 }

@@ -1,3 +1,4 @@
+import { parseCookies } from '../../auth/cookies.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authBasePath } from '../../auth/auth-config.js';
 import { suggestedAuthUrl } from '../../auth/login-csrf-guard.js';
@@ -24,6 +25,8 @@ import { changeEmailWithPassword } from './change-email-with-password.js';
 import { changePassword } from './change-password.js';
 import { resendVerification } from '../email/resend-verification.js';
 import { updateProfile } from './profile.js';
+import { ownHistory } from './list-events.js';
+import { ownSessions, revokeOtherSessions, revokeOwnSession } from './sessions.js';
 import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
@@ -87,6 +90,18 @@ const allForms: Record<string, FormRoute> = {
     precheck: plausibleNewEmail,
     needsMail: true,
   },
+  '/account/sessions/revoke-others': {
+    form: 'sessions',
+    guard: 'session',
+    action: revokeOtherSessions,
+    keep: [],
+  },
+  '/account/sessions/:id/revoke': {
+    form: 'session',
+    guard: 'session',
+    action: revokeOwnSession,
+    keep: [],
+  },
 };
 
 /** The account page's paths: the page, and its forms (those of a mail flow only with mail on). */
@@ -127,6 +142,15 @@ export interface AccountPageDeps {
  * the page with a notice (Post/Redirect/Get), or the page again with the error, its status and
  * the fields marked. Nobody signed in: 303 to the sign-in page, which comes back here.
  */
+const sessionCookiePattern = /^(?:__Secure-|__Host-)?authjs\.session-token(?:\.\d+)?$/;
+
+/** Whether the request carries a session cookie (valid or not). */
+function holdsSessionCookie(request: FastifyRequest): boolean {
+  return [...parseCookies(request.headers.cookie).keys()].some((name) =>
+    sessionCookiePattern.test(name),
+  );
+}
+
 export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   const { actionDeps, guards, pages } = deps;
   const forms = Object.fromEntries(
@@ -135,12 +159,15 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     ),
   );
 
+  // A browser that still holds a session cookie had a session that ended (signed out
+  // elsewhere, a password reset, expiry): the sign-in page says so (Auth.js's SessionRequired)
+  // instead of showing an empty form without a word.
   const toSignIn = (request: FastifyRequest, reply: FastifyReply) =>
     reply
       .code(303)
       .header(
         'location',
-        `${deps.originOf(request)}${authBasePath}/signin?callbackUrl=${encodeURIComponent(accountPagePath)}`,
+        `${deps.originOf(request)}${authBasePath}/signin?callbackUrl=${encodeURIComponent(accountPagePath)}${holdsSessionCookie(request) ? '&error=SessionRequired' : ''}`,
       )
       .send();
 
@@ -164,6 +191,10 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   ): Promise<FastifyReply> {
     const user = await actionDeps.store.view(signedIn.user.id);
     if (user === null) return toSignIn(request, reply);
+    const [sessions, events] = await Promise.all([
+      ownSessions(actionDeps, signedIn),
+      ownHistory(actionDeps, signedIn.user.id),
+    ]);
     const view = await deps.pageView(request, '');
     if (view instanceof Response) return sendWebResponse(reply, view);
     return pages.account(
@@ -174,6 +205,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         signOutUrl: signOutDestination(undefined, view.origin, authBasePath),
         passwordMinLength: actionDeps.passwordMinLength,
         mailEnabled: actionDeps.mail !== undefined,
+        sessions,
+        events,
         ...said,
       },
       { ...answer, cookies: view.csrf.cookies },

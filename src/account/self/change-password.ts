@@ -20,14 +20,20 @@ const fields = z.object({
 export const changePassword: AccountAction = async (deps, { client, signedIn, body }) => {
   const { currentPassword, newPassword } = fieldsOf(fields, body);
   const { user, session } = signedIn;
-  await deps.provePassword(user, currentPassword, client.ip, (failure) => {
-    void deps.record({
-      ...client,
-      userId: user.id,
-      type: failure === 'throttled' ? 'throttled' : 'signin_failed',
-      detail: { reason: failure, action: 'password_change' },
-    });
-  });
+  await deps.provePassword(
+    user,
+    currentPassword,
+    client.ip,
+    (failure) => {
+      void deps.record({
+        ...client,
+        userId: user.id,
+        type: failure === 'throttled' ? 'throttled' : 'signin_failed',
+        detail: { reason: failure, action: 'password_change' },
+      });
+    },
+    { deviceCookie: client.deviceCookie },
+  );
   const normalised = await acceptableNewPassword(newPassword, deps.passwordMinLength);
   const newHash = await hashNewPassword(deps.hasher, normalised);
   const { mail } = deps;

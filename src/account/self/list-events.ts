@@ -1,6 +1,20 @@
 import { listEvents } from '../model/events.js';
-import { ipPrefix } from '../ip-prefix.js';
-import { answer, type AccountAction } from '../action.js';
+import { ipPrefix } from '../../util/ip-prefix.js';
+import { answer, type AccountAction, type AccountDeps } from '../action.js';
+import type { HistoryItem } from '../../pages/account-security.js';
+import { deviceLabel } from '../../sessions/device-label.js';
+
+/** The user's history as the account page shows it: devices as labels, operators by name. */
+export async function ownHistory(deps: AccountDeps, userId: string): Promise<HistoryItem[]> {
+  const events = await listEvents(deps.db, userId);
+  return events.map((event) => ({
+    type: event.type,
+    at: new Date(event.at).toISOString(),
+    ip: ipPrefix(event.ip),
+    // An operator's event has no address; its device is the operator's label.
+    ...(event.ip === '' ? { device: '', by: event.device } : { device: deviceLabel(event.device) }),
+  }));
+}
 
 /** `GET /api/account/events`: the user's own record, 90 days, newest first, addresses cut. */
 export const listOwnEvents: AccountAction = async (deps, { signedIn }) => {

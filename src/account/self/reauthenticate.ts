@@ -14,14 +14,20 @@ const fields = z.object({ password: boundedString(passwordRawMaxLength) });
 export const reauthenticate: AccountAction = async (deps, { client, signedIn, body }) => {
   const { password } = fieldsOf(fields, body);
   const { user, session } = signedIn;
-  await deps.provePassword(user, password, client.ip, (failure) => {
-    void deps.record({
-      ...client,
-      userId: user.id,
-      type: failure === 'throttled' ? 'throttled' : 'signin_failed',
-      detail: { reason: failure, action: 'reauthenticate' },
-    });
-  });
+  await deps.provePassword(
+    user,
+    password,
+    client.ip,
+    (failure) => {
+      void deps.record({
+        ...client,
+        userId: user.id,
+        type: failure === 'throttled' ? 'throttled' : 'signin_failed',
+        detail: { reason: failure, action: 'reauthenticate' },
+      });
+    },
+    { deviceCookie: client.deviceCookie },
+  );
   if (!(await deps.store.reauthenticated(session.claims.sid, deps.now()))) {
     throw new HttpError('unauthenticated');
   }

@@ -15,7 +15,7 @@ export interface SignUp {
 }
 
 /** What became of a sign-up (for the log: the answer never says). */
-export type SignUpOutcome = 'pending' | 'exists' | 'disabled';
+export type SignUpOutcome = 'pending' | 'exists' | 'disabled' | 'over_budget';
 
 /**
  * A sign-up's work, done after the answer. It makes no account: an address without one gets a
@@ -34,8 +34,12 @@ export async function signUp(
   db: Kysely<Database>,
   mail: MailQueue,
   signup: SignUp,
+  /** Charges the mail about to be sent; false: the address has had its share (nothing sent). */
+  chargeSent: () => Promise<boolean>,
 ): Promise<SignUpOutcome> {
   const existing = await accountHolding(db, signup.email);
+  if (existing?.disabled === true) return 'disabled';
+  if (!(await chargeSent())) return 'over_budget';
   if (existing === null) {
     // An account made between this read and the secret's use voids the secret (its claim).
     await db.transaction().execute(async (trx) => {
@@ -57,7 +61,6 @@ export async function signUp(
     });
     return 'pending';
   }
-  if (existing.disabled) return 'disabled';
   await mail.enqueue(db, {
     kind: 'account-exists',
     to: signup.email,

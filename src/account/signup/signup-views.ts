@@ -58,7 +58,7 @@ ${renderNotice(notice)}
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="${String(view.passwordMinLength)}" required${state('password', rulesId)}>
 <button type="submit">Create the account</button>
 </form>
-<p class="hint">Have an account? <a href="${shell.basePath}/signin">Sign in</a></p>`;
+<p class="hint">Have an account? <a href="${shell.signInUrl}">Sign in</a></p>`;
   return renderDocument(shell, 'Create an account', content, notice);
 }
 
@@ -70,14 +70,14 @@ export function renderSignupSentPage(
   const content = markup`<div class="notice notice-info" role="status"><p>We've sent a mail to <strong>${view.email}</strong>.</p></div>
 <p>Open the link in it to confirm your address, or enter its code on the page it leads to. The link works once, for ${String(view.ttlMinutes)} minutes. If you already had an account, the mail says so instead, and tells you how to get back in.</p>
 <p class="hint">Nothing arrived? Check your spam folder, or sign up again in a few minutes.</p>
-<a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
+<a class="button secondary" href="${shell.signInUrl}">Back to sign in</a>`;
   return renderDocument(shell, 'Check your inbox', content, undefined);
 }
 
 /** SIGNUP=closed: nothing to fill in, and who to ask instead. */
 export function renderSignupClosedPage(shell: PageShell): string {
   const content = markup`<div class="notice notice-info" role="status"><p>${shell.productName} does not take sign-ups. To get an account, ask your administrator for an invitation.</p></div>
-<a class="button secondary" href="${shell.basePath}/signin">Back to sign in</a>`;
+<a class="button secondary" href="${shell.signInUrl}">Back to sign in</a>`;
   return renderDocument(shell, 'Sign-up is closed', content, undefined);
 }
 

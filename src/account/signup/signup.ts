@@ -7,6 +7,7 @@ import type { AnonymousAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { signUp } from './pending-signup.js';
 import { displayName } from '../self/profile.js';
+import { overBudget, overBudgetMessage } from '../mail-limits.js';
 
 const fields = z.object({
   email: boundedString(emailRawMaxLength),
@@ -33,7 +34,7 @@ export const signUpAction: AnonymousAction = async (deps, { client, body }) => {
   const email = readEmail(input.email);
   if (email === null) throw invalidField('email');
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
-  await deps.mailRequests.charge(email, client.ip);
+  await deps.mailRequests.charge('signup', email, client.ip);
   const passwordHash = await hashNewPassword(deps.hasher, normalised);
   const work = {
     email,
@@ -50,7 +51,10 @@ export const signUpAction: AnonymousAction = async (deps, { client, body }) => {
     afterAnswer: {
       failure: 'sign-up: could not queue the sign-up or its mail',
       run: async () => {
-        await signUp(deps.db, mail, work);
+        const outcome = await signUp(deps.db, mail, work, () =>
+          deps.mailRequests.chargeSent('signup', email),
+        );
+        if (outcome === 'over_budget') deps.log.warn(overBudget('signup'), overBudgetMessage);
       },
     },
   };

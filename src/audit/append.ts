@@ -1,0 +1,67 @@
+import { sql, type Kysely } from 'kysely';
+import { databaseNow } from '../db/clock.js';
+import type { Database } from '../db/schema.js';
+import { auditEntryHash } from './entry-hash.js';
+
+/** An event as the audit log keeps it. */
+export interface NewAuditEntry {
+  type: string;
+  /** The user it is about; null for none (an operator's action on no user). */
+  userId: string | null;
+  /** Who did it when not the user: an operator's label. Never a secret. */
+  actor: string | null;
+  ip: string;
+  device: string;
+  /** JSON text, or null. */
+  detail: string | null;
+}
+
+/**
+ * Appends one entry after the chain's head, in `db`'s transaction when it is one (so the entry
+ * commits with the change it records, or not at all), else in a transaction of its own.
+ *
+ * The head row is updated first: on PostgreSQL that row lock is held until the transaction
+ * ends, so every instance's appends take their turn and the chain has one order, no forks; on
+ * SQLite the statement takes the one writer. The same statement reads the database's clock, so
+ * `at` follows the chain's order across instances. Answers the entry's `seq` and `at`.
+ */
+export function appendAuditEntry(
+  db: Kysely<Database>,
+  entry: NewAuditEntry,
+): Promise<{ seq: number; at: number }> {
+  if (db.isTransaction) return appendIn(db, entry);
+  return db.transaction().execute((trx) => appendIn(trx, entry));
+}
+
+async function appendIn(
+  trx: Kysely<Database>,
+  entry: NewAuditEntry,
+): Promise<{ seq: number; at: number }> {
+  const head = await trx
+    .updateTable('audit_head')
+    .set({ seq: sql`seq + 1` })
+    .where('id', '=', 1)
+    .returning(['seq', 'hash', databaseNow(trx).as('now')])
+    .executeTakeFirstOrThrow();
+  const seq = Number(head.seq);
+  const at = Number(head.now);
+  const fields = { ...entry, at };
+  const hash = auditEntryHash(fields, head.hash);
+  await trx
+    .insertInto('audit_log')
+    .values({
+      seq,
+      at,
+      type: entry.type,
+      user_id: entry.userId,
+      actor: entry.actor,
+      ip: entry.ip,
+      device: entry.device,
+      detail: entry.detail,
+      prev_hash: head.hash,
+      hash,
+    })
+    .execute();
+  await trx.updateTable('audit_head').set({ hash }).where('id', '=', 1).execute();
+  return { seq, at };
+}
