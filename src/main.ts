@@ -164,6 +164,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
                 webhooks: webhooks.store,
                 origin: config.authUrl,
                 inviteTtlSeconds: config.inviteTtlSeconds,
+                sessionLifetime: config.session,
               },
               logger: loggerOptions(config.logLevel, logOut),
               isDraining: () => draining,

@@ -21,6 +21,8 @@ export interface AdminPorts {
   /** The public origin invitation links are built on (AUTH_URL); undefined: not set. */
   origin: string | undefined;
   inviteTtlSeconds: number;
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: the sessions a user's list still shows. */
+  sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
 }
 
 /** One call as a route sees it: the path's and query's values, the JSON body, who asks. */

@@ -1,5 +1,11 @@
 import type { AdminHandler } from './admin-call.js';
 import { mailList, mailRetry, webhookList, webhookRetry } from './outbox-routes.js';
+import {
+  auditEntries,
+  auditVerify,
+  revokeUserSessions,
+  userSessions,
+} from './session-audit-routes.js';
 import * as users from './user-routes.js';
 
 export interface AdminRoute {
@@ -30,10 +36,14 @@ export const adminRoutes: readonly AdminRoute[] = [
   route('POST', '/users/:id/verify-email', users.verifyEmail),
   route('POST', '/users/:id/email', users.setEmail),
   route('POST', '/users/:id/name', users.rename),
+  route('GET', '/users/:id/sessions', userSessions),
+  route('POST', '/users/:id/sessions/revoke', revokeUserSessions),
   route('GET', '/mail', mailList),
   route('POST', '/mail/:id/retry', mailRetry),
   route('GET', '/webhooks', webhookList),
   route('POST', '/webhooks/:id/retry', webhookRetry),
+  route('GET', '/audit', auditEntries),
+  route('GET', '/audit/verify', auditVerify),
 ];
 
 /** A route's path as docs/openapi.yaml writes it. */

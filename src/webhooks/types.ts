@@ -22,8 +22,8 @@ export type WebhookType = (typeof webhookTypes)[number];
 
 /**
  * A webhook's `data`: the user as the application keeps it, and what the event is about. Never
- * a password, hash, token, code or cookie: a session is named by its opaque reference
- * (emit.ts), which no request accepts as a credential.
+ * a password, hash, token, code or cookie: a session is named by its public id (the one the
+ * user's sessions list shows), which no request accepts as a credential.
  */
 export interface WebhookData {
   id: string;

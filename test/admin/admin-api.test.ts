@@ -223,6 +223,30 @@ describe.runIf(firstPass)('the admin API', () => {
     expect((await post(`/mail/${second?.id ?? ''}/retry`)).status).toBe(409);
     expect((await post('/mail/00000000-0000-4000-8000-000000000000/retry')).status).toBe(404);
 
+    // Sessions: each user signed in once, then every session ended by one caller each.
+    for (const email of ['cli2@example.com', 'api2@example.com']) {
+      const client = new Client(publicUrl);
+      expect((await client.signIn(email, password)).status).toBe(200);
+    }
+    const sessionsOf = async (id: string) =>
+      ((await (await api(`/users/${id}/sessions`)).json()) as { sessions: unknown[] }).sessions;
+    expect(await sessionsOf(byApi)).toHaveLength(1);
+    expect((await cli(['users', 'revoke-sessions', '--email', 'cli2@example.com'])).code).toBe(0);
+    expect(await (await post(`/users/${byApi}/sessions/revoke`)).json()).toEqual({ revoked: 1 });
+    expect(await sessionsOf(byCli)).toEqual([]);
+    expect(await sessionsOf(byApi)).toEqual([]);
+
+    // The audit log holds both callers' actions, and both read the same verdict.
+    const verify = await cli(['audit', 'verify']);
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(await (await api('/audit/verify')).json()).toMatchObject({ ok: true });
+    const audit = (await (await api('/audit?limit=1000')).json()) as {
+      entries: { actor: string | null }[];
+    };
+    const actors = new Set(audit.entries.map((entry) => entry.actor));
+    expect(actors).toContain('gatehouse CLI');
+    expect(actors).toContain('admin API (ops)');
+
     expect((await cli(['users', 'remove', '--email', 'cli2@example.com'])).code).toBe(0);
     expect((await api(`/users/${byApi}`, { method: 'DELETE' })).status).toBe(204);
     expect((await api(`/users/${byCli}`)).status).toBe(404);

@@ -368,6 +368,7 @@ describe('docs/openapi.yaml', () => {
         webhooks: createWebhookStore(server.db, 'sqlite'),
         origin: 'http://127.0.0.1:3000',
         inviteTtlSeconds: 3600,
+        sessionLifetime: { maxAgeSeconds: 86_400, absoluteMaxAgeSeconds: 86_400 },
       },
       tokens: { authenticate: (header) => (header === 'Bearer admin-token' ? 'test' : null) },
       logger: false,
@@ -433,6 +434,14 @@ describe('docs/openapi.yaml', () => {
       await conforms(await call('/api/admin/webhooks'), 'GET', '/api/admin/webhooks');
       const hookRetry = '/api/admin/webhooks/{id}/retry';
       await conforms(await call(`/api/admin/webhooks/${id}/retry`, 'POST'), 'POST', hookRetry);
+      const sessions = '/api/admin/users/{id}/sessions';
+      await conforms(await call(`${users}/${id}/sessions`), 'GET', sessions);
+      await conforms(await call(`${users}/nope/sessions`), 'GET', sessions);
+      const revoke = '/api/admin/users/{id}/sessions/revoke';
+      await conforms(await call(`${users}/${id}/sessions/revoke`, 'POST'), 'POST', revoke);
+      await conforms(await call('/api/admin/audit?limit=2'), 'GET', '/api/admin/audit');
+      await conforms(await call('/api/admin/audit?since=never'), 'GET', '/api/admin/audit');
+      await conforms(await call('/api/admin/audit/verify'), 'GET', '/api/admin/audit/verify');
       await conforms(await call(`${users}/${id}`, 'DELETE'), 'DELETE', one);
       await conforms(await call(`${users}/${id}`, 'DELETE'), 'DELETE', one);
     } finally {
