@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { countEventsWith, pruneAccountRecords } from './account/wing.js';
+import { listenAdmin, type AdminListener } from './admin/start.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
@@ -25,6 +26,7 @@ import { superviseWorkers } from './boot/supervise-workers.js';
 import { noObserver } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
 import { createServices } from './services.js';
+import { createWebhooks } from './webhooks/start.js';
 
 const pruneIntervalMs = 10 * 60 * 1000;
 
@@ -68,6 +70,12 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   });
   observer.watchMail(() => mail.store.backlog(Date.now()));
   countEventsWith((type) => observer.accountEvent(type));
+  const webhooks = createWebhooks(db, dialect, config.webhooks, {
+    log: { info: (f, m) => app.log.info(f, m), warn: (f, m) => app.log.warn(f, m) },
+    events: observer,
+  });
+  if (webhooks.worker !== undefined)
+    observer.watchWebhooks(() => webhooks.store.backlog(Date.now()));
   // Lines leave through the thread pool, never a blocking write on the event loop (a third of
   // a session read's time was the access line's write). A cluster's workers share one stdout:
   // each write stays whole on a pipe. What is held when the process exits is written then.
@@ -77,6 +85,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   });
   process.on('exit', () => logOut.flushSync());
   let draining = false;
+  let adminServer: AdminListener | undefined = undefined;
   const app = buildApp({
     config: { ...config, authSecrets: secrets },
     db,
@@ -117,7 +126,9 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     clearInterval(prune);
     app
       .close()
+      .then(() => adminServer?.close())
       .then(() => mail.worker.stop())
+      .then(() => webhooks.worker?.stop())
       .then(() => services.lastSeen.stop())
       .then(() => metricsServer?.close())
       .then(() => services.hasher.close())
@@ -134,9 +145,39 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   process.on('SIGINT', () => shutdown('SIGINT'));
   await during('listen', config, () => app.listen({ host: config.host, port: config.port }));
   if (draining) return;
+  // After the public port: the admin listener is never that port (src/config/admin.ts).
+  const adminConfig = config.admin;
+  adminServer =
+    adminConfig === undefined
+      ? undefined
+      : await during('admin', config, () =>
+          listenAdmin(
+            adminConfig,
+            {
+              config,
+              ports: {
+                db,
+                now: () => Date.now(),
+                throttle: services.throttle,
+                observer,
+                mail: mail.queue,
+                mailStore: mail.store,
+                webhooks: webhooks.store,
+                origin: config.authUrl,
+                inviteTtlSeconds: config.inviteTtlSeconds,
+                sessionLifetime: config.session,
+              },
+              logger: loggerOptions(config.logLevel, logOut),
+              isDraining: () => draining,
+            },
+            app.log,
+          ),
+        );
+  if (draining) return;
   // Ready once listening (migrations done); readiness probes and the drain update it.
   observer.readiness(true);
   mail.worker.start();
+  webhooks.worker?.start();
   // Said once per start: by the one process, or the first worker of a cluster.
   const mailNote = mailStartupNote(mail.mode, mailSettings, cliCommand());
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';

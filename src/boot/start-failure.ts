@@ -4,7 +4,7 @@ import { postgresTarget } from '../db/open.js';
 import { MissingFolderError } from '../db/sqlite.js';
 
 /** What was being done when a start failed: each names its own variables. */
-export type StartStage = 'database' | 'listen' | 'metrics';
+export type StartStage = 'database' | 'listen' | 'metrics' | 'admin';
 
 /** A failure already worded for the operator: the variable to change and how. */
 export class StartFailure extends Error {}
@@ -162,6 +162,10 @@ export function describeStartFailure(
       return config.metrics === undefined
         ? undefined
         : describeListen({ port: 'METRICS_PORT', host: 'METRICS_HOST' }, config.metrics, error);
+    case 'admin':
+      return config.admin === undefined
+        ? undefined
+        : describeListen({ port: 'ADMIN_PORT', host: 'ADMIN_HOST' }, config.admin, error);
   }
 }
 

@@ -10,6 +10,7 @@ import type { Throttle } from '../auth/throttle.js';
 import type { Actor, OperatorPorts } from '../operator/operations.js';
 import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
+import { sendWebhooksTo } from '../webhooks/emit.js';
 import { CliError } from './prompt.js';
 
 export interface CliContext {
@@ -44,6 +45,9 @@ export async function openCliContext(): Promise<CliContext> {
     openDatabase(config.databaseUrl, { createFolder: config.databaseVariable === 'DATA_DIR' }),
   );
   await explained(config, () => migrateToLatest(db));
+  // An operator's change tells the application as the service's would: the running service
+  // delivers what is written here (src/webhooks/).
+  sendWebhooksTo(config.webhooks?.endpoints ?? []);
   // One hash at a time is plenty for an admin command.
   const services = createServices(db, {
     ...config,

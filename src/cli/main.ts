@@ -7,6 +7,7 @@ import * as mail from './commands/mail-outbox.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
+import * as webhooks from './commands/webhooks.js';
 import { cliCommand } from '../boot/cli-command.js';
 import { parseConfig } from '../config/index.js';
 import { describeStore } from '../db/open.js';
@@ -89,6 +90,15 @@ const auditCommands: Record<string, Command> = {
   },
 };
 
+const webhookCommands: Record<string, Command> = {
+  list: {
+    help: webhooks.listHelp,
+    options: { state: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    run: webhooks.list,
+  },
+  retry: { help: webhooks.retryHelp, options: {}, positional: 'id', run: webhooks.retry },
+};
+
 /** Where every command's database comes from, as each group's usage ends. */
 const databaseLine = (cli: string) =>
   `Every command takes --help. The database is DATABASE_URL, else the SQLite file
@@ -109,6 +119,14 @@ const auditUsage = (cli: string) => `Usage: gatehouse audit <command> [options]
 Commands:
   verify            check the audit log's hash chain; exit 1 naming the first bad entry
   export            write the audit log as JSON lines (--since TIME)
+
+${databaseLine(cli)}`;
+
+const webhooksUsage = (cli: string) => `Usage: gatehouse webhooks <command> [options]
+
+Commands:
+  list              list deliveries (--state, --limit, --json)
+  retry ID          queue a failed delivery again
 
 ${databaseLine(cli)}`;
 
@@ -149,6 +167,11 @@ const groups: Record<
     commands: auditCommands,
     summary: 'the audit log: verify its hash chain, export it as JSON lines',
     usage: auditUsage,
+  },
+  webhooks: {
+    commands: webhookCommands,
+    summary: 'the webhook outbox: list deliveries, retry a failed one',
+    usage: webhooksUsage,
   },
 };
 

@@ -1,6 +1,7 @@
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
 import { accounts } from './accounts.js';
+import { admin } from './admin.js';
 import { auth } from './auth.js';
 import { database } from './database.js';
 import { hashing } from './hashing.js';
@@ -12,6 +13,7 @@ import { pages } from './pages.js';
 import { runtime } from './runtime.js';
 import { session } from './session.js';
 import { signIn } from './sign-in.js';
+import { webhooks } from './webhooks.js';
 import { fileVariables, readFileVariables } from './secret-files.js';
 
 export { defaultHashNice } from './hashing.js';
@@ -38,6 +40,8 @@ export const capabilities = (requireSecret: boolean) =>
     pages,
     accounts,
     mail,
+    admin,
+    webhooks,
   ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];

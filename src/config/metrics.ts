@@ -2,6 +2,20 @@ import * as z from 'zod/mini';
 import { port, requestTimeout } from './http.js';
 import { noted } from './notes.js';
 
+/** Read by the admin API too: its listener must be another port. Empty means unset. */
+export const metricsPort = noted(
+  z.pipe(
+    z.optional(
+      z.string().check(
+        z.regex(/^(|[1-9][0-9]{0,4})$/, 'must be a port number from 1 to 65535, or empty'),
+        z.refine((value) => value === '' || Number(value) <= 65535, 'must be at most 65535'),
+      ),
+    ),
+    z.transform((value) => (value === undefined || value === '' ? undefined : Number(value))),
+  ),
+  { example: '9464' },
+);
+
 /** Prometheus metrics on a listener of their own; off unless METRICS_PORT is set. */
 export const metrics = z.pipe(
   z
@@ -9,18 +23,7 @@ export const metrics = z.pipe(
       PORT: port,
       REQUEST_TIMEOUT_MS: requestTimeout,
       // Empty means unset (platforms often cannot unset a variable): metrics off.
-      METRICS_PORT: noted(
-        z.pipe(
-          z.optional(
-            z.string().check(
-              z.regex(/^(|[1-9][0-9]{0,4})$/, 'must be a port number from 1 to 65535, or empty'),
-              z.refine((value) => value === '' || Number(value) <= 65535, 'must be at most 65535'),
-            ),
-          ),
-          z.transform((value) => (value === undefined || value === '' ? undefined : Number(value))),
-        ),
-        { example: '9464' },
-      ),
+      METRICS_PORT: metricsPort,
       METRICS_HOST: noted(
         z.pipe(
           z.optional(z.string()),

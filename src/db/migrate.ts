@@ -10,6 +10,7 @@ import * as pruneIndexes from './migrations/007-prune-indexes.js';
 import * as mailPriority from './migrations/008-mail-priority.js';
 import * as sessionProofs from './migrations/009-session-proofs.js';
 import * as auditLog from './migrations/013-audit-log.js';
+import * as webhookOutbox from './migrations/014-webhook-outbox.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '008-mail-priority': mailPriority,
   '009-session-proofs': sessionProofs,
   '013-audit-log': auditLog,
+  '014-webhook-outbox': webhookOutbox,
 };
 
 const provider: MigrationProvider = {

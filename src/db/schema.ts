@@ -129,6 +129,26 @@ export interface AuditHeadTable {
   pruned_hash: string;
 }
 
+/** A webhook on its way to one endpoint (src/webhooks/outbox-store.ts, migration 014). */
+export interface WebhookOutboxTable {
+  id: string;
+  /** The `webhook-id`: one per event, the same for every endpoint and every attempt. */
+  event_id: string;
+  endpoint: string;
+  type: string;
+  /** The JSON body, `{type, timestamp, data}`, as every attempt sends it. */
+  payload: string;
+  state: 'queued' | 'sending' | 'sent' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  retry_until: number;
+  lease_holder: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -138,4 +158,5 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   audit_log: AuditLogTable;
   audit_head: AuditHeadTable;
+  webhook_outbox: WebhookOutboxTable;
 }

@@ -34,6 +34,8 @@ export const errorCatalogue = {
   },
   invalid_credentials: { status: 403, message: 'The password is not correct.' },
   signup_closed: { status: 403, message: 'This service does not take sign-ups.' },
+  // The admin API (src/admin/): the target is not in a state that allows the call.
+  conflict: { status: 409, message: 'This cannot be done in the current state.' },
   invalid_field: { status: 422, message: 'A field is missing or not valid.' },
   weak_password: { status: 422, message: 'The new password is not acceptable.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },

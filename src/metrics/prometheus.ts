@@ -134,46 +134,8 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
   });
   mailSent.inc(0);
   mailFailed.inc(0);
-  let readMail: (() => Promise<MailBacklog>) | undefined;
-  // One scrape reads the outbox once for both gauges; the last answer stands if a read fails.
-  let backlog: MailBacklog = { queued: 0, oldestAgeSeconds: 0, held: 0 };
-  let reading: Promise<MailBacklog> | undefined;
-  let readAt = -Infinity;
-  const readBacklog = async () => {
-    if (readMail === undefined || performance.now() - readAt < 1000) return backlog;
-    reading ??= readMail()
-      .then((value) => {
-        readAt = performance.now();
-        return (backlog = value);
-      })
-      .catch(() => backlog)
-      .finally(() => (reading = undefined));
-    return reading;
-  };
-  new Gauge({
-    name: 'gatehouse_mail_queued',
-    help: 'Mails in the outbox waiting to be delivered (queued or being sent), across every instance.',
-    registers: [registry],
-    async collect() {
-      this.set((await readBacklog()).queued);
-    },
-  });
-  new Gauge({
-    name: 'gatehouse_mail_oldest_queued_age_seconds',
-    help: 'Age of the oldest mail waiting to be delivered; 0 when none waits.',
-    registers: [registry],
-    async collect() {
-      this.set((await readBacklog()).oldestAgeSeconds);
-    },
-  });
-
-  new Gauge({
-    name: 'gatehouse_mail_held',
-    help: 'Mails held in the outbox (queued where no SMTP_URL was set) until an instance with SMTP_URL sends them.',
-    registers: [registry],
-    async collect() {
-      this.set((await readBacklog()).held);
-    },
+  const mailBacklog = backlogGauges(registry, 'mail', 'mail', 'mails', {
+    held: 'Mails held in the outbox (queued where no SMTP_URL was set) until an instance with SMTP_URL sends them.',
   });
   const accountEvents = new Counter({
     name: 'gatehouse_account_events_total',
@@ -181,6 +143,24 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
     labelNames: ['type'] as const,
     registers: [registry],
   });
+  const webhooksSent = new Counter({
+    name: 'gatehouse_webhooks_sent_total',
+    help: 'Webhook deliveries this process made that the endpoint answered 2xx.',
+    registers: [registry],
+  });
+  const webhooksFailed = new Counter({
+    name: 'gatehouse_webhooks_failed_total',
+    help: 'Webhook deliveries this process marked failed: not answered 2xx within the retry window.',
+    registers: [registry],
+  });
+  webhooksSent.inc(0);
+  webhooksFailed.inc(0);
+  const webhookBacklog = backlogGauges(
+    registry,
+    'webhooks',
+    'webhook delivery',
+    'webhook deliveries',
+  );
 
   const observer: Observer = {
     timeRequests(hasRoute) {
@@ -203,10 +183,70 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
     },
     mailSent: () => mailSent.inc(),
     mailFailed: () => mailFailed.inc(),
-    watchMail(read) {
-      readMail = read;
-    },
+    watchMail: (read) => mailBacklog.watch(read),
+    webhookSent: () => webhooksSent.inc(),
+    webhookFailed: () => webhooksFailed.inc(),
+    watchWebhooks: (read) => webhookBacklog.watch(read),
     accountEvent: (type) => accountEvents.inc({ type }),
   };
   return { observer, registry };
+}
+
+/**
+ * `gatehouse_<prefix>_queued` and `gatehouse_<prefix>_oldest_queued_age_seconds`, read from an
+ * outbox when scraped: one read for both gauges, at most once a second; the last answer stands
+ * if a read fails.
+ */
+function backlogGauges(
+  registry: Registry,
+  prefix: string,
+  one: string,
+  many: string,
+  extra: { held?: string } = {},
+) {
+  let read: (() => Promise<MailBacklog>) | undefined;
+  let backlog: MailBacklog = { queued: 0, oldestAgeSeconds: 0 };
+  let reading: Promise<MailBacklog> | undefined;
+  let readAt = -Infinity;
+  const readBacklog = async () => {
+    if (read === undefined || performance.now() - readAt < 1000) return backlog;
+    reading ??= read()
+      .then((value) => {
+        readAt = performance.now();
+        return (backlog = value);
+      })
+      .catch(() => backlog)
+      .finally(() => (reading = undefined));
+    return reading;
+  };
+  new Gauge({
+    name: `gatehouse_${prefix}_queued`,
+    help: `${many[0]?.toUpperCase()}${many.slice(1)} in the outbox waiting to be delivered (queued or being sent), across every instance.`,
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).queued);
+    },
+  });
+  new Gauge({
+    name: `gatehouse_${prefix}_oldest_queued_age_seconds`,
+    help: `Age of the oldest ${one} waiting to be delivered; 0 when none waits.`,
+    registers: [registry],
+    async collect() {
+      this.set((await readBacklog()).oldestAgeSeconds);
+    },
+  });
+  if (extra.held !== undefined)
+    new Gauge({
+      name: `gatehouse_${prefix}_held`,
+      help: extra.held,
+      registers: [registry],
+      async collect() {
+        this.set((await readBacklog()).held ?? 0);
+      },
+    });
+  return {
+    watch(reader: () => Promise<MailBacklog>) {
+      read = reader;
+    },
+  };
 }

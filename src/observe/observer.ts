@@ -40,6 +40,11 @@ export interface Observer {
   watchMail(read: () => Promise<MailBacklog>): void;
   /** An account event of this type was recorded (src/account/model/events.ts). */
   accountEvent(type: string): void;
+  /** This process's webhook worker had a delivery answered 2xx, or marked one failed for good. */
+  webhookSent(): void;
+  webhookFailed(): void;
+  /** The webhook outbox's backlog, read only when metrics are scraped. */
+  watchWebhooks(read: () => Promise<MailBacklog>): void;
 }
 
 export interface MailBacklog {
@@ -48,7 +53,7 @@ export interface MailBacklog {
   /** Age of the oldest of them; 0 when there is none. */
   oldestAgeSeconds: number;
   /** Mails held: queued where no SMTP_URL was set, waiting for an instance that has one. */
-  held: number;
+  held?: number;
 }
 
 const ignore = () => undefined;
@@ -65,4 +70,7 @@ export const noObserver: Observer = {
   mailFailed: ignore,
   watchMail: ignore,
   accountEvent: ignore,
+  webhookSent: ignore,
+  webhookFailed: ignore,
+  watchWebhooks: ignore,
 };

@@ -1,5 +1,5 @@
 import type { User } from '../users/store.js';
-import { insertUser, markVerified } from '../users/writes.js';
+import { insertUser } from '../users/writes.js';
 import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 export interface AddUser {
@@ -21,9 +21,8 @@ export async function addUser(ports: OperatorPorts, add: AddUser): Promise<User 
   return ports.db.transaction().execute(async (trx) => {
     const at = ports.now();
     const { email, name, passwordHash } = add;
-    const user = await insertUser(trx, { email, name, passwordHash }, at);
+    const user = await insertUser(trx, { email, name, passwordHash }, at, add.verified);
     if (user === null) return 'taken';
-    if (add.verified) await markVerified(trx, user.id, at);
     await auditOperatorAction(trx, add.actor, 'user_created', user.id, { verified: add.verified });
     return user;
   });

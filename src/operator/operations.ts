@@ -14,6 +14,7 @@ export {
 } from './audit-log.js';
 export { disableUser } from './disable-user.js';
 export { enableUser } from './enable-user.js';
+export { findUsers, showUser, type UserSummary } from './find-users.js';
 export { inviteUser, type InviteUser } from './invite-user.js';
 export { removeUser } from './remove-user.js';
 export { renameUser } from './rename-user.js';
@@ -22,4 +23,6 @@ export { setUserEmail, type SetEmail } from './set-user-email.js';
 export { setUserPassword } from './set-user-password.js';
 export { unlockEmail } from './unlock-email.js';
 export { listSessionsOfUser, revokeSessionOfUser, type SessionView } from './user-sessions.js';
+export { unlockUser } from './unlock-user.js';
+export { listMail, listWebhooks, retryMail, retryWebhook } from './outboxes.js';
 export { verifyUserEmail } from './verify-user-email.js';

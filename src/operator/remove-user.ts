@@ -12,7 +12,7 @@ export function removeUser(
   request: { userId: string; actor: Actor },
 ): Promise<User | 'missing'> {
   return ports.db.transaction().execute(async (trx) => {
-    const removed = await deleteUser(trx, request.userId);
+    const removed = await deleteUser(trx, request.userId, ports.now());
     if (removed === null) return 'missing';
     // The user's own record goes with the row; the audit log keeps the removal.
     await auditOperatorAction(trx, request.actor, 'user_removed', removed.id, {

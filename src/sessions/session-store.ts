@@ -7,6 +7,7 @@ import type { Database } from '../db/schema.js';
 import { toActive, type ActiveSession, type FindActive } from './active-session.js';
 import { postgresFindActive } from './postgres-find-active.js';
 import { noObserver, type Observer } from '../observe/observer.js';
+import { emitUserWebhook, webhooksOn, withWebhooks } from '../webhooks/emit.js';
 
 type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
@@ -65,20 +66,29 @@ export interface SessionStore {
 /** Live sessions a user may hold at once (`SESSIONS_PER_USER_MAX`). */
 export const defaultSessionsPerUserMax = 100;
 
-/** Ends every live session of a user; also used inside the user store's transactions. */
+/**
+ * Ends every live session of a user; also used inside the user store's transactions. With
+ * webhooks on, one `session.revoked` says how many ended (in the caller's transaction, or one
+ * of its own).
+ */
 export function revokeUserSessions(
   db: Kysely<Database>,
   userId: string,
   at: number,
   exceptSessionId: string | null = null,
 ) {
-  let ending = db
-    .updateTable('sessions')
-    .set({ revoked_at: at })
-    .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null);
-  if (exceptSessionId !== null) ending = ending.where('id', '!=', exceptSessionId);
-  return ending.executeTakeFirst();
+  return withWebhooks(db, async (trx) => {
+    let ending = trx
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null);
+    if (exceptSessionId !== null) ending = ending.where('id', '!=', exceptSessionId);
+    const result = await ending.executeTakeFirst();
+    const count = Number(result.numUpdatedRows);
+    if (count > 0) await emitUserWebhook(trx, 'session.revoked', userId, at, { sessions: count });
+    return result;
+  });
 }
 
 // One join on the session's primary key (PostgreSQL's, batched: postgres-find-active.ts).
@@ -120,79 +130,112 @@ export function createKyselySessionStore(
     const named = handles.databasePrepared !== false;
     findActive = postgresFindActive(handles.pgPool, named, observer.databaseError);
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
+  /** The sign-in's insert and the per-user bound, on `db` or the webhook's transaction. */
+  async function createOn(
+    db: Kysely<Database>,
+    { userId, credentialVersion, proofs = ['password'] }: VerifiedCredential,
+    createdAt: number,
+    client: SessionClient | undefined,
+  ): Promise<{ id: string; publicId: string } | null> {
+    const id = randomUUID();
+    const publicId = newPublicId();
+    const { ip, user_agent: userAgent } = clientColumns(client);
+    // The check and the insert are one statement: a credential change commits either before
+    // it (no row matches, no session) or after it (and its revocation ends this session). On
+    // PostgreSQL the user row is read FOR SHARE: under READ COMMITTED the insert would
+    // otherwise read the row as it was before a change still in flight and commit after that
+    // change's revocation ran; the lock waits for the change and then sees its result. On
+    // SQLite the statement holds the write lock from its start.
+    const inserted = await db
+      .insertInto('sessions')
+      .columns([
+        'id',
+        'user_id',
+        'created_at',
+        'proofs',
+        'public_id',
+        'ip',
+        'user_agent',
+        'last_seen_at',
+      ])
+      .expression((eb) =>
+        eb
+          .selectFrom('users')
+          .select((users) => [
+            users.val(id).as('id'),
+            'users.id as user_id',
+            users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
+            users.val(proofs.join(' ')).as('proofs'),
+            users.val(publicId).as('public_id'),
+            users.val(ip).as('ip'),
+            users.val(userAgent).as('user_agent'),
+            users.cast<number>(users.val(createdAt), 'bigint').as('last_seen_at'),
+          ])
+          .where('users.id', '=', userId)
+          .where('users.credential_version', '=', credentialVersion)
+          .where('users.disabled', '=', 0)
+          .$if(postgres, (query) => query.forShare()),
+      )
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
+    // A bounded number of live sessions per user: a client signing in in a loop would
+    // otherwise grow the table without end. The oldest sign-ins beyond it are ended.
+    const evicted = await db
+      .updateTable('sessions')
+      .set({ revoked_at: createdAt })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('id', 'not in', (qb) =>
+        qb
+          .selectFrom('sessions')
+          .select('id')
+          .where('user_id', '=', userId)
+          .where('revoked_at', 'is', null)
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(perUserMax),
+      )
+      .executeTakeFirst();
+    observer.sessionsRevoked('limit', Number(evicted.numUpdatedRows));
+    return { id, publicId };
+  }
   return {
-    async create({ userId, credentialVersion, proofs = ['password'] }, createdAt, client) {
-      const id = randomUUID();
-      const { ip, user_agent: userAgent } = clientColumns(client);
-      // The check and the insert are one statement: a credential change commits either before
-      // it (no row matches, no session) or after it (and its revocation ends this session). On
-      // PostgreSQL the user row is read FOR SHARE: under READ COMMITTED the insert would
-      // otherwise read the row as it was before a change still in flight and commit after that
-      // change's revocation ran; the lock waits for the change and then sees its result. On
-      // SQLite the statement holds the write lock from its start.
-      const inserted = await db
-        .insertInto('sessions')
-        .columns([
-          'id',
-          'user_id',
-          'created_at',
-          'proofs',
-          'public_id',
-          'ip',
-          'user_agent',
-          'last_seen_at',
-        ])
-        .expression((eb) =>
-          eb
-            .selectFrom('users')
-            .select((users) => [
-              users.val(id).as('id'),
-              'users.id as user_id',
-              users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
-              users.val(proofs.join(' ')).as('proofs'),
-              users.val(newPublicId()).as('public_id'),
-              users.val(ip).as('ip'),
-              users.val(userAgent).as('user_agent'),
-              users.cast<number>(users.val(createdAt), 'bigint').as('last_seen_at'),
-            ])
-            .where('users.id', '=', userId)
-            .where('users.credential_version', '=', credentialVersion)
-            .where('users.disabled', '=', 0)
-            .$if(postgres, (query) => query.forShare()),
-        )
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
-      // A bounded number of live sessions per user: a client signing in in a loop would
-      // otherwise grow the table without end. The oldest sign-ins beyond it are ended.
-      const evicted = await db
-        .updateTable('sessions')
-        .set({ revoked_at: createdAt })
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .where('id', 'not in', (qb) =>
-          qb
-            .selectFrom('sessions')
-            .select('id')
-            .where('user_id', '=', userId)
-            .where('revoked_at', 'is', null)
-            .orderBy('created_at', 'desc')
-            .orderBy('id', 'desc')
-            .limit(perUserMax),
-        )
-        .executeTakeFirst();
-      observer.sessionsRevoked('limit', Number(evicted.numUpdatedRows));
-      return id;
+    create(credential, createdAt, client) {
+      // Webhooks off (the default): the sign-in's statements as they always were, on `db`.
+      if (!webhooksOn())
+        return createOn(db, credential, createdAt, client).then((made) => made?.id ?? null);
+      return db.transaction().execute(async (trx) => {
+        const made = await createOn(trx, credential, createdAt, client);
+        if (made === null) return null;
+        await emitUserWebhook(trx, 'session.created', credential.userId, createdAt, {
+          session: made.publicId,
+        });
+        return made.id;
+      });
     },
 
     findActive,
 
     async revoke(sessionId, at) {
-      const result = await db
-        .updateTable('sessions')
-        .set({ revoked_at: at })
-        .where('id', '=', sessionId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+      const ending = (on: Kysely<Database>) =>
+        on
+          .updateTable('sessions')
+          .set({ revoked_at: at })
+          .where('id', '=', sessionId)
+          .where('revoked_at', 'is', null);
+      if (webhooksOn()) {
+        const ended = await db.transaction().execute(async (trx) => {
+          const row = await ending(trx).returning(['user_id', 'public_id']).executeTakeFirst();
+          if (row !== undefined)
+            await emitUserWebhook(trx, 'session.revoked', row.user_id, at, {
+              ...(row.public_id !== null && { session: row.public_id }),
+            });
+          return row === undefined ? 0 : 1;
+        });
+        observer.sessionsRevoked('ended', ended);
+        return;
+      }
+      const result = await ending(db).executeTakeFirst();
       observer.sessionsRevoked('ended', Number(result.numUpdatedRows));
     },
 

@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import { ipPrefix } from '../util/ip-prefix.js';
 import { deviceLabel } from './device-label.js';
 import { revokeUserSessions } from './session-store.js';
+import { emitUserWebhook } from '../webhooks/emit.js';
 
 /**
  * A live session as its owner (and the operator, for them) sees it: `id` is the public id,
@@ -83,7 +84,12 @@ export async function endSessionByPublicId(
     .where('user_id', '=', ending.userId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  const ended = Number(result.numUpdatedRows) > 0;
+  if (ended)
+    await emitUserWebhook(trx, 'session.revoked', ending.userId, ending.at, {
+      session: ending.publicId,
+    });
+  return ended;
 }
 
 /** Ends every live session of the user but `keepSessionId`, in `trx`; how many ended. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
 import { revokeUserSessions } from '../sessions/session-store.js';
+import { emitUserWebhook, emitWebhook, userData, withWebhooks } from '../webhooks/emit.js';
 import type { NewUser, User } from './store.js';
 
 /*
@@ -91,6 +92,15 @@ export async function writeCredentialChange(
   if (row === undefined) return null;
   if (set.email !== undefined) await voidUnclaimedSecrets(trx, set.email.address, at);
   const ended = await revokeUserSessions(trx, id, at, change.keepSessionId ?? null);
+  // The application's copy of the user follows (src/webhooks/): nothing is written when off.
+  const data = userData(row);
+  if (set.passwordHash !== undefined) await emitWebhook(trx, 'password.changed', data, at);
+  if (set.email !== undefined) await emitWebhook(trx, 'email.changed', data, at);
+  // Verified by this change, not before: coalesce kept an earlier time.
+  else if (set.emailProven === true && Number(row.email_verified_at) === at)
+    await emitWebhook(trx, 'email.verified', data, at);
+  if (set.disabled !== undefined)
+    await emitWebhook(trx, set.disabled ? 'user.disabled' : 'user.enabled', data, at);
   return { user: toUser(row), endedSessions: Number(ended.numUpdatedRows) };
 }
 
@@ -101,28 +111,34 @@ export async function readUser(trx: Kysely<Database>, id: string): Promise<User 
 }
 
 /** `null` when the email is taken (the unique constraint decides, so races create one). */
-export async function insertUser(
-  trx: Kysely<Database>,
+export function insertUser(
+  db: Kysely<Database>,
   user: NewUser,
   at: number,
+  /** The address counts as verified from `at` (an operator's `users add --verified`). */
+  verified = false,
 ): Promise<User | null> {
-  const row = await trx
-    .insertInto('users')
-    .values({
-      id: randomUUID(),
-      email: user.email,
-      name: user.name,
-      password_hash: user.passwordHash,
-      disabled: 0,
-      created_at: at,
-      updated_at: at,
-    })
-    .onConflict((conflict) => conflict.column('email').doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  if (row === undefined) return null;
-  await voidUnclaimedSecrets(trx, user.email, at);
-  return toUser(row);
+  return withWebhooks(db, async (trx) => {
+    const row = await trx
+      .insertInto('users')
+      .values({
+        id: randomUUID(),
+        email: user.email,
+        name: user.name,
+        password_hash: user.passwordHash,
+        disabled: 0,
+        ...(verified && { email_verified_at: at }),
+        created_at: at,
+        updated_at: at,
+      })
+      .onConflict((conflict) => conflict.column('email').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (row === undefined) return null;
+    await voidUnclaimedSecrets(trx, user.email, at);
+    await emitWebhook(trx, 'user.created', userData(row), at);
+    return toUser(row);
+  });
 }
 
 /**
@@ -182,26 +198,36 @@ export async function writeDisabled(
 }
 
 /** Deletes the user and their sessions; the user as it was, or null when none existed. */
-export async function deleteUser(trx: Kysely<Database>, id: string): Promise<User | null> {
+export async function deleteUser(
+  trx: Kysely<Database>,
+  id: string,
+  at = Date.now(),
+): Promise<User | null> {
   await trx.deleteFrom('sessions').where('user_id', '=', id).execute();
   const row = await trx.deleteFrom('users').where('id', '=', id).returningAll().executeTakeFirst();
-  return row ? toUser(row) : null;
+  if (row === undefined) return null;
+  await emitWebhook(trx, 'user.deleted', userData(row), at);
+  return toUser(row);
 }
 
 /** Changes the display name only; null when no such user exists. */
-export async function writeName(
-  trx: Kysely<Database>,
+export function writeName(
+  db: Kysely<Database>,
   id: string,
   name: string,
   at: number,
 ): Promise<User | null> {
-  const row = await trx
-    .updateTable('users')
-    .set({ name, updated_at: at })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
-  return row ? toUser(row) : null;
+  return withWebhooks(db, async (trx) => {
+    const row = await trx
+      .updateTable('users')
+      .set({ name, updated_at: at })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (row === undefined) return null;
+    await emitWebhook(trx, 'user.updated', userData(row), at);
+    return toUser(row);
+  });
 }
 
 /**
@@ -244,7 +270,9 @@ export async function markVerified(
     .where('id', '=', id)
     .where('email_verified_at', 'is', null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const changed = Number(result.numUpdatedRows) === 1;
+  if (changed) await emitUserWebhook(trx, 'email.verified', id, at);
+  return changed;
 }
 
 /** The ids of every user whose address is verified (one read, for a list of every user). */

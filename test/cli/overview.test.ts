@@ -24,9 +24,10 @@ describe('the CLI an operator can find: `gatehouse --help` and hints that run as
     expect(help.stdout).toMatch(/^Usage: gatehouse <group> <command> \[options\]\n/);
     const groups = help.stdout.split('\n').filter((line) => /^ {2}\S/.test(line));
     expect(groups).toEqual([
-      expect.stringMatching(/^ {2}users {3}\S.*\(npx gatehouse users --help\)$/),
-      expect.stringMatching(/^ {2}mail {4}\S.*\(npx gatehouse mail --help\)$/),
-      expect.stringMatching(/^ {2}audit {3}\S.*\(npx gatehouse audit --help\)$/),
+      expect.stringMatching(/^ {2}users {6}\S.*\(npx gatehouse users --help\)$/),
+      expect.stringMatching(/^ {2}mail {7}\S.*\(npx gatehouse mail --help\)$/),
+      expect.stringMatching(/^ {2}audit {6}\S.*\(npx gatehouse audit --help\)$/),
+      expect.stringMatching(/^ {2}webhooks {3}\S.*\(npx gatehouse webhooks --help\)$/),
     ]);
     for (const alias of ['-h', 'help']) expect(await cli([alias])).toEqual(help);
   });
@@ -57,7 +58,7 @@ describe('the CLI an operator can find: `gatehouse --help` and hints that run as
   });
 
   it('each group says where its database comes from', async () => {
-    for (const group of ['users', 'mail']) {
+    for (const group of ['users', 'mail', 'webhooks']) {
       const usage = await cli([group, '--help']);
       expect(usage.code).toBe(0);
       expect(usage.stdout).toContain(

@@ -11,6 +11,7 @@ import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
 import * as invitationsMigration from '../../src/db/migrations/005-invitations.js';
 import * as signupSecretsMigration from '../../src/db/migrations/006-signup-secrets.js';
 import * as sessionProofsMigration from '../../src/db/migrations/009-session-proofs.js';
+import * as webhookOutboxMigration from '../../src/db/migrations/014-webhook-outbox.js';
 import * as auditLogMigration from '../../src/db/migrations/013-audit-log.js';
 import * as pruneIndexesMigration from '../../src/db/migrations/007-prune-indexes.js';
 import * as mailPriorityMigration from '../../src/db/migrations/008-mail-priority.js';
@@ -538,6 +539,7 @@ for (const backend of backends) {
         const user = await createUser('ada@example.com');
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
+        await webhookOutboxMigration.down(db as unknown as Kysely<unknown>);
         await auditLogMigration.down(db as unknown as Kysely<unknown>);
         await sessionProofsMigration.down(db as unknown as Kysely<unknown>);
         await mailPriorityMigration.down(db as unknown as Kysely<unknown>);

@@ -6,6 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { accountPaths } from '../../src/account/register.js';
+import { buildAdminApp } from '../../src/admin/admin-app.js';
+import { adminRoutes, openApiPath } from '../../src/admin/routes.js';
+import { createOutboxStore } from '../../src/mail/outbox-store.js';
+import { noObserver } from '../../src/observe/observer.js';
+import { createWebhookStore } from '../../src/webhooks/outbox-store.js';
 
 const documentPath = path.resolve(import.meta.dirname, '../../docs/openapi.yaml');
 const password = 'correct horse battery staple';
@@ -91,6 +96,8 @@ describe('docs/openapi.yaml', () => {
         '/api/health/ready',
         // The account wing's own table says what it serves (src/account/register.ts).
         ...accountPaths({ mail: true, accountPage: true }),
+        // The admin listener's, from its route table (src/admin/routes.ts).
+        ...new Set(adminRoutes.map((route) => openApiPath(route.path))),
       ].sort(),
     );
   });
@@ -340,5 +347,105 @@ describe('docs/openapi.yaml', () => {
       'POST',
       '/api/auth/signout',
     );
+  });
+
+  it('the admin API answers as documented, on its own listener', async () => {
+    const admin = buildAdminApp({
+      config: {
+        authUrl: undefined,
+        trustProxy: [],
+        bodyLimitBytes: 16 * 1024,
+        requestTimeoutMs: 10_000,
+        fastPaths: false,
+      },
+      ports: {
+        db: server.db,
+        now: () => Date.now(),
+        throttle: server.services.throttle,
+        observer: noObserver,
+        mail: undefined,
+        mailStore: createOutboxStore(server.db, 'sqlite'),
+        webhooks: createWebhookStore(server.db, 'sqlite'),
+        origin: 'http://127.0.0.1:3000',
+        inviteTtlSeconds: 3600,
+        sessionLifetime: { maxAgeSeconds: 86_400, absoluteMaxAgeSeconds: 86_400 },
+      },
+      tokens: { authenticate: (header) => (header === 'Bearer admin-token' ? 'test' : null) },
+      logger: false,
+    });
+    await admin.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const address = admin.server.address() as { port: number };
+      const call = (route: string, method = 'GET', body?: unknown, token = 'admin-token') =>
+        fetch(`http://127.0.0.1:${address.port}${route}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(body !== undefined && { 'content-type': 'application/json' }),
+          },
+          ...(body !== undefined && { body: JSON.stringify(body) }),
+        });
+      const users = '/api/admin/users';
+      await conforms(await call(users), 'GET', users);
+      await conforms(await call(`${users}?limit=1`), 'GET', users);
+      await conforms(await call(`${users}?cursor=!`), 'GET', users);
+      await conforms(await call(users, 'GET', undefined, 'wrong'), 'GET', users);
+      const list = (await (await call(`${users}?query=grace`)).json()) as {
+        users: { id: string }[];
+      };
+      const id = list.users[0]?.id ?? '';
+      const one = '/api/admin/users/{id}';
+      await conforms(await call(`${users}/${id}`), 'GET', one);
+      await conforms(await call(`${users}/00000000-0000-4000-8000-000000000000`), 'GET', one);
+      for (const action of ['disable', 'enable', 'unlock', 'verify-email']) {
+        const route = `/api/admin/users/{id}/${action}`;
+        await conforms(await call(`${users}/${id}/${action}`, 'POST'), 'POST', route);
+        await conforms(await call(`${users}/nope/${action}`, 'POST'), 'POST', route);
+      }
+      const email = '/api/admin/users/{id}/email';
+      await conforms(await call(`${users}/${id}/email`, 'POST', { email: 'x' }), 'POST', email);
+      await conforms(
+        await call(`${users}/${id}/email`, 'POST', { email: 'ada@example.com' }),
+        'POST',
+        email,
+      );
+      const name = '/api/admin/users/{id}/name';
+      await conforms(await call(`${users}/${id}/name`, 'POST', { name: 'Grace' }), 'POST', name);
+      const invitations = '/api/admin/invitations';
+      await conforms(
+        await call(invitations, 'POST', { email: 'new@example.com' }),
+        'POST',
+        invitations,
+      );
+      await conforms(
+        await call(invitations, 'POST', { email: 'new@example.com', printLink: true }),
+        'POST',
+        invitations,
+      );
+      await conforms(
+        await call(invitations, 'POST', { email: 'ada@example.com', printLink: true }),
+        'POST',
+        invitations,
+      );
+      await conforms(await call('/api/admin/mail'), 'GET', '/api/admin/mail');
+      await conforms(await call('/api/admin/mail?state=nope'), 'GET', '/api/admin/mail');
+      const mailRetry = '/api/admin/mail/{id}/retry';
+      await conforms(await call(`/api/admin/mail/${id}/retry`, 'POST'), 'POST', mailRetry);
+      await conforms(await call('/api/admin/webhooks'), 'GET', '/api/admin/webhooks');
+      const hookRetry = '/api/admin/webhooks/{id}/retry';
+      await conforms(await call(`/api/admin/webhooks/${id}/retry`, 'POST'), 'POST', hookRetry);
+      const sessions = '/api/admin/users/{id}/sessions';
+      await conforms(await call(`${users}/${id}/sessions`), 'GET', sessions);
+      await conforms(await call(`${users}/nope/sessions`), 'GET', sessions);
+      const revoke = '/api/admin/users/{id}/sessions/revoke';
+      await conforms(await call(`${users}/${id}/sessions/revoke`, 'POST'), 'POST', revoke);
+      await conforms(await call('/api/admin/audit?limit=2'), 'GET', '/api/admin/audit');
+      await conforms(await call('/api/admin/audit?since=never'), 'GET', '/api/admin/audit');
+      await conforms(await call('/api/admin/audit/verify'), 'GET', '/api/admin/audit/verify');
+      await conforms(await call(`${users}/${id}`, 'DELETE'), 'DELETE', one);
+      await conforms(await call(`${users}/${id}`, 'DELETE'), 'DELETE', one);
+    } finally {
+      await admin.close();
+    }
   });
 });

@@ -22,6 +22,8 @@ export type IssuedInvitation =
   | { outcome: 'taken' }
   | {
       outcome: 'issued';
+      /** The invitation's id (not its secret): what the admin API answers with. */
+      id: string;
       /** The link with its secret: for the mail or for the operator's screen, never a log. */
       link: string;
       expiresAt: number;
@@ -83,6 +85,7 @@ export async function issueInvitation(
           });
     return {
       outcome: 'issued' as const,
+      id: issued.id,
       link,
       expiresAt: issued.expiresAt,
       voided: Number(voided.numUpdatedRows),

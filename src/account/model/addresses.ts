@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { voidUnclaimedSecrets } from '../../users/writes.js';
 import { record } from './events.js';
 import type { EventClient } from './credential-change.js';
+import { emitUserWebhook } from '../../webhooks/emit.js';
 
 /*
  * The account's address: who holds one, whether it is proven, and the accounts made from a
@@ -74,5 +75,6 @@ export async function createVerifiedAccount(
   if (created === undefined) return null;
   await voidUnclaimedSecrets(trx, email, at);
   await record(trx, { ...account.event, userId, type: 'account_created', detail: account.via });
+  await emitUserWebhook(trx, 'user.created', userId, at);
   return { userId, email };
 }

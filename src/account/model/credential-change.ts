@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
 import { writeCredentialChange } from '../../users/writes.js';
+import { emitUserWebhook } from '../../webhooks/emit.js';
 import { record, type AccountEventType, type NewAccountEvent } from './events.js';
 import { queueSecurityNotice } from './security-notice.js';
 
@@ -82,6 +83,9 @@ export async function changeCredential(
   if (written === null) return null;
   const ended = written.endedSessions;
   const updated = written.user;
+  // The lock's own word beside the user.disabled the write sent (src/webhooks/).
+  if (change.event.type === 'account_locked')
+    await emitUserWebhook(trx, 'account.locked', userId, at);
   await record(trx, {
     ...change.event.client,
     userId,

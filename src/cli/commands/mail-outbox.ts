@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cliCommand } from '../../boot/cli-command.js';
 import { createMail, mailSettingsOf, mailStartupNote, type Mail } from '../../mail/start.js';
 import { outboxStates, type OutboxMail, type OutboxState } from '../../mail/outbox-store.js';
-import { retryWindowMs } from '../../mail/outbox-queue.js';
-import { requireEmail, type CliContext } from '../context.js';
+import { listMail, retryMail } from '../../operator/operations.js';
+import { cliActor, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 import { printable } from './list.js';
 
@@ -68,10 +68,13 @@ export async function list(
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
     throw new CliError('--limit must be a whole number from 1 to 10000', 2);
   const mail = await openMail(context);
-  const mails = await mail.store.list({
-    limit,
-    ...(state !== undefined && { state: state as OutboxState }),
-  });
+  const mails = await listMail(
+    { mail: mail.store },
+    {
+      limit,
+      ...(state !== undefined && { state: state as OutboxState }),
+    },
+  );
   if (values.json === true) {
     const rows = mails.map((m) => ({
       id: m.id,
@@ -130,7 +133,10 @@ export async function show(context: CliContext, values: { id?: string }) {
 export async function retry(context: CliContext, values: { id?: string }) {
   const mail = await openMail(context);
   const id = requireId(values.id);
-  const result = await mail.store.retry(id, Date.now(), retryWindowMs);
+  const result = await retryMail(
+    { now: () => Date.now(), mail: mail.store },
+    { id, actor: cliActor },
+  );
   switch (result) {
     case 'queued':
       context.out(`queued ${id} again: the service sends it within seconds`);

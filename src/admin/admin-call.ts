@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely';
+import type { Throttle } from '../auth/throttle.js';
+import type { Database } from '../db/schema.js';
+import { HttpError } from '../http/errors.js';
+import type { OutboxQueue } from '../mail/outbox-queue.js';
+import type { OutboxStore } from '../mail/outbox-store.js';
+import type { Observer } from '../observe/observer.js';
+import type { Actor } from '../operator/operations.js';
+import type { WebhookStore } from '../webhooks/outbox-store.js';
+
+/** What the admin routes hand the operator operations (src/operator/). */
+export interface AdminPorts {
+  db: Kysely<Database>;
+  now: () => number;
+  throttle: Throttle;
+  observer: Pick<Observer, 'sessionsRevoked'>;
+  /** The mail queue (invitations); undefined: mail is off. */
+  mail: OutboxQueue | undefined;
+  mailStore: OutboxStore;
+  webhooks: WebhookStore;
+  /** The public origin invitation links are built on (AUTH_URL); undefined: not set. */
+  origin: string | undefined;
+  inviteTtlSeconds: number;
+  /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: the sessions a user's list still shows. */
+  sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
+}
+
+/** One call as a route sees it: the path's and query's values, the JSON body, who asks. */
+export interface AdminCall {
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  body: Record<string, unknown>;
+  actor: Actor;
+  ports: AdminPorts;
+}
+
+/** A route's answer: its status and JSON body (none for 204). */
+export interface AdminAnswer {
+  status: number;
+  body?: unknown;
+}
+
+export type AdminHandler = (call: AdminCall) => Promise<AdminAnswer>;
+
+export const ok = (body: unknown, status = 200): AdminAnswer => ({ status, body });
+
+/** 404 naming what was not found. */
+export const notFound = (what: string) => new HttpError('not_found', {}, `No such ${what}.`);
+
+/** Ids are UUIDs: anything else names nothing (and is not looked up). */
+export function idParam(call: AdminCall, what: string): string {
+  const id = call.params.id ?? '';
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+    throw notFound(what);
+  return id.toLowerCase();
+}
+
+/** `limit` from the query: 1-`max`, `fallback` when absent; else 422 naming it. */
+export function limitParam(call: AdminCall, fallback: number, max: number): number {
+  const raw = call.query.limit;
+  if (raw === undefined || raw === '') return fallback;
+  const limit = Number(raw);
+  if (!/^[0-9]{1,6}$/.test(raw) || limit < 1 || limit > max)
+    throw new HttpError('invalid_field', {}, `limit must be a whole number from 1 to ${max}.`, {
+      field: 'limit',
+    });
+  return limit;
+}

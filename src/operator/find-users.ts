@@ -1,0 +1,78 @@
+import type { Throttle } from '../auth/throttle.js';
+import { pageListingRows, readListingRow, type UserListingRow } from '../users/listing.js';
+import type { OperatorPorts } from './actor.js';
+
+/** A user as the operator sees one (`users list --json`, the admin API): no hash, no secret. */
+export interface UserSummary {
+  id: string;
+  email: string;
+  name: string;
+  emailVerified: boolean;
+  disabled: boolean;
+  /** Failed sign-ins put a lock on the address that is still in force (`users unlock` lifts it). */
+  locked: boolean;
+  /** When that lock ends, ISO; null when none holds. */
+  lockedUntil: string | null;
+  /** The second factors the user has set up (`totp`, `passkey`); none until those land. */
+  secondFactors: string[];
+  createdAt: string;
+}
+
+export type SummaryPorts = OperatorPorts & { throttle: Pick<Throttle, 'emailLockedUntil'> };
+
+async function summarise(ports: SummaryPorts, row: UserListingRow): Promise<UserSummary> {
+  const until = await ports.throttle.emailLockedUntil(row.email, ports.now());
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    emailVerified: row.email_verified_at !== null,
+    disabled: Number(row.disabled) === 1,
+    locked: until !== null,
+    lockedUntil: until === null ? null : new Date(until).toISOString(),
+    secondFactors: [],
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+  };
+}
+
+/** One user's summary, or 'missing'. */
+export async function showUser(
+  ports: SummaryPorts,
+  request: { userId: string },
+): Promise<UserSummary | 'missing'> {
+  const row = await readListingRow(ports.db, request.userId);
+  return row === null ? 'missing' : summarise(ports, row);
+}
+
+/** A cursor is the last address of the page before: opaque to callers, and no secret. */
+export const encodeCursor = (email: string) => Buffer.from(email, 'utf8').toString('base64url');
+export function decodeCursor(cursor: string): string | null {
+  if (!/^[A-Za-z0-9_-]{1,700}$/.test(cursor)) return null;
+  const email = Buffer.from(cursor, 'base64url').toString('utf8');
+  return email.includes('@') ? email : null;
+}
+
+/**
+ * A page of users by address (the order `users list` prints), from after `cursor`; `query`
+ * keeps those whose address or name holds it, case aside. `nextCursor` is null on the last page.
+ * 'bad-cursor' when the cursor is no cursor this gave out.
+ */
+export async function findUsers(
+  ports: SummaryPorts,
+  request: { query?: string; cursor?: string; limit: number },
+): Promise<{ users: UserSummary[]; nextCursor: string | null } | 'bad-cursor'> {
+  const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor);
+  if (after === null) return 'bad-cursor';
+  const rows = await pageListingRows(ports.db, {
+    limit: request.limit + 1,
+    ...(after !== undefined && { after }),
+    ...(request.query !== undefined && { query: request.query.trim() }),
+  });
+  const page = rows.slice(0, request.limit);
+  const users = await Promise.all(page.map((row) => summarise(ports, row)));
+  const last = page.at(-1);
+  return {
+    users,
+    nextCursor: rows.length > request.limit && last !== undefined ? encodeCursor(last.email) : null,
+  };
+}

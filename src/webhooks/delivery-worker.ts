@@ -1,0 +1,191 @@
+import type { WebhookDelivery, WebhookStore } from './outbox-store.js';
+import { signedHeaders } from './sign.js';
+
+export interface WebhookDeliverySettings {
+  /** Between polls while nothing is due: one indexed query each time. */
+  idlePollMs: number;
+  /** The first retry's delay (WEBHOOK_RETRY_SECONDS); each further one doubles, up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /**
+   * How long a claimed delivery is this instance's alone. Longer than an attempt may take
+   * (`attemptTimeoutMs`), so no other instance starts one while this one may still succeed.
+   */
+  leaseMs: number;
+  /** How long an endpoint has to answer; past it the attempt counts as failed and is retried. */
+  attemptTimeoutMs: number;
+  /** Deliveries claimed by one poll, sent side by side. */
+  batch: number;
+  sweepIntervalMs: number;
+}
+
+export const defaultWebhookDeliverySettings: WebhookDeliverySettings = {
+  idlePollMs: 1_000,
+  retryBaseMs: 30_000,
+  retryMaxMs: 60 * 60_000,
+  leaseMs: 2 * 60_000,
+  attemptTimeoutMs: 15_000,
+  batch: 8,
+  sweepIntervalMs: 10 * 60_000,
+};
+
+export interface WebhookEvents {
+  webhookSent(): void;
+  webhookFailed(): void;
+}
+
+export interface WebhookLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface WebhookWorker {
+  start(): void;
+  /** Waits for the poll in flight (each attempt is bounded by its timeout), then gives back leases. */
+  stop(): Promise<void>;
+}
+
+/** What a failed attempt left for `webhooks list`: the status, or why there was none. */
+async function attempt(
+  delivery: WebhookDelivery,
+  secret: Buffer,
+  now: number,
+  timeoutMs: number,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  try {
+    const response = await fetch(delivery.endpoint, {
+      method: 'POST',
+      headers: signedHeaders(secret, delivery.eventId, delivery.payload, now),
+      body: delivery.payload,
+      // A redirect is the endpoint's misconfiguration, not a place to send a signed event.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // The body is not read: only the status counts, and an endless body must not hold us.
+    await response.body?.cancel().catch(() => undefined);
+    if (response.status >= 200 && response.status < 300) return { ok: true };
+    return { ok: false, error: `answered ${response.status}` };
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return { ok: false, error: message.slice(0, 300) };
+  }
+}
+
+/**
+ * Delivers the webhook outbox: claims due rows with a lease (outbox-store.ts: no two instances
+ * hold one row), posts each, records the outcome. A 2xx is success; anything else is tried again
+ * with a doubling delay until the row's retry window (more than a day) ends, then it is failed.
+ */
+export function createWebhookWorker(options: {
+  store: WebhookStore;
+  secret: Buffer;
+  holder: string;
+  settings?: Partial<WebhookDeliverySettings>;
+  now?: () => number;
+  log: WebhookLog;
+  events: WebhookEvents;
+}): WebhookWorker {
+  const { store, secret, holder, log, events } = options;
+  const settings = { ...defaultWebhookDeliverySettings, ...options.settings };
+  const now = options.now ?? (() => Date.now());
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopping = true;
+  let nextSweepAt = 0;
+
+  async function deliver(delivery: WebhookDelivery): Promise<void> {
+    const fields = { webhook: delivery.eventId, type: delivery.type, attempt: delivery.attempts };
+    const result = await attempt(delivery, secret, now(), settings.attemptTimeoutMs);
+    const at = now();
+    if (result.ok) {
+      await store.markSent(delivery.id, holder, at);
+      events.webhookSent();
+      return;
+    }
+    if (at >= delivery.retryUntil) {
+      await store.markFailed(delivery.id, holder, result.error);
+      events.webhookFailed();
+      log.warn(
+        { ...fields, endpoint: delivery.endpoint, error: result.error },
+        'webhook not delivered within its retry window: failed (`gatehouse webhooks retry ID` sends it again)',
+      );
+      return;
+    }
+    const delayMs = Math.min(
+      settings.retryMaxMs,
+      settings.retryBaseMs * 2 ** Math.max(0, delivery.attempts - 1),
+    );
+    await store.markRetry(delivery.id, holder, at + delayMs, result.error);
+    log.warn(
+      {
+        ...fields,
+        endpoint: delivery.endpoint,
+        error: result.error,
+        retryInSeconds: delayMs / 1000,
+      },
+      'webhook not delivered yet: will retry',
+    );
+  }
+
+  async function poll(): Promise<boolean> {
+    const at = now();
+    if (at >= nextSweepAt) {
+      nextSweepAt = at + settings.sweepIntervalMs;
+      await store.sweep(at);
+    }
+    const due = await store.claimDue(at, holder, settings.leaseMs, settings.batch);
+    await Promise.all(
+      due.map((delivery) =>
+        deliver(delivery).catch((error: unknown) =>
+          log.warn(
+            { webhook: delivery.eventId, err: error },
+            'recording a webhook delivery failed; it is tried again when its lease ends',
+          ),
+        ),
+      ),
+    );
+    return due.length > 0;
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopping) return;
+    clearTimeout(timer);
+    timer = setTimeout(tick, delayMs);
+    timer.unref();
+  }
+
+  function tick(): void {
+    timer = undefined;
+    if (stopping || running !== undefined) return;
+    running = poll().then(
+      (busy) => {
+        running = undefined;
+        schedule(busy ? 0 : settings.idlePollMs);
+      },
+      (error: unknown) => {
+        running = undefined;
+        log.warn({ err: error }, 'webhook outbox poll failed; trying again shortly');
+        schedule(settings.idlePollMs);
+      },
+    );
+  }
+
+  return {
+    start() {
+      stopping = false;
+      schedule(0);
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(timer);
+      timer = undefined;
+      await running;
+      try {
+        await store.release(holder, now());
+      } catch (error) {
+        log.warn({ err: error }, 'giving back webhook leases failed; they end by themselves');
+      }
+    },
+  };
+}

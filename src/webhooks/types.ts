@@ -1,0 +1,40 @@
+/**
+ * What a webhook can say happened (the accounts spec's "Webhooks"). Those without an emit
+ * point yet (the second factors) are defined so a receiver can be written against them now.
+ */
+export const webhookTypes = [
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'user.disabled',
+  'user.enabled',
+  'email.verified',
+  'email.changed',
+  'password.changed',
+  'session.created',
+  'session.revoked',
+  'second_factor.added',
+  'second_factor.removed',
+  'account.locked',
+] as const;
+
+export type WebhookType = (typeof webhookTypes)[number];
+
+/**
+ * A webhook's `data`: the user as the application keeps it, and what the event is about. Never
+ * a password, hash, token, code or cookie: a session is named by its public id (the one the
+ * user's sessions list shows), which no request accepts as a credential.
+ */
+export interface WebhookData {
+  id: string;
+  email: string;
+  name: string;
+  emailVerified: boolean;
+  disabled: boolean;
+  /** session.created, and session.revoked of one session. */
+  session?: string;
+  /** session.revoked of several at once (a disable, a password change): how many ended. */
+  sessions?: number;
+  /** second_factor.*: which kind (`totp`, `passkey`). */
+  factor?: string;
+}

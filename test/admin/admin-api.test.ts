@@ -1,0 +1,292 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { Client } from '../helpers/client.js';
+import { connects } from '../helpers/metrics.js';
+import { firstPass } from '../helpers/passes.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import { distDir, runNode } from '../helpers/spawn.js';
+
+const password = 'a long and fine password';
+const opsToken = 'ops-token-0123456789abcdef0123456789abcdef';
+const oldToken = 'old-token-0123456789abcdef0123456789abcdef';
+
+interface Summary {
+  id: string;
+  email: string;
+  name: string;
+  emailVerified: boolean;
+  disabled: boolean;
+  locked: boolean;
+}
+
+/*
+ * The admin API over one running service: every operation the CLI has, done once through the
+ * CLI and once through the API on users alike, must leave the same state; tokens are refused
+ * alike; the public port never answers it. Its subject is no fast path: first pass only.
+ */
+describe.runIf(firstPass)('the admin API', () => {
+  let dir: string;
+  let tokenFile: string;
+  let server: ServerProcess;
+  let publicUrl: string;
+  let adminUrl: string;
+  let env: Record<string, string>;
+
+  const cli = (args: string[], stdin?: string) => runNode('gatehouse-cli.cjs', args, env, stdin);
+  const api = (route: string, init: RequestInit & { token?: string | null } = {}) => {
+    const { token = opsToken, ...rest } = init;
+    const headers: Record<string, string> = {
+      ...(token !== null && { authorization: `Bearer ${token}` }),
+      ...(rest.body !== undefined && { 'content-type': 'application/json' }),
+    };
+    return fetch(`${adminUrl}/api/admin${route}`, { ...rest, headers });
+  };
+  const post = (route: string, body?: unknown) =>
+    api(route, { method: 'POST', ...(body !== undefined && { body: JSON.stringify(body) }) });
+  const show = async (id: string) => (await (await api(`/users/${id}`)).json()) as Summary;
+
+  async function addUser(email: string): Promise<string> {
+    const added = await cli(
+      ['users', 'add', '--email', email, '--name', 'Someone', '--password-stdin'],
+      password,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    return /id ([0-9a-f-]{36})/.exec(added.stdout)?.[1] as string;
+  }
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-admin-'));
+    tokenFile = path.join(dir, 'admin-tokens');
+    fs.writeFileSync(
+      tokenFile,
+      `# rotation: old goes once the app uses ops\nops:${opsToken}\nold:${oldToken}\n`,
+    );
+    const port = await freePort();
+    const adminPort = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    adminUrl = `http://127.0.0.1:${adminPort}`;
+    env = {
+      DATA_DIR: dir,
+      AUTH_URL: publicUrl,
+      THROTTLE_EMAIL_MAX_FAILURES: '2',
+    };
+    server = await startServerProcess(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
+      port,
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...env,
+        PORT: String(port),
+        ADMIN_PORT: String(adminPort),
+        ADMIN_TOKEN_FILE: tokenFile,
+        LOG_LEVEL: 'info',
+      },
+    });
+    for (let i = 0; i < 100 && !(await connects('127.0.0.1', adminPort)); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a missing, wrong or removed token with the same bytes, and records the label, never the token', async () => {
+    const answers = async (token: string | null) => {
+      const response = await api('/users', { token });
+      const headers: string[] = [];
+      response.headers.forEach((value, name) => {
+        if (name !== 'date') headers.push(`${name}: ${value}`);
+      });
+      return { status: response.status, headers, body: await response.text() };
+    };
+    const missing = await answers(null);
+    expect(missing.status).toBe(401);
+    expect(JSON.parse(missing.body)).toMatchObject({ error: { code: 'unauthenticated' } });
+    expect(await answers('not-the-token-0123456789abcdef0123456789')).toEqual(missing);
+    expect(await answers(`${opsToken}x`)).toEqual(missing);
+    expect((await api('/users', { token: oldToken })).status).toBe(200);
+    // Rotation: the old line removed, the file is read again within a second.
+    fs.writeFileSync(tokenFile, `ops:${opsToken}\n`);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(await answers(oldToken)).toEqual(missing);
+    expect((await api('/users')).status).toBe(200);
+    // Log lines leave through a writer of their own: wait for the call's.
+    for (let i = 0; i < 100 && !server.output().includes('"actor":"ops"'); i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.output()).toContain('"actor":"ops"');
+    expect(server.output()).not.toContain(opsToken);
+  });
+
+  it('is never served on the public port', async () => {
+    const response = await fetch(`${publicUrl}/api/admin/users`, {
+      headers: { authorization: `Bearer ${opsToken}` },
+    });
+    expect(response.status).toBe(404);
+  });
+
+  it('lists users in pages with a cursor, and searches them', async () => {
+    for (const name of ['page-a', 'page-b', 'page-c']) await addUser(`${name}@example.com`);
+    const first = (await (await api('/users?query=PAGE-&limit=2')).json()) as {
+      users: Summary[];
+      nextCursor: string | null;
+    };
+    expect(first.users.map((user) => user.email)).toEqual([
+      'page-a@example.com',
+      'page-b@example.com',
+    ]);
+    const second = (await (
+      await api(`/users?query=page-&limit=2&cursor=${first.nextCursor ?? ''}`)
+    ).json()) as { users: Summary[]; nextCursor: string | null };
+    expect(second).toMatchObject({ users: [{ email: 'page-c@example.com' }], nextCursor: null });
+    expect((await api('/users?cursor=!!')).status).toBe(422);
+    expect((await api('/users?limit=0')).status).toBe(422);
+    // The CLI's list is the same users.
+    const listed = await cli(['users', 'list', '--json']);
+    const all = (await (await api('/users?limit=500')).json()) as { users: Summary[] };
+    expect((JSON.parse(listed.stdout) as Summary[]).map((user) => user.email)).toEqual(
+      all.users.map((user) => user.email),
+    );
+  });
+
+  it('does each CLI operation through the API with the same outcome', async () => {
+    const byCli = await addUser('cli@example.com');
+    const byApi = await addUser('api@example.com');
+    const same = async (expected: Partial<Summary>) => {
+      expect(await show(byCli)).toMatchObject(expected);
+      expect(await show(byApi)).toMatchObject(expected);
+    };
+
+    expect((await cli(['users', 'verify-email', '--email', 'cli@example.com'])).code).toBe(0);
+    expect((await post(`/users/${byApi}/verify-email`)).status).toBe(200);
+    await same({ emailVerified: true });
+
+    expect((await cli(['users', 'disable', '--email', 'cli@example.com'])).code).toBe(0);
+    expect((await post(`/users/${byApi}/disable`)).status).toBe(200);
+    await same({ disabled: true });
+    expect((await cli(['users', 'enable', '--email', 'cli@example.com'])).code).toBe(0);
+    expect((await post(`/users/${byApi}/enable`)).status).toBe(200);
+    await same({ disabled: false });
+
+    expect(
+      (await cli(['users', 'rename', '--email', 'cli@example.com', '--name', 'Renamed'])).code,
+    ).toBe(0);
+    expect((await post(`/users/${byApi}/name`, { name: 'Renamed' })).status).toBe(200);
+    await same({ name: 'Renamed' });
+    expect((await post(`/users/${byApi}/name`, { name: ' ' })).status).toBe(422);
+
+    // Failed sign-ins lock each address (THROTTLE_EMAIL_MAX_FAILURES=2); unlock lifts it.
+    for (const email of ['cli@example.com', 'api@example.com'])
+      for (let i = 0; i < 2; i += 1) await new Client(publicUrl).signIn(email, 'wrong password');
+    await same({ locked: true });
+    expect((await cli(['users', 'unlock', '--email', 'cli@example.com'])).code).toBe(0);
+    expect((await post(`/users/${byApi}/unlock`)).status).toBe(200);
+    await same({ locked: false });
+
+    const moved = await cli([
+      'users',
+      'set-email',
+      '--email',
+      'cli@example.com',
+      '--new-email',
+      'cli2@example.com',
+    ]);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect((await post(`/users/${byApi}/email`, { email: 'API2@example.com' })).status).toBe(200);
+    expect(await show(byCli)).toMatchObject({ email: 'cli2@example.com', emailVerified: false });
+    expect(await show(byApi)).toMatchObject({ email: 'api2@example.com', emailVerified: false });
+    const taken = await post(`/users/${byApi}/email`, { email: 'cli2@example.com' });
+    expect(taken.status).toBe(409);
+
+    const invited = await cli(['users', 'invite', '--email', 'invited-cli@example.com']);
+    expect(invited.code, invited.stderr).toBe(0);
+    const invitation = await post('/invitations', { email: 'invited-api@example.com' });
+    expect(invitation.status).toBe(201);
+    const issued = (await invitation.json()) as Record<string, unknown>;
+    expect(Object.keys(issued).sort()).toEqual(['expiresAt', 'id']);
+    expect((await post('/invitations', { email: 'api2@example.com' })).status).toBe(409);
+
+    // Development without SMTP_URL holds mail: both invitations are in the outbox.
+    const mailList = (await (await api('/mail?state=held')).json()) as {
+      mail: { id: string; to: string }[];
+    };
+    const cliMail = JSON.parse(
+      (await cli(['mail', 'list', '--state', 'held', '--json'])).stdout,
+    ) as {
+      id: string;
+    }[];
+    expect(mailList.mail.map((mail) => mail.id)).toEqual(cliMail.map((mail) => mail.id));
+    const [first, second] = mailList.mail;
+    expect((await cli(['mail', 'retry', first?.id ?? ''])).code).toBe(0);
+    expect((await post(`/mail/${second?.id ?? ''}/retry`)).status).toBe(200);
+    expect((await post(`/mail/${second?.id ?? ''}/retry`)).status).toBe(409);
+    expect((await post('/mail/00000000-0000-4000-8000-000000000000/retry')).status).toBe(404);
+
+    // Sessions: each user signed in once, then every session ended by one caller each.
+    for (const email of ['cli2@example.com', 'api2@example.com']) {
+      const client = new Client(publicUrl);
+      expect((await client.signIn(email, password)).status).toBe(200);
+    }
+    const sessionsOf = async (id: string) =>
+      ((await (await api(`/users/${id}/sessions`)).json()) as { sessions: unknown[] }).sessions;
+    expect(await sessionsOf(byApi)).toHaveLength(1);
+    expect((await cli(['users', 'revoke-sessions', '--email', 'cli2@example.com'])).code).toBe(0);
+    expect(await (await post(`/users/${byApi}/sessions/revoke`)).json()).toEqual({ revoked: 1 });
+    expect(await sessionsOf(byCli)).toEqual([]);
+    expect(await sessionsOf(byApi)).toEqual([]);
+
+    // The audit log holds both callers' actions, and both read the same verdict.
+    const verify = await cli(['audit', 'verify']);
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(await (await api('/audit/verify')).json()).toMatchObject({ ok: true });
+    const audit = (await (await api('/audit?limit=1000')).json()) as {
+      entries: { actor: string | null }[];
+    };
+    const actors = new Set(audit.entries.map((entry) => entry.actor));
+    expect(actors).toContain('gatehouse CLI');
+    expect(actors).toContain('admin API (ops)');
+
+    expect((await cli(['users', 'remove', '--email', 'cli2@example.com'])).code).toBe(0);
+    expect((await api(`/users/${byApi}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await api(`/users/${byCli}`)).status).toBe(404);
+    expect((await api(`/users/${byApi}`)).status).toBe(404);
+    expect((await post(`/users/${byApi}/disable`)).status).toBe(404);
+  });
+
+  it('starts no listener without a usable token, and says so; ADMIN_PORT may not be PORT', async () => {
+    const emptyFile = path.join(dir, 'no-tokens');
+    fs.writeFileSync(emptyFile, 'ops:tiny-token\n');
+    const port = await freePort();
+    const adminPort = await freePort();
+    const other = await startServerProcess(
+      process.execPath,
+      [path.join(distDir, 'gatehouse.mjs')],
+      {
+        port,
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATA_DIR: path.join(dir, 'other'),
+          PORT: String(port),
+          ADMIN_PORT: String(adminPort),
+          ADMIN_TOKEN_FILE: emptyFile,
+          LOG_LEVEL: 'warn',
+        },
+      },
+    );
+    try {
+      for (let i = 0; i < 50 && !other.output().includes('admin API off'); i += 1)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(other.output()).toContain('admin API off');
+      expect(other.output()).not.toContain('tiny-token');
+      expect(await connects('127.0.0.1', adminPort)).toBe(false);
+    } finally {
+      await other.stop();
+    }
+    const same = parseConfig({ PORT: '3000', ADMIN_PORT: '3000' }, { requireSecret: false });
+    expect(same.ok).toBe(false);
+    expect(same.ok ? [] : same.problems).toContainEqual(
+      expect.stringMatching(/^ADMIN_PORT: must differ from PORT/),
+    );
+  });
+});
