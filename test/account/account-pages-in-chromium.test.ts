@@ -243,7 +243,13 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       await here.page.reload();
       await expect(here.page.title()).resolves.toBe('Your account – Gatehouse');
       await there.page.goto(`${server.url}/account`);
-      await there.page.waitForURL(/\/api\/auth\/signin\?callbackUrl=%2Faccount$/);
+      // Its session ended: the sign-in page says so (Auth.js's SessionRequired).
+      await there.page.waitForURL(
+        /\/api\/auth\/signin\?callbackUrl=%2Faccount&error=SessionRequired$/,
+      );
+      expect(await there.page.getByRole('status').textContent()).toContain(
+        'Your session has ended',
+      );
       // Signing out from the account page works as everywhere.
       await here.page.getByRole('button', { name: 'Sign out' }).click();
       await here.page.waitForURL(`${server.url}/api/auth/signin?signedOut=1`);

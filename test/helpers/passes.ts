@@ -1,7 +1,10 @@
 /**
- * `npm test` runs every suite twice, with the service's fast paths on and then off
- * (`test:suites` in package.json). A suite whose subject never goes through a fast path (the
- * mail worker, its queue order) proves nothing new the second time: it runs in the first pass
- * only, which keeps `npm test` within its time.
+ * `npm test` runs every suite with the service's fast paths on, then again with them off the
+ * suites whose subject is what the fast paths change: the session's wire form and the reads
+ * answered in front of Fastify (`test:suites` in package.json: test/auth, sessions, clients,
+ * pages, http, health, traffic, fleet, metrics). The account flows, mail, the CLI, the store,
+ * the admin API and webhooks behave alike either way and run once, which keeps `npm test`
+ * within its time. `firstPass` lets a suite inside those folders (the mail worker's) run once
+ * too.
  */
 export const firstPass = process.env.GATEHOUSE_TEST_FAST_PATHS !== 'off';
