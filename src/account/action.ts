@@ -10,6 +10,8 @@ import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './model/account-password-proof.js';
 import type { AccountStore } from './model/account-store.js';
+import type { TotpPorts } from './totp/factor-ports.js';
+import type { SecondStep } from './totp/second-step.js';
 
 /*
  * An account action is framework-free: it takes the body, the client and (on a guarded route)
@@ -43,6 +45,13 @@ export interface AccountDeps {
   signupOpen: boolean;
   /** The registered second factors (src/account/factors.ts), in sign-in's order. */
   factors: readonly Factor[];
+  /** TOTP's set-up and removal; undefined when SECOND_FACTOR=off (its routes answer 404). */
+  totp: TotpPorts | undefined;
+  /**
+   * The check of an account's second factor (re-authentication, a password reset): always
+   * there, since an account that enrolled needs its factor whatever SECOND_FACTOR says.
+   */
+  secondStep: SecondStep;
   /** Where work done after the answer logs its failures. */
   log: { error(fields: object, message: string): void };
 }

@@ -31,7 +31,13 @@ import { signUpAction } from './signup/signup.js';
 import type { FlowPorts } from './adapter.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './model/events.js';
-import { registeredFactors } from './factors.js';
+import type { Factor } from './factors.js';
+import type { TotpPorts } from './totp/factor-ports.js';
+import type { SecondStep } from './totp/second-step.js';
+import { confirmTotp } from './totp/confirm.js';
+import { disableTotp } from './totp/disable.js';
+import { regenerateRecoveryCodes } from './totp/regenerate.js';
+import { setupTotp } from './totp/setup.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { keyCodeDigests } from './model/secrets.js';
@@ -58,6 +64,8 @@ type Route = {
   status?: number;
   /** A mail flow: absent (404) when mail is off (production without SMTP_URL). */
   needsMail?: boolean;
+  /** A second factor's route: absent (404) when SECOND_FACTOR=off. */
+  needsFactors?: boolean;
 } & (
   | { guard: 'session' | 'recent'; action: AccountAction }
   | { guard: 'none'; action: AnonymousAction }
@@ -102,6 +110,15 @@ const allRoutes: Record<string, Route> = {
   },
   '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
+  '/totp/setup': { method: 'POST', guard: 'recent', action: setupTotp, needsFactors: true },
+  '/totp/confirm': { method: 'POST', guard: 'recent', action: confirmTotp, needsFactors: true },
+  '/totp/disable': { method: 'POST', guard: 'recent', action: disableTotp, needsFactors: true },
+  '/recovery-codes': {
+    method: 'POST',
+    guard: 'recent',
+    action: regenerateRecoveryCodes,
+    needsFactors: true,
+  },
 };
 
 /**
@@ -133,11 +150,16 @@ type PageFlowSettings = ResetPageSettings & SignupPageSettings;
  * JSON routes, the flows' pages and the account page's own (the OpenAPI check lists them from
  * here).
  */
-export function accountPaths(served: { mail: boolean; accountPage: boolean }): string[] {
+export function accountPaths(served: {
+  mail: boolean;
+  accountPage: boolean;
+  factors?: boolean;
+}): string[] {
   const wanted = (route: { needsMail?: boolean }) => route.needsMail !== true || served.mail;
   return [
     ...Object.entries(allRoutes)
       .filter(([, route]) => wanted(route))
+      .filter(([, route]) => route.needsFactors !== true || served.factors !== false)
       .map(([path]) => `${accountBasePath}${path}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
     ...(served.accountPage ? accountPagePaths(served.mail) : []),
@@ -176,6 +198,11 @@ export interface AccountRegistration {
   mail?: MailQueue | undefined;
   /** The throttle table's store (src/auth/throttle-store.ts), for the mail request limits. */
   throttleStore: ThrottleStore;
+  /** The registered second factors (src/account/wing.ts builds them). */
+  factors: readonly Factor[];
+  /** TOTP's routes; undefined when SECOND_FACTOR=off (they answer 404). */
+  totp: TotpPorts | undefined;
+  secondStep: SecondStep;
 }
 
 /**
@@ -191,7 +218,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
   const { mail } = deps;
   // Production without SMTP_URL: the mail flows do not exist (the spec's 404).
   const routes = Object.fromEntries(
-    Object.entries(allRoutes).filter(([, route]) => route.needsMail !== true || mail !== undefined),
+    Object.entries(allRoutes).filter(
+      ([, route]) =>
+        (route.needsMail !== true || mail !== undefined) &&
+        (route.needsFactors !== true || deps.totp !== undefined),
+    ),
   );
   const guards = createGuards({
     sessions: deps.sessions,
@@ -219,7 +250,9 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     signupOpen: config.signupOpen === true,
-    factors: registeredFactors,
+    factors: deps.factors,
+    totp: deps.totp,
+    secondStep: deps.secondStep,
     log,
   };
   const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);

@@ -14,7 +14,11 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { createEventSink } from './event-sink.js';
+import type { SecondFactorMode } from '../config/factors.js';
 import { registeredFactors } from './factors.js';
+import { createSecondStep } from './totp/second-step.js';
+import { createSecretBox } from './totp/secret-box.js';
+import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
 import { pruneTokens } from './model/secrets.js';
@@ -45,6 +49,13 @@ export interface AccountWingSettings {
   requireVerifiedEmail?: boolean | undefined;
   /** The sign-in throttle's numbers, which mail requests are limited by too. */
   throttle?: ThrottleSettings | undefined;
+  /**
+   * SECOND_FACTOR and FACTOR_KEY (src/config/factors.ts). Absent (tests): optional, with a key
+   * derived from the auth secret, as in development.
+   */
+  secondFactor?: { mode: SecondFactorMode; keys: readonly string[] } | undefined;
+  /** NODE_ENV: only outside production may a factor key be derived from the auth secret. */
+  env?: string | undefined;
 }
 
 export interface AccountWingDeps {
@@ -83,12 +94,37 @@ export function createAccountWing(deps: AccountWingDeps) {
   };
   const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
   const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
+  const secondFactor = config.secondFactor ?? { mode: 'optional', keys: [] };
+  // Development without FACTOR_KEY: a key of its own derived from the auth secret. Production
+  // never derives one (config refuses factors on without FACTOR_KEY there).
+  const box = createSecretBox(
+    secondFactor.keys,
+    config.env === 'production' ? undefined : config.authSecrets[0],
+  );
+  const secondStep = createSecondStep({
+    db: deps.db,
+    box,
+    throttle: deps.throttle,
+    now: deps.now,
+    mail,
+    log: deps.log,
+  });
+  const factors = registeredFactors({ db: deps.db, secondStep });
+  const totp =
+    secondFactor.mode === 'off' || !box.usable
+      ? undefined
+      : {
+          mode: secondFactor.mode,
+          box,
+          secondStep,
+          issuer: config.page?.productName ?? pageDefaults.productName,
+        };
   const forAuth: ForAuth = {
     events: createEventSink({ db: deps.db, users: deps.users, log: deps.log }),
     signInChecks: createSignInChecks(
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
-        factors: registeredFactors,
+        factors,
       },
       {
         db: deps.db,
@@ -118,6 +154,9 @@ export function createAccountWing(deps: AccountWingDeps) {
           mailRequestLimits,
         },
         sessions: auth.sessions,
+        factors,
+        totp,
+        secondStep,
         ...(auth.pageView !== undefined && { pageView: auth.pageView }),
       });
     },

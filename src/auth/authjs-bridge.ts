@@ -197,6 +197,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       const webRequest = toWebRequest(request, url, usable.body, headers);
       const context: AuthRequestContext = {
         clientIp: request.ip,
+        device: request.headers['user-agent'] ?? '',
         origin,
         // As Auth.js reads it (chunked or not): signing in again must end the session held.
         previousSessionToken: held.token,

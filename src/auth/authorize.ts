@@ -33,6 +33,8 @@ export type SignInVerdict =
       ok: false;
       /** The code the client receives (`email_unverified`, `second_factor_required`, …). */
       code: string;
+      /** A limit is reached: answered as a throttled sign-in (429 with Retry-After). */
+      retryAfterSeconds?: number;
     };
 
 /** The sign-in being checked, as a check after the password sees it. */
@@ -40,6 +42,10 @@ export interface SignInAttempt {
   /** Every field the client posted (a second factor's code rides beside the password). */
   credentials: Partial<Record<string, unknown>>;
   ip: string;
+  /** The User-Agent ('' when none), for the account's record. */
+  device: string;
+  /** The client proved an earlier sign-in (device cookie): charged as the password was. */
+  knownDevice: boolean;
   /** The public origin, for any link a check mails. */
   origin: string;
 }
@@ -162,12 +168,24 @@ export function createAuthorize(deps: AuthorizeDeps) {
     try {
       // Only once the password is proven: a guesser learns nothing from these refusals.
       const proofs = ['password'];
-      const attempt = { credentials, ip: clientIp, origin: context.origin };
+      const attempt = {
+        credentials,
+        ip: clientIp,
+        device: context.device ?? '',
+        knownDevice,
+        origin: context.origin,
+      };
       for (const check of deps.checks ?? []) {
         const verdict = await fromStore(context, () => check.check(user, attempt));
         if (verdict.ok) {
           if (verdict.proof !== undefined) proofs.push(verdict.proof);
           continue;
+        }
+        if (verdict.retryAfterSeconds !== undefined) {
+          interrupt(context, { kind: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds });
+          context.accountEvent = { type: 'throttled', userId: user.id };
+          deps.log.info({ reason: 'throttled', check: check.name, clientIp }, 'sign-in refused');
+          throw new RateLimited();
         }
         const reason = verdict.code;
         deps.log.info({ reason, check: check.name, clientIp, userId: user.id }, 'sign-in refused');
@@ -193,7 +211,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       context.issuedDeviceCookie = deps.deviceCookies.issue(email, deps.now());
       return { id: user.id, email: user.email, name: user.name };
     } catch (error) {
-      if (error instanceof SignInCheckRefused) throw error;
+      if (error instanceof SignInCheckRefused || error instanceof RateLimited) throw error;
       if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
       else interrupt(context, { kind: 'internal', error });
       throw error;

@@ -17,6 +17,8 @@ export type Interruption =
  */
 export interface AuthRequestContext {
   clientIp: string;
+  /** The User-Agent ('' when none), for what a check after the password records. */
+  device?: string;
   /** The public origin mailed links are built on (AUTH_URL's, else the request's). */
   origin: string;
   /** The session token the client held when it signed in again (fixation: it is revoked). */

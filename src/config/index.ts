@@ -3,6 +3,7 @@ import * as z from 'zod/mini';
 import { accounts } from './accounts.js';
 import { auth } from './auth.js';
 import { database } from './database.js';
+import { factors } from './factors.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
 import { mail } from './mail.js';
@@ -37,6 +38,7 @@ export const capabilities = (requireSecret: boolean) =>
     metrics,
     pages,
     accounts,
+    factors,
     mail,
   ] as const;
 

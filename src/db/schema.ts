@@ -90,6 +90,27 @@ export interface MailOutboxTable {
   priority: number;
 }
 
+/** A person's TOTP (migration 011, src/account/totp/): secrets encrypted, never in clear. */
+export interface UserTotpTable {
+  user_id: string;
+  /** The active secret, encrypted (src/account/totp/secret-box.ts); null: no TOTP. */
+  secret: string | null;
+  /** A set-up waiting for its confirming code, encrypted; null: none. */
+  pending_secret: string | null;
+  /** The last time step accepted (-1: none); only ever moved forward. */
+  last_step: Generated<number>;
+  enabled_at: number | null;
+  updated_at: number;
+}
+
+/** A recovery code, kept only as its hash (src/account/totp/recovery-codes.ts). */
+export interface RecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -97,4 +118,6 @@ export interface Database {
   account_events: AccountEventsTable;
   account_tokens: AccountTokensTable;
   mail_outbox: MailOutboxTable;
+  user_totp: UserTotpTable;
+  recovery_codes: RecoveryCodesTable;
 }
