@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AccountEventSink } from '../auth/account-events.js';
-import type { SignInCheck } from '../auth/authorize.js';
+import type { SignInChallenges, SignInCheck } from '../auth/authorize.js';
 import type { PageViewOf } from '../auth/routes.js';
 import type { SessionAccess } from '../auth/session-access.js';
 import type { Throttle, ThrottleSettings } from '../auth/throttle.js';
@@ -18,6 +18,12 @@ import type { SecondFactorMode } from '../config/factors.js';
 import { registeredFactors } from './factors.js';
 import { createSecondStep } from './totp/second-step.js';
 import { createSecretBox } from './totp/secret-box.js';
+import {
+  findChallenge,
+  issueChallenge,
+  pruneChallenges,
+  spendChallenge,
+} from './totp/challenges.js';
 import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
@@ -76,6 +82,7 @@ export interface AccountWingDeps {
 export interface ForAuth {
   events: AccountEventSink;
   signInChecks: SignInCheck[];
+  signInChallenges: SignInChallenges;
   /** Where "Forgot your password?" leads, when mail is on. */
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads, when sign-up is open and mail is on. */
@@ -135,6 +142,21 @@ export function createAccountWing(deps: AccountWingDeps) {
         log: deps.log,
       },
     ),
+    signInChallenges: {
+      issue: (user) => issueChallenge(deps.db, user, deps.now()),
+      async resume(token) {
+        const challenge = await findChallenge(deps.db, token, deps.now());
+        if (challenge === null) return null;
+        const user = await deps.users.findById(challenge.userId);
+        // A password change or reset since voids it, as it voids sign-ins in flight.
+        return user !== null &&
+          !user.disabled &&
+          user.credentialVersion === challenge.credentialVersion
+          ? user
+          : null;
+      },
+      spend: (token) => spendChallenge(deps.db, token, deps.now()),
+    },
     ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
     ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
   };
@@ -168,5 +190,6 @@ export async function pruneAccountRecords(db: Kysely<Database>, now: number): Pr
   await Promise.all([
     pruneEvents(db, now - eventsListDays * 86_400_000),
     pruneTokens(db, now - 86_400_000),
+    pruneChallenges(db, now),
   ]);
 }

@@ -30,6 +30,10 @@ export interface AuthRequestContext {
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;
+  /** The second step's challenge a sign-in carried (src/auth/challenge-cookie.ts). */
+  challengeCookie?: string;
+  /** A challenge issued after a right password, for the bridge to set as a cookie. */
+  issuedChallenge?: string;
   /** The device cookie a sign-in carried (src/auth/device-cookie.ts), unverified. */
   deviceCookie?: string;
   /** A device cookie value for this account, issued when the password was right. */

@@ -111,6 +111,15 @@ export interface RecoveryCodesTable {
   created_at: number;
 }
 
+/** A second step waiting for its code (src/account/totp/challenges.ts). */
+export interface SigninChallengesTable {
+  token_hash: string;
+  user_id: string;
+  credential_version: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -120,4 +129,5 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   user_totp: UserTotpTable;
   recovery_codes: RecoveryCodesTable;
+  signin_challenges: SigninChallengesTable;
 }

@@ -6,6 +6,7 @@ import { resetSecondFactor } from '../../src/operator/operations.js';
 import { Client } from '../helpers/client.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
 
 /*
  * TOTP and recovery codes over real HTTP on a real database (SQLite, and PostgreSQL under
@@ -331,6 +332,52 @@ describe.each([
       expect(done.status).toBe(200);
       expect(await client.session()).toBeNull();
       expect(await proofsOf(userId)).toEqual([]);
+    },
+  );
+
+  it.skipIf(skip)(
+    'the sign-in page asks for the code after a right password without the password again; the challenge signs in once',
+    async () => {
+      const { email, secret, recoveryCodes } = await enrolled(0);
+      const client = browser(server);
+      const first = await submitSignInForm(client, { email, password });
+      expect(first.status).toBe(302);
+      expect(first.headers.get('location')).toContain('code=second_factor_required');
+      const challenge = client.cookies.get('gatehouse.second-step');
+      expect(challenge).toMatch(/^[\w-]{43}$/);
+      const step = await follow(client, first);
+      expect(step).toContain('name="otp"');
+      expect(step).not.toContain('name="password"');
+      expect(noticeOf(step)?.role).toBe('status');
+
+      const post = (fields: Record<string, string>) =>
+        client.postForm('/api/auth/callback/credentials', {
+          csrfToken: hidden(step, 'csrfToken'),
+          callbackUrl: hidden(step, 'callbackUrl'),
+          ...fields,
+        });
+      const wrong = await post({ otp: wrongCode(secret, 0) });
+      expect(wrong.headers.get('location')).toContain('code=second_factor_invalid');
+      const again = await follow(client, wrong);
+      expect(noticeOf(again)?.role).toBe('alert');
+      expect(again).toContain('name="otp"');
+
+      const right = await post({ otp: codeAt(secret, 1) });
+      expect(right.status).toBe(302);
+      expect(right.headers.get('location')).not.toContain('error=');
+      expect(client.sessionCookie()).toBeDefined();
+      expect(client.cookies.get('gatehouse.second-step') ?? '').toBe('');
+
+      // A copy of the spent challenge signs nobody in, even with a right recovery code.
+      const copy = browser(server);
+      copy.cookies.set('gatehouse.second-step', challenge ?? '');
+      const page = await (await copy.get('/api/auth/signin')).text();
+      const replay = await copy.postForm('/api/auth/callback/credentials', {
+        csrfToken: hidden(page, 'csrfToken'),
+        recoveryCode: recoveryCodes[0] ?? '',
+      });
+      expect(replay.headers.get('location')).toContain('error=CredentialsSignin');
+      expect(copy.sessionCookie()).toBeUndefined();
     },
   );
 

@@ -29,9 +29,25 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addPrimaryKeyConstraint('recovery_codes_pk', ['user_id', 'code_hash'])
     .execute();
+  // The second step's challenge after a right password (src/account/totp/challenges.ts): only
+  // its SHA-256 kept, bound to the credential version, short-lived and used once.
+  await db.schema
+    .createTable('signin_challenges')
+    .addColumn('token_hash', 'text', (col) => col.primaryKey())
+    .addColumn('user_id', 'text', (col) => col.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('credential_version', 'integer', (col) => col.notNull())
+    .addColumn('expires_at', 'bigint', (col) => col.notNull())
+    .addColumn('used_at', 'bigint')
+    .execute();
+  await db.schema
+    .createIndex('signin_challenges_expires_at')
+    .on('signin_challenges')
+    .column('expires_at')
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('signin_challenges').execute();
   await db.schema.dropTable('recovery_codes').execute();
   await db.schema.dropTable('user_totp').execute();
 }
