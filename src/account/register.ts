@@ -162,7 +162,7 @@ export function accountPaths(served: {
       .filter(([, route]) => route.needsFactors !== true || served.factors !== false)
       .map(([path]) => `${accountBasePath}${path}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
-    ...(served.accountPage ? accountPagePaths(served.mail) : []),
+    ...(served.accountPage ? accountPagePaths(served.mail, served.factors !== false) : []),
   ];
 }
 

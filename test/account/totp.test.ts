@@ -381,6 +381,44 @@ describe.each([
     },
   );
 
+  it.skipIf(skip)(
+    'the /account page sets up TOTP without script: the password, the QR code and key, the code, then the recovery codes once',
+    async () => {
+      const { email, userId } = await newAccount();
+      const client = browser(server);
+      expect((await submitSignInForm(client, { email, password })).status).toBe(302);
+      const page = await (await client.get('/account')).text();
+      expect(page).toContain('action="/account/totp/setup"');
+      const setup = await client.postForm('/account/totp/setup', {
+        csrfToken: hidden(page, 'csrfToken'),
+        currentPassword: password,
+      });
+      expect(setup.status).toBe(200);
+      const enrol = await setup.text();
+      expect(enrol).toContain('<svg');
+      const key = /<code>([A-Z2-7]{32})<\/code>/.exec(enrol)?.[1] ?? '';
+      expect(key).not.toBe('');
+      const confirmed = await client.postForm('/account/totp/confirm', {
+        csrfToken: hidden(enrol, 'csrfToken'),
+        code: codeAt(key, 0),
+      });
+      expect(confirmed.status).toBe(200);
+      const shown = await confirmed.text();
+      const codes = [...shown.matchAll(/<li><code>([0-9a-z-]{19})<\/code><\/li>/g)];
+      expect(codes).toHaveLength(10);
+      expect(shown).toContain('download="recovery-codes.txt"');
+      const again = await (await client.get('/account')).text();
+      expect(again).not.toContain(codes[0]?.[1] ?? 'none');
+      expect(again).toContain('10 recovery codes left');
+      const row = await server.db
+        .selectFrom('user_totp')
+        .select('secret')
+        .where('user_id', '=', userId)
+        .executeTakeFirstOrThrow();
+      expect(row.secret).not.toBeNull();
+    },
+  );
+
   it.skipIf(skip)("the operator's reset-second-factor turns TOTP off and is recorded", async () => {
     const { email, userId } = await enrolled(0);
     const result = await resetSecondFactor(
