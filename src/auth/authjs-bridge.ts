@@ -10,7 +10,7 @@ import {
   challengeCookieName,
   challengeSetCookie,
   challengeTtlSeconds,
-} from './challenge-cookie.js';
+} from '../pages/second-step-cookie.js';
 import { withUsableCallbackUrls } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { heldSessionToken, parseCookies, sessionTokenFrom, withoutCookies } from './cookies.js';

@@ -30,7 +30,7 @@ export interface AuthRequestContext {
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;
-  /** The second step's challenge a sign-in carried (src/auth/challenge-cookie.ts). */
+  /** The second step's challenge a sign-in carried (src/pages/second-step-cookie.ts). */
   challengeCookie?: string;
   /** A challenge issued after a right password, for the bridge to set as a cookie. */
   issuedChallenge?: string;

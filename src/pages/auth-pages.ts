@@ -12,7 +12,7 @@ import {
 import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
 import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
-import { challengeCookieName } from '../auth/challenge-cookie.js';
+import { challengeCookieName } from './second-step-cookie.js';
 import type { PageShell, SignedInUser } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy } from './notices.js';
 import { pagePolicy } from './page-csp.js';

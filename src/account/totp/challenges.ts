@@ -2,11 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { Database } from '../../db/schema.js';
-import { challengeTtlSeconds } from '../../auth/challenge-cookie.js';
+import { challengeTtlSeconds } from '../../pages/second-step-cookie.js';
 
 /*
  * The second step without the password again: after a right password for an account with
- * TOTP, the browser gets a challenge (a cookie, src/auth/challenge-cookie.ts) that stands for
+ * TOTP, the browser gets a challenge (a cookie, src/pages/second-step-cookie.ts) that stands for
  * that proof for five minutes, so the sign-in page (or an app) sends only the code next and
  * nobody holds the password past its one request. Kept as SHA-256 only, bound to the account's
  * credential version (a password change or reset voids it), and used once: the sign-in that

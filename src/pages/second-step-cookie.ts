@@ -1,4 +1,5 @@
 /*
+ * Beside the kept email (kept-email.ts): a cookie the sign-in page reads and the auth wing sets.
  * The second step's challenge as a browser holds it (src/account/totp/challenges.ts): HttpOnly
  * (no script reads it), SameSite=Lax, sent only under Auth.js's base path (the credentials
  * callback and the sign-in page that asks for the code), gone after five minutes or once a
