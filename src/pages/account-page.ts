@@ -145,7 +145,7 @@ ${csrfField(view)}
 function proofFields(view: AccountPageView, form: AccountForm, prefix: string, withCode: boolean) {
   const state = (field: string) => fieldState(view, form, field);
   return markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
-<label for="${prefix}Password">Current password</label>
+<label for="${prefix}Password">Your password</label>
 <input id="${prefix}Password" name="currentPassword" type="password" autocomplete="current-password" required${state('currentPassword')}>
 ${
   withCode &&
@@ -204,11 +204,14 @@ ${proofFields(view, 'totp_disable', 'off', true)}
 }`;
   } else {
     body = markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>
+<details${view.sent?.form === 'totp_setup' && markup` open`}>
+<summary>Set up two-step sign-in</summary>
 <form method="post" action="/account/totp/setup">
 ${csrfField(view)}
 ${proofFields(view, 'totp_setup', 'setup', false)}
-<button type="submit">Set up two-step sign-in</button>
-</form>`;
+<button type="submit">Continue</button>
+</form>
+</details>`;
   }
   return markup`<section aria-labelledby="factor-title">
 <h2 id="factor-title">Two-step sign-in</h2>

@@ -419,6 +419,45 @@ describe.each([
     },
   );
 
+  it.skipIf(skip)(
+    'the reset page asks an account with TOTP for its code and keeps the link until it comes',
+    async () => {
+      const { email, userId, secret } = await enrolled(0);
+      const user = await server.services.users.findById(userId);
+      if (user === null) throw new Error('no user');
+      const { token } = await issue(server.db, {
+        purpose: 'reset',
+        userId,
+        email,
+        credentialVersion: user.credentialVersion,
+        ttlSeconds: 3600,
+        withCode: false,
+      });
+      const client = browser(server);
+      const page = await (await client.get(`/account/password/reset?token=${token}`)).text();
+      expect(page).not.toContain('name="otp"');
+      const fields = {
+        csrfToken: hidden(page, 'csrfToken'),
+        token,
+        password: 'a new passphrase here',
+      };
+      const asked = await client.postForm('/account/password/reset', fields);
+      expect(asked.status).toBe(401);
+      const again = await asked.text();
+      expect(again).toContain('name="otp"');
+      expect(hidden(again, 'token')).toBe(token);
+      const done = await client.postForm('/account/password/reset', {
+        ...fields,
+        csrfToken: hidden(again, 'csrfToken'),
+        otp: codeAt(secret, 1),
+      });
+      expect(done.status).toBe(200);
+      expect((await server.services.users.findById(userId))?.passwordHash).not.toBe(
+        user.passwordHash,
+      );
+    },
+  );
+
   it.skipIf(skip)("the operator's reset-second-factor turns TOTP off and is recorded", async () => {
     const { email, userId } = await enrolled(0);
     const result = await resetSecondFactor(
