@@ -23,6 +23,8 @@ export type AppConfig = SiteConfig &
     | 'signupOpen'
     | 'requireVerifiedEmail'
     | 'throttle'
+    | 'secondFactor'
+    | 'env'
   >;
 
 export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {

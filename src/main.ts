@@ -182,6 +182,13 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   const mailNote = mailStartupNote(mail.mode, mailSettings, cliCommand());
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
   if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
+  // Off by default in production without a key (src/config/factors.ts): said, as mail off is.
+  if (config.secondFactor.mode === 'off' && saysOnce)
+    app.log.warn(
+      config.secondFactor.keys.length === 0
+        ? 'two-step sign-in is off: set FACTOR_KEY (openssl rand -base64 33) to let people turn it on; accounts that have it still need it'
+        : 'two-step sign-in is off (SECOND_FACTOR=off); accounts that have it still need it',
+    );
   const transportLine = mailTransportLine(mailSettings);
   if (mail.mode === 'send' && transportLine !== undefined && saysOnce) {
     app.log.info(transportLine.fields, transportLine.message);

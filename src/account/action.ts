@@ -11,6 +11,8 @@ import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './model/account-password-proof.js';
 import type { AccountStore } from './model/account-store.js';
 import type { PacedWork } from './paced-work.js';
+import type { TotpPorts } from './totp/factor-ports.js';
+import type { SecondStep } from './totp/second-step.js';
 
 /*
  * An account action is framework-free: it takes the body, the client and (on a guarded route)
@@ -48,6 +50,13 @@ export interface AccountDeps {
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
   /** Where work after the answer runs: a queue on a clock of its own (paced-work.ts). */
   afterAnswer: PacedWork;
+  /** TOTP's set-up and removal; undefined when SECOND_FACTOR=off (its routes answer 404). */
+  totp: TotpPorts | undefined;
+  /**
+   * The check of an account's second factor (re-authentication, a password reset): always
+   * there, since an account that enrolled needs its factor whatever SECOND_FACTOR says.
+   */
+  secondStep: SecondStep;
   /** Where work done after the answer logs its failures and what it did not do. */
   log: {
     error(fields: object, message: string): void;

@@ -1,24 +1,10 @@
-import type { SignInCheck } from '../auth/authorize.js';
+import type { Factor, SecondFactors } from './factor.js';
+import type { SecondStep } from './totp/second-step.js';
+import { createTotpFactor } from './totp/totp-factor.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 
-/** What `GET /api/account` says of a person's second factors (accounts spec). */
-export interface SecondFactors {
-  totp: boolean;
-  passkeys: number;
-  recoveryCodes: number;
-}
-
-/**
- * A way to prove who you are beyond the password, as a module of its own: what it adds to the
- * account's summary, and its check after the password (sign-in runs the registered factors'
- * checks in order, after the verified-address gate: src/account/signin-checks.ts). Its routes,
- * pages, events and mails live in its own folder beside it.
- */
-export interface Factor {
-  name: string;
-  /** Its part of `secondFactors`, read from the store (never a secret). */
-  summary(userId: string): Promise<Partial<SecondFactors>>;
-  signInCheck?: SignInCheck;
-}
+export type { Factor, SecondFactors } from './factor.js';
 
 /** Nothing enrolled: the spec's shape with every factor off. */
 export const noSecondFactors: SecondFactors = { totp: false, passkeys: 0, recoveryCodes: 0 };
@@ -32,9 +18,18 @@ export async function secondFactorsOf(
   return Object.assign({ ...noSecondFactors }, ...parts) as SecondFactors;
 }
 
+/** What the factors are built over. */
+export interface FactorPorts {
+  db: Kysely<Database>;
+  /** The one check of a TOTP code or recovery code (src/account/totp/second-step.ts). */
+  secondStep: SecondStep;
+}
+
 /**
  * The one list of the factors this service offers, in the order sign-in checks them; a new
- * factor is registered here and nowhere else. None yet: TOTP, recovery codes and passkeys join
- * it with their own folders.
+ * factor is registered here and nowhere else. TOTP (with its recovery codes) is the one second
+ * factor of a password sign-in; a passkey is a way to sign in of its own.
  */
-export const registeredFactors: readonly Factor[] = [];
+export const registeredFactors = (ports: FactorPorts): readonly Factor[] => [
+  createTotpFactor(ports),
+];

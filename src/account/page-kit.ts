@@ -86,7 +86,11 @@ export const mailedLinkNotice = (error: HttpError): Notice => ({
       ? `Too many attempts. Try again in ${formatWait(Number(error.headers['retry-after'] ?? 60))}.`
       : error.code === 'invalid_token'
         ? 'This link or code is not valid: it may have expired or been used already. Ask for a new mail.'
-        : error.message,
+        : error.code === 'second_factor_required'
+          ? 'Your account has two-step sign-in: enter the code from your authenticator app too (or one of your recovery codes). Your link still works.'
+          : error.code === 'second_factor_invalid'
+            ? 'The code from your authenticator app is not right, or was used already. Enter the code it shows now; your link still works.'
+            : error.message,
   fieldsInvalid: error.code === 'weak_password' || error.code === 'invalid_field',
 });
 

@@ -35,7 +35,13 @@ import { signUpAction } from './signup/signup.js';
 import type { FlowPorts } from './adapter.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './model/events.js';
-import { registeredFactors } from './factors.js';
+import type { Factor } from './factors.js';
+import type { TotpPorts } from './totp/factor-ports.js';
+import type { SecondStep } from './totp/second-step.js';
+import { confirmTotp } from './totp/confirm.js';
+import { disableTotp } from './totp/disable.js';
+import { regenerateRecoveryCodes } from './totp/regenerate.js';
+import { setupTotp } from './totp/setup.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { keyCodeDigests } from './model/secrets.js';
@@ -62,6 +68,8 @@ type Route = {
   status?: number;
   /** A mail flow: absent (404) when mail is off (production without SMTP_URL). */
   needsMail?: boolean;
+  /** A second factor's route: absent (404) when SECOND_FACTOR=off. */
+  needsFactors?: boolean;
 } & (
   | { guard: 'session' | 'recent'; action: AccountAction }
   | { guard: 'none'; action: AnonymousAction }
@@ -115,6 +123,15 @@ const allRoutes: Record<string, Route> = {
   '/sessions': { method: 'GET', guard: 'session', action: listOwnSessions },
   '/sessions/revoke-others': { method: 'POST', guard: 'session', action: revokeOtherSessions },
   '/sessions/:id/revoke': { method: 'POST', guard: 'session', action: revokeOwnSession },
+  '/totp/setup': { method: 'POST', guard: 'recent', action: setupTotp, needsFactors: true },
+  '/totp/confirm': { method: 'POST', guard: 'recent', action: confirmTotp, needsFactors: true },
+  '/totp/disable': { method: 'POST', guard: 'recent', action: disableTotp, needsFactors: true },
+  '/recovery-codes': {
+    method: 'POST',
+    guard: 'recent',
+    action: regenerateRecoveryCodes,
+    needsFactors: true,
+  },
 };
 
 /**
@@ -146,15 +163,20 @@ type PageFlowSettings = ResetPageSettings & SignupPageSettings;
  * JSON routes, the flows' pages and the account page's own (the OpenAPI check lists them from
  * here), path parameters written as OpenAPI writes them.
  */
-export function accountPaths(served: { mail: boolean; accountPage: boolean }): string[] {
+export function accountPaths(served: {
+  mail: boolean;
+  accountPage: boolean;
+  factors?: boolean;
+}): string[] {
   const wanted = (route: { needsMail?: boolean }) => route.needsMail !== true || served.mail;
   // In OpenAPI's form: a path parameter `:id` is `{id}`.
   return [
     ...Object.entries(allRoutes)
       .filter(([, route]) => wanted(route))
+      .filter(([, route]) => route.needsFactors !== true || served.factors !== false)
       .map(([path]) => `${accountBasePath}${path}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
-    ...(served.accountPage ? accountPagePaths(served.mail) : []),
+    ...(served.accountPage ? accountPagePaths(served.mail, served.factors !== false) : []),
   ].map((path) => path.replace(/:([a-z]+)/g, '{$1}'));
 }
 
@@ -194,6 +216,11 @@ export interface AccountRegistration {
   mail?: MailQueue | undefined;
   /** The throttle table's store (src/auth/throttle-store.ts), for the mail request limits. */
   throttleStore: ThrottleStore;
+  /** The registered second factors (src/account/wing.ts builds them). */
+  factors: readonly Factor[];
+  /** TOTP's routes; undefined when SECOND_FACTOR=off (they answer 404). */
+  totp: TotpPorts | undefined;
+  secondStep: SecondStep;
 }
 
 /**
@@ -209,7 +236,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
   const { mail } = deps;
   // Production without SMTP_URL: the mail flows do not exist (the spec's 404).
   const routes = Object.fromEntries(
-    Object.entries(allRoutes).filter(([, route]) => route.needsMail !== true || mail !== undefined),
+    Object.entries(allRoutes).filter(
+      ([, route]) =>
+        (route.needsMail !== true || mail !== undefined) &&
+        (route.needsFactors !== true || deps.totp !== undefined),
+    ),
   );
   const guards = createGuards({
     sessions: deps.sessions,
@@ -245,9 +276,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     signupOpen: config.signupOpen === true,
-    factors: registeredFactors,
+    factors: deps.factors,
     sessionLifetime: config.sessionLifetime,
     afterAnswer,
+    totp: deps.totp,
+    secondStep: deps.secondStep,
     log,
   };
   // Redirects follow the request's origin, as Auth.js's do; mailed links follow the stricter rule.

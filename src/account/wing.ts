@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { pruneAuditLog } from '../audit/prune.js';
 import type { AccountEventSink } from '../auth/account-events.js';
-import type { SignInCheck } from '../auth/authorize.js';
+import type { SignInChallenges, SignInCheck } from '../auth/authorize.js';
 import type { PageViewOf } from '../auth/routes.js';
 import type { SessionAccess } from '../auth/session-access.js';
 import type { Throttle, ThrottleSettings } from '../auth/throttle.js';
@@ -16,7 +16,17 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { createEventSink } from './event-sink.js';
+import type { SecondFactorMode } from '../config/factors.js';
 import { registeredFactors } from './factors.js';
+import { createSecondStep } from './totp/second-step.js';
+import { createSecretBox } from './totp/secret-box.js';
+import {
+  findChallenge,
+  issueChallenge,
+  pruneChallenges,
+  spendChallenge,
+} from './totp/challenges.js';
+import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
 import { pruneTokens } from './model/secrets.js';
@@ -54,6 +64,13 @@ export interface AccountWingSettings {
   throttle?: ThrottleSettings | undefined;
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE (the auth wing's), for the sessions list. */
   session?: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number } | undefined;
+  /**
+   * SECOND_FACTOR and FACTOR_KEY (src/config/factors.ts). Absent (tests): optional, with a key
+   * derived from the auth secret, as in development.
+   */
+  secondFactor?: { mode: SecondFactorMode; keys: readonly string[] } | undefined;
+  /** NODE_ENV: only outside production may a factor key be derived from the auth secret. */
+  env?: string | undefined;
 }
 
 export interface AccountWingDeps {
@@ -74,6 +91,7 @@ export interface AccountWingDeps {
 export interface ForAuth {
   events: AccountEventSink;
   signInChecks: SignInCheck[];
+  signInChallenges: SignInChallenges;
   /** Where "Forgot your password?" leads, when mail is on. */
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads, when sign-up is open and mail is on. */
@@ -92,6 +110,31 @@ export function createAccountWing(deps: AccountWingDeps) {
   };
   const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
   const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
+  const secondFactor = config.secondFactor ?? { mode: 'optional', keys: [] };
+  // Development without FACTOR_KEY: a key of its own derived from the auth secret. Production
+  // never derives one (config refuses factors on without FACTOR_KEY there).
+  const box = createSecretBox(
+    secondFactor.keys,
+    config.env === 'production' ? undefined : config.authSecrets[0],
+  );
+  const secondStep = createSecondStep({
+    db: deps.db,
+    box,
+    throttle: deps.throttle,
+    now: deps.now,
+    mail,
+    log: deps.log,
+  });
+  const factors = registeredFactors({ db: deps.db, secondStep });
+  const totp =
+    secondFactor.mode === 'off' || !box.usable
+      ? undefined
+      : {
+          mode: secondFactor.mode,
+          box,
+          secondStep,
+          issuer: config.page?.productName ?? pageDefaults.productName,
+        };
   const forAuth: ForAuth = {
     events: createEventSink({
       db: deps.db,
@@ -104,7 +147,7 @@ export function createAccountWing(deps: AccountWingDeps) {
     signInChecks: createSignInChecks(
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
-        factors: registeredFactors,
+        factors,
       },
       {
         db: deps.db,
@@ -115,6 +158,21 @@ export function createAccountWing(deps: AccountWingDeps) {
         log: deps.log,
       },
     ),
+    signInChallenges: {
+      issue: (user) => issueChallenge(deps.db, user, deps.now()),
+      async resume(token) {
+        const challenge = await findChallenge(deps.db, token, deps.now());
+        if (challenge === null) return null;
+        const user = await deps.users.findById(challenge.userId);
+        // A password change or reset since voids it, as it voids sign-ins in flight.
+        return user !== null &&
+          !user.disabled &&
+          user.credentialVersion === challenge.credentialVersion
+          ? user
+          : null;
+      },
+      spend: (token) => spendChallenge(deps.db, token, deps.now()),
+    },
     ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
     ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
   };
@@ -135,6 +193,9 @@ export function createAccountWing(deps: AccountWingDeps) {
           sessionLifetime: config.session ?? sessionDefaults,
         },
         sessions: auth.sessions,
+        factors,
+        totp,
+        secondStep,
         ...(auth.pageView !== undefined && { pageView: auth.pageView }),
       });
     },
@@ -154,5 +215,6 @@ export async function pruneAccountRecords(
     pruneEvents(db, now - eventsListDays * 86_400_000),
     pruneTokens(db, now - 86_400_000),
     pruneAuditLog(db, now - auditRetentionDays * 86_400_000),
+    pruneChallenges(db, now),
   ]);
 }

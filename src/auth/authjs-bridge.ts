@@ -6,6 +6,11 @@ import type { Observer, SignInOutcome } from '../observe/observer.js';
 import type { PageCsrf } from '../pages/auth-pages.js';
 import { withRetryAfter } from '../pages/retry-after.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
+import {
+  challengeCookieName,
+  challengeSetCookie,
+  challengeTtlSeconds,
+} from '../pages/second-step-cookie.js';
 import { withUsableCallbackUrls } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import { heldSessionToken, parseCookies, sessionTokenFrom, withoutCookies } from './cookies.js';
@@ -88,6 +93,16 @@ function signInOutcome(context: AuthRequestContext): SignInOutcome {
 function withDeviceCookie(response: Response, value: string, secure: boolean): Response {
   const headers = new Headers(response.headers);
   headers.append('set-cookie', deviceSetCookie(value, secure));
+  return new Response(response.body, { status: response.status, headers });
+}
+
+/** The second step's challenge set (after a right password) or cleared (after a sign-in). */
+function withChallengeCookie(response: Response, value: string | null, secure: boolean): Response {
+  const headers = new Headers(response.headers);
+  headers.append(
+    'set-cookie',
+    challengeSetCookie(value ?? '', authBasePath, value === null ? 0 : challengeTtlSeconds, secure),
+  );
   return new Response(response.body, { status: response.status, headers });
 }
 
@@ -198,6 +213,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       const context: AuthRequestContext = {
         clientIp: request.ip,
         userAgent: request.headers['user-agent'] ?? '',
+        device: request.headers['user-agent'] ?? '',
         origin,
         // As Auth.js reads it (chunked or not): signing in again must end the session held.
         previousSessionToken: held.token,
@@ -210,6 +226,9 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         request.method === 'POST' && path === `${authBasePath}/callback/credentials`;
       const deviceCookie = signingIn ? cookies.get(deviceCookieName(secure)) : undefined;
       if (deviceCookie !== undefined) context.deviceCookie = deviceCookie;
+      const challengeCookie = signingIn ? cookies.get(challengeCookieName(secure)) : undefined;
+      if (challengeCookie !== undefined && challengeCookie !== '')
+        context.challengeCookie = challengeCookie;
       let response: Response;
       try {
         response = servedPage(path, await Auth(webRequest, config(context)));
@@ -224,6 +243,10 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         if (outcome === 'success' && context.issuedDeviceCookie !== undefined) {
           response = withDeviceCookie(response, context.issuedDeviceCookie, secure);
         }
+        if (context.issuedChallenge !== undefined)
+          response = withChallengeCookie(response, context.issuedChallenge, secure);
+        else if (outcome === 'success' && context.challengeCookie !== undefined)
+          response = withChallengeCookie(response, null, secure);
         const userId = context.verifiedCredential?.userId;
         if (outcome === 'success' && userId !== undefined) event = { type: 'signin', userId };
       }

@@ -33,6 +33,8 @@ export type SignInVerdict =
       ok: false;
       /** The code the client receives (`email_unverified`, `second_factor_required`, …). */
       code: string;
+      /** A limit is reached: answered as a throttled sign-in (429 with Retry-After). */
+      retryAfterSeconds?: number;
     };
 
 /** The sign-in being checked, as a check after the password sees it. */
@@ -40,6 +42,10 @@ export interface SignInAttempt {
   /** Every field the client posted (a second factor's code rides beside the password). */
   credentials: Partial<Record<string, unknown>>;
   ip: string;
+  /** The User-Agent ('' when none), for the account's record. */
+  device: string;
+  /** The client proved an earlier sign-in (device cookie): charged as the password was. */
+  knownDevice: boolean;
   /** The public origin, for any link a check mails. */
   origin: string;
 }
@@ -55,6 +61,20 @@ export interface SignInCheck {
   check(user: User, attempt: SignInAttempt): Promise<SignInVerdict>;
 }
 
+/**
+ * The second step without the password again (src/account/totp/challenges.ts implements it):
+ * after a right password that a check answered `second_factor_required`, a challenge the
+ * browser holds stands for that password for a few minutes, and the next post sends only the
+ * code with it.
+ */
+export interface SignInChallenges {
+  issue(user: User): Promise<string>;
+  /** The enabled account a live challenge stands for, still at its credential version. */
+  resume(token: string): Promise<User | null>;
+  /** Spends it: true for exactly one caller. */
+  spend(token: string): Promise<boolean>;
+}
+
 export interface SignedInUser {
   id: string;
   email: string;
@@ -68,6 +88,7 @@ export interface AuthorizeDeps {
   deviceCookies: DeviceCookies;
   /** Run in order after a right password; the first refusal ends the sign-in. */
   checks?: readonly SignInCheck[] | undefined;
+  challenges?: SignInChallenges | undefined;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -86,6 +107,92 @@ function field(credentials: Partial<Record<string, unknown>>, name: string): str
  * timing says whether the account exists or is disabled.
  */
 export function createAuthorize(deps: AuthorizeDeps) {
+  /**
+   * What follows a right password (or a challenge standing for one): the checks in order, a
+   * hash upgrade, and what the session is issued for.
+   */
+  async function afterPassword(
+    user: User,
+    request: {
+      credentials: Partial<Record<string, unknown>>;
+      context: AuthRequestContext;
+      knownDevice: boolean;
+      password: string | null;
+      challenge?: string;
+    },
+  ): Promise<SignedInUser | null> {
+    const { credentials, context, knownDevice, password, challenge } = request;
+    const clientIp = context.clientIp;
+    try {
+      // Only once the password is proven: a guesser learns nothing from these refusals.
+      const proofs = ['password'];
+      const attempt = {
+        credentials,
+        ip: clientIp,
+        device: context.device ?? '',
+        knownDevice,
+        origin: context.origin,
+      };
+      for (const check of deps.checks ?? []) {
+        const verdict = await fromStore(context, () => check.check(user, attempt));
+        if (verdict.ok) {
+          if (verdict.proof !== undefined) proofs.push(verdict.proof);
+          continue;
+        }
+        if (verdict.retryAfterSeconds !== undefined) {
+          interrupt(context, { kind: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds });
+          context.accountEvent = { type: 'throttled', userId: user.id };
+          deps.log.info({ reason: 'throttled', check: check.name, clientIp }, 'sign-in refused');
+          throw new RateLimited();
+        }
+        const reason = verdict.code;
+        deps.log.info({ reason, check: check.name, clientIp, userId: user.id }, 'sign-in refused');
+        context.signInResult = 'invalid';
+        context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
+        const challenges = deps.challenges;
+        if (reason === 'second_factor_required' && challenge === undefined && challenges) {
+          context.issuedChallenge = await fromStore(context, () => challenges.issue(user));
+        }
+        throw new SignInCheckRefused(verdict.code);
+      }
+      // A challenge signs in once: two posts of it racing, one wins.
+      const challenges = deps.challenges;
+      if (challenge !== undefined && challenges !== undefined) {
+        if (!(await fromStore(context, () => challenges.spend(challenge)))) {
+          deps.log.info({ reason: 'challenge_spent', clientIp }, 'sign-in refused');
+          context.signInResult = 'invalid';
+          return null;
+        }
+      }
+      if (password !== null && deps.hasher.needsRehash(user.passwordHash)) {
+        const upgraded = await deps.hasher.hash(password);
+        await fromStore(context, () =>
+          deps.users.upgradePasswordHash(user.id, user.passwordHash, upgraded),
+        );
+      }
+      deps.log.info({ userId: user.id, clientIp }, 'signed in');
+      context.signInResult = 'success';
+      // A hash upgrade above is no credential change: the version read with the row holds.
+      context.verifiedCredential = {
+        userId: user.id,
+        credentialVersion: user.credentialVersion,
+        proofs,
+      };
+      // The bridge sets it only if Auth.js then issues the session.
+      context.issuedDeviceCookie = deps.deviceCookies.issue(
+        user.email,
+        user.credentialVersion,
+        deps.now(),
+      );
+      return { id: user.id, email: user.email, name: user.name };
+    } catch (error) {
+      if (error instanceof SignInCheckRefused || error instanceof RateLimited) throw error;
+      if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
+      else interrupt(context, { kind: 'internal', error });
+      throw error;
+    }
+  }
+
   return async function authorize(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
@@ -93,6 +200,26 @@ export function createAuthorize(deps: AuthorizeDeps) {
     const clientIp = context.clientIp;
     const rawEmail = field(credentials, 'email');
     const rawPassword = field(credentials, 'password');
+    const challenge = context.challengeCookie;
+    // The second step: no password, but the challenge a right one left in this browser.
+    if (
+      (rawPassword === null || rawPassword === '') &&
+      challenge !== undefined &&
+      deps.challenges !== undefined
+    ) {
+      const challenges = deps.challenges;
+      const user = await fromStore(context, () => challenges.resume(challenge));
+      if (user === null) {
+        deps.log.info({ reason: 'challenge_unknown', clientIp }, 'sign-in refused');
+        context.signInResult = 'invalid';
+        return null;
+      }
+      const knownDevice =
+        context.deviceCookie !== undefined &&
+        deps.deviceCookies.verify(context.deviceCookie, user.email, deps.now()) ===
+          user.credentialVersion;
+      return afterPassword(user, { credentials, context, knownDevice, password: null, challenge });
+    }
     // Length and runs of marks are checked before NFKC, which bounds its cost; no database or
     // hashing work is done for a refusal, but it is charged as a wrong password would be.
     const email = rawEmail === null ? null : readEmail(rawEmail);
@@ -167,49 +294,6 @@ export function createAuthorize(deps: AuthorizeDeps) {
       }
       return null;
     }
-    const user = proof.holder;
-    try {
-      // Only once the password is proven: a guesser learns nothing from these refusals.
-      const proofs = ['password'];
-      const attempt = { credentials, ip: clientIp, origin: context.origin };
-      for (const check of deps.checks ?? []) {
-        const verdict = await fromStore(context, () => check.check(user, attempt));
-        if (verdict.ok) {
-          if (verdict.proof !== undefined) proofs.push(verdict.proof);
-          continue;
-        }
-        const reason = verdict.code;
-        deps.log.info({ reason, check: check.name, clientIp, userId: user.id }, 'sign-in refused');
-        context.signInResult = 'invalid';
-        context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
-        throw new SignInCheckRefused(verdict.code);
-      }
-      if (deps.hasher.needsRehash(user.passwordHash)) {
-        const upgraded = await deps.hasher.hash(password);
-        await fromStore(context, () =>
-          deps.users.upgradePasswordHash(user.id, user.passwordHash, upgraded),
-        );
-      }
-      deps.log.info({ userId: user.id, clientIp }, 'signed in');
-      context.signInResult = 'success';
-      // A hash upgrade above is no credential change: the version read with the row holds.
-      context.verifiedCredential = {
-        userId: user.id,
-        credentialVersion: user.credentialVersion,
-        proofs,
-      };
-      // The bridge sets it only if Auth.js then issues the session.
-      context.issuedDeviceCookie = deps.deviceCookies.issue(
-        email,
-        user.credentialVersion,
-        deps.now(),
-      );
-      return { id: user.id, email: user.email, name: user.name };
-    } catch (error) {
-      if (error instanceof SignInCheckRefused) throw error;
-      if (error instanceof GateFullError) interrupt(context, { kind: 'overloaded' });
-      else interrupt(context, { kind: 'internal', error });
-      throw error;
-    }
+    return afterPassword(proof.holder, { credentials, context, knownDevice, password });
   };
 }

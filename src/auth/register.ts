@@ -8,7 +8,7 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './auth-config.js';
-import { createAuthorize, type SignInCheck } from './authorize.js';
+import { createAuthorize, type SignInChallenges, type SignInCheck } from './authorize.js';
 import { authCookieNames } from './cookie-names.js';
 import { heldSessionToken, parseCookies } from './cookies.js';
 import { createDeviceCookies } from './device-cookie.js';
@@ -48,6 +48,8 @@ export interface AuthRegistration {
   signInChecks?: readonly SignInCheck[];
   /** Where live session reads are noted for "last seen" (src/sessions/last-seen.ts); absent: not. */
   lastSeen?: Pick<LastSeen, 'seen'>;
+  /** The second step's challenges (the account wing's); absent: a code needs the password. */
+  signInChallenges?: SignInChallenges;
 }
 
 /** What other route groups use of the auth wing. */
@@ -88,6 +90,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     throttle: deps.throttle,
     deviceCookies: createDeviceCookies(config.authSecrets),
     checks: deps.signInChecks,
+    challenges: deps.signInChallenges,
     now,
     log: site.app.log,
   });

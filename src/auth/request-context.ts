@@ -19,6 +19,8 @@ export interface AuthRequestContext {
   clientIp: string;
   /** The request's User-Agent ('' when none): a new session keeps it for its owner's list. */
   userAgent?: string;
+  /** The User-Agent ('' when none), for what a check after the password records. */
+  device?: string;
   /** The public origin mailed links are built on (AUTH_URL's, else the request's). */
   origin: string;
   /** The session token the client held when it signed in again (fixation: it is revoked). */
@@ -30,6 +32,10 @@ export interface AuthRequestContext {
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;
+  /** The second step's challenge a sign-in carried (src/pages/second-step-cookie.ts). */
+  challengeCookie?: string;
+  /** A challenge issued after a right password, for the bridge to set as a cookie. */
+  issuedChallenge?: string;
   /** The device cookie a sign-in carried (src/auth/device-cookie.ts), unverified. */
   deviceCookie?: string;
   /** A device cookie value for this account, issued when the password was right. */

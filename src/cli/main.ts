@@ -4,6 +4,7 @@ import * as audit from './commands/audit.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail-outbox.js';
+import * as resetSecondFactor from './commands/reset-second-factor.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
@@ -54,6 +55,11 @@ const commands: Record<string, Command> = {
   'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
   unlock: { help: state.unlockHelp, options: email, run: state.unlock },
   'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
+  'reset-second-factor': {
+    help: resetSecondFactor.help,
+    options: email,
+    run: resetSecondFactor.run,
+  },
   rename: {
     help: state.renameHelp,
     options: { ...email, name: { type: 'string' } },
@@ -143,6 +149,7 @@ Commands:
   revoke-sessions   end every session of a user
   unlock            lift a sign-in lock from an email
   verify-email      mark a user's address verified
+  reset-second-factor  turn off a user's two-step sign-in and void their recovery codes
   rename            change a user's name
   set-email         change a user's email and end their sessions
 

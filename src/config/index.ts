@@ -4,6 +4,7 @@ import { accounts } from './accounts.js';
 import { admin } from './admin.js';
 import { auth } from './auth.js';
 import { database } from './database.js';
+import { factors } from './factors.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
 import { mail } from './mail.js';
@@ -39,6 +40,7 @@ export const capabilities = (requireSecret: boolean) =>
     metrics,
     pages,
     accounts,
+    factors,
     mail,
     admin,
     webhooks,

@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 
 /** The variables whose value may instead come from a file (Docker and Kubernetes secrets). */
-export const fileVariables = ['AUTH_SECRET', 'DATABASE_URL', 'SMTP_URL', 'WEBHOOK_SECRET'] as const;
+export const fileVariables = [
+  'AUTH_SECRET',
+  'DATABASE_URL',
+  'SMTP_URL',
+  'WEBHOOK_SECRET',
+  'FACTOR_KEY',
+] as const;
 
 export interface FileVariablesResult {
   env: NodeJS.ProcessEnv;

@@ -9,6 +9,7 @@ import * as signupSecrets from './migrations/006-signup-secrets.js';
 import * as pruneIndexes from './migrations/007-prune-indexes.js';
 import * as mailPriority from './migrations/008-mail-priority.js';
 import * as sessionProofs from './migrations/009-session-proofs.js';
+import * as totp from './migrations/011-totp.js';
 import * as auditLog from './migrations/013-audit-log.js';
 import * as webhookOutbox from './migrations/014-webhook-outbox.js';
 import type { Database } from './schema.js';
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '007-prune-indexes': pruneIndexes,
   '008-mail-priority': mailPriority,
   '009-session-proofs': sessionProofs,
+  '011-totp': totp,
   '013-audit-log': auditLog,
   '014-webhook-outbox': webhookOutbox,
 };

@@ -149,6 +149,36 @@ export interface WebhookOutboxTable {
   sent_at: number | null;
 }
 
+/** A person's TOTP (migration 011, src/account/totp/): secrets encrypted, never in clear. */
+export interface UserTotpTable {
+  user_id: string;
+  /** The active secret, encrypted (src/account/totp/secret-box.ts); null: no TOTP. */
+  secret: string | null;
+  /** A set-up waiting for its confirming code, encrypted; null: none. */
+  pending_secret: string | null;
+  /** The last time step accepted (-1: none); only ever moved forward. */
+  last_step: Generated<number>;
+  enabled_at: number | null;
+  updated_at: number;
+}
+
+/** A recovery code, kept only as its hash (src/account/totp/recovery-codes.ts). */
+export interface RecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** A second step waiting for its code (src/account/totp/challenges.ts). */
+export interface SigninChallengesTable {
+  token_hash: string;
+  user_id: string;
+  credential_version: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -159,4 +189,7 @@ export interface Database {
   audit_log: AuditLogTable;
   audit_head: AuditHeadTable;
   webhook_outbox: WebhookOutboxTable;
+  user_totp: UserTotpTable;
+  recovery_codes: RecoveryCodesTable;
+  signin_challenges: SigninChallengesTable;
 }

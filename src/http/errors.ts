@@ -23,7 +23,12 @@ export const errorCatalogue = {
     status: 400,
     message: 'This link or code is not valid: it may have expired or been used already.',
   },
+  invalid_code: { status: 400, message: 'This code is not right, or was used already.' },
   unauthenticated: { status: 401, message: 'Sign in first.' },
+  second_factor_required: {
+    status: 401,
+    message: 'This account has two-step sign-in: send a code of its app (otp) or a recovery code.',
+  },
   reauthentication_required: {
     status: 401,
     message: 'Confirm your password again to do this.',
@@ -33,6 +38,10 @@ export const errorCatalogue = {
     message: 'The request did not come from this site, or its CSRF token was missing or wrong.',
   },
   invalid_credentials: { status: 403, message: 'The password is not correct.' },
+  second_factor_invalid: {
+    status: 403,
+    message: 'The code is not right, or was used already.',
+  },
   signup_closed: { status: 403, message: 'This service does not take sign-ups.' },
   // The admin API (src/admin/): the target is not in a state that allows the call.
   conflict: { status: 409, message: 'This cannot be done in the current state.' },

@@ -144,6 +144,21 @@ ${button('Accept the invitation')}{{#expiresInDays}}
 <p>The invitation expires in {{expiresInMinutes}} minutes.</p>{{/expiresInMinutes}}`,
     required: ['link'],
   },
+  'second-factor-notice': {
+    subject: 'Two-step sign-in on your {{productName}} account',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+About two-step sign-in of your {{productName}} account ({{to}}):
+{{change}}{{#recoveryCodesLeft}}
+Recovery codes left unused: {{recoveryCodesLeft}}.{{/recoveryCodesLeft}}
+${lockText}`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>About two-step sign-in of your {{productName}} account ({{to}}):</p>
+<p>{{change}}</p>{{#recoveryCodesLeft}}
+<p>Recovery codes left unused: {{recoveryCodesLeft}}.</p>{{/recoveryCodesLeft}}
+${lockHtml}`,
+    required: ['lockLink', 'change'],
+  },
   'account-locked-notice': {
     subject: 'Your {{productName}} account is locked',
     text: `Hello{{#name}} {{name}}{{/name}},
@@ -195,4 +210,6 @@ export const callerValues = [
   'expiresInDays',
   'newEmail',
   'oldEmail',
+  'change',
+  'recoveryCodesLeft',
 ] as const;

@@ -11,6 +11,7 @@ export type MailKind =
   | 'signup-confirmation'
   | 'invitation'
   | 'account-locked-notice'
+  | 'second-factor-notice'
   | 'test';
 
 export interface MailRequest {

@@ -13,6 +13,7 @@ export const mailPriority: Readonly<Record<MailKind, 0 | 1>> = {
   'password-changed-notice': 0,
   'email-changed-notice': 0,
   'account-locked-notice': 0,
+  'second-factor-notice': 0,
   test: 0,
   'signup-confirmation': 1,
   'account-exists': 1,

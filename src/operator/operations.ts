@@ -18,6 +18,7 @@ export { findUsers, showUser, type UserSummary } from './find-users.js';
 export { inviteUser, type InviteUser } from './invite-user.js';
 export { removeUser } from './remove-user.js';
 export { renameUser } from './rename-user.js';
+export { resetSecondFactor } from './reset-second-factor.js';
 export { revokeUserSessionsNow } from './revoke-user-sessions.js';
 export { setUserEmail, type SetEmail } from './set-user-email.js';
 export { setUserPassword } from './set-user-password.js';

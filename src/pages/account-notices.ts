@@ -3,7 +3,16 @@ import { formatWait, type Notice } from './notices.js';
 
 /** The forms of the account page, each posting to `/account/<its JSON route>`. */
 export type AccountForm =
-  'profile' | 'password' | 'email' | 'verification' | 'session' | 'sessions';
+  | 'profile'
+  | 'password'
+  | 'email'
+  | 'verification'
+  | 'session'
+  | 'sessions'
+  | 'totp_setup'
+  | 'totp_confirm'
+  | 'totp_disable'
+  | 'recovery_codes';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -40,7 +49,15 @@ const successes = {
   verified: 'Your address is already verified: there is nothing to confirm.',
   session: 'That session was signed out.',
   sessions: 'Your other sessions were signed out.',
+  totp_setup: 'Scan the code with your authenticator app, then enter the code it shows.',
+  totp_confirm:
+    'Two-step sign-in is on. Keep your recovery codes safe: each one signs you in once if you lose your phone.',
+  totp_disable: 'Two-step sign-in is off: your password alone now signs you in.',
+  recovery_codes: 'New recovery codes were made; the old ones no longer work.',
 } as const satisfies Record<AccountForm | 'verified', string>;
+
+/** The success notice of a form whose answer is a page of its own (not a redirect). */
+export const shownNotice = (form: AccountForm): Notice => ({ tone: 'info', text: successes[form] });
 
 /** The success notice for the account page's query string, or none. */
 export function accountDoneNotice(params: URLSearchParams): Notice | undefined {
@@ -68,7 +85,24 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
   switch (failure.code) {
     case 'csrf':
       return error(formExpired);
+    case 'invalid_code':
+      return error(
+        failure.reason === 'no_totp'
+          ? 'Turn on two-step sign-in first.'
+          : 'That code is not right, or it was used already. Enter the code your app shows now.',
+        ['code'],
+      );
+    case 'second_factor_required':
+      return error('Enter the code from your authenticator app too.', ['code']);
+    case 'second_factor_invalid':
+      return error('The code from your authenticator app is not right, or was used already.', [
+        'code',
+      ]);
     case 'invalid_credentials':
+      if (form !== 'email' && form !== 'password')
+        return error('Your current password is not correct, so nothing changed.', [
+          'currentPassword',
+        ]);
       return form === 'email'
         ? error('Your current password is not correct, so your address was not changed.', [
             'currentPassword',

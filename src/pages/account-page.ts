@@ -1,6 +1,6 @@
 import type { AccountForm } from './account-notices.js';
 import { historySection, sessionsSection, type SecurityView } from './account-security.js';
-import { markup, type SafeHtml } from './html.js';
+import { markup, trustedHtml, type SafeHtml } from './html.js';
 import {
   noticeId,
   renderDocument,
@@ -24,6 +24,19 @@ export interface SentForm {
   invalid: readonly string[];
 }
 
+/** Two-step sign-in as the page shows it. */
+export interface SecondFactorView {
+  /** New set-ups are allowed (SECOND_FACTOR is not off). */
+  offered: boolean;
+  totp: boolean;
+  /** Unused recovery codes. */
+  recoveryCodes: number;
+  /** A set-up just started: the secret (shown once) and its QR code, waiting for a code. */
+  enrolment?: { secret: string; qrSvg: string };
+  /** Recovery codes just made, shown this once. */
+  freshCodes?: readonly string[];
+}
+
 export interface AccountPageView extends SecurityView {
   user: AccountUser;
   /** Auth.js's CSRF token: every form here carries it, the sign-out form too. */
@@ -36,6 +49,8 @@ export interface AccountPageView extends SecurityView {
   sent?: SentForm | undefined;
   /** The mail flows are on: the page offers the address's change and the mail sent again. */
   mailEnabled?: boolean;
+  /** Absent: second factors are off and this account has none (no section). */
+  secondFactor?: SecondFactorView | undefined;
 }
 
 const rulesId = 'password-rules';
@@ -127,6 +142,84 @@ ${csrfField(view)}
 </section>`;
 }
 
+/** The password (and the app's code, when TOTP is on) that a factor change asks for. */
+function proofFields(view: AccountPageView, form: AccountForm, prefix: string, withCode: boolean) {
+  const state = (field: string) => fieldState(view, form, field);
+  return markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
+<label for="${prefix}Password">Your password</label>
+<input id="${prefix}Password" name="currentPassword" type="password" autocomplete="current-password" required${state('currentPassword')}>
+${
+  withCode &&
+  markup`<label for="${prefix}Code">Code from your authenticator app</label>
+<input id="${prefix}Code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required${state('code')}>`
+}`;
+}
+
+/** Recovery codes just made: listed once, with a download (a `data:` link: no script). */
+function freshCodesPart(codes: readonly string[]): SafeHtml {
+  const text = `Recovery codes (each works once)\n\n${codes.join('\n')}\n`;
+  const href = `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`;
+  return markup`<p><strong>Your recovery codes.</strong> Save them now: they are shown only this once. Each one signs you in once in place of the app's code.</p>
+<ul class="codes">${codes.map((code) => markup`<li><code>${code}</code></li>`)}</ul>
+<a class="button secondary" href="${href}" download="recovery-codes.txt">Download as a text file</a>`;
+}
+
+/**
+ * Two-step sign-in: off (set it up, with the password), a set-up waiting for its code (the QR
+ * code and the secret as text for another device), or on (recovery codes left, new ones, off).
+ */
+function secondFactorSection(view: AccountPageView, factor: SecondFactorView): SafeHtml {
+  let body: SafeHtml;
+  if (factor.enrolment !== undefined) {
+    body = markup`<p>Scan this with your authenticator app (or type the key into it), then enter the 6-digit code it shows.</p>
+<div class="qr" role="img" aria-label="QR code of the key for your authenticator app">${trustedHtml(factor.enrolment.qrSvg)}</div>
+<p class="fact"><span class="label">Key</span> <code>${factor.enrolment.secret}</code></p>
+<form method="post" action="/account/totp/confirm">
+${csrfField(view)}
+<label for="confirmCode">Code from your authenticator app</label>
+<input id="confirmCode" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required autofocus${fieldState(view, 'totp_confirm', 'code')}>
+<button type="submit">Turn on two-step sign-in</button>
+</form>`;
+  } else if (factor.totp) {
+    body = markup`${factor.freshCodes !== undefined && freshCodesPart(factor.freshCodes)}
+<p class="fact"><span class="label">Authenticator app</span> On <span class="hint">(${factor.recoveryCodes} recovery ${factor.recoveryCodes === 1 ? 'code' : 'codes'} left)</span></p>
+${
+  factor.offered &&
+  markup`<details${view.sent?.form === 'recovery_codes' && markup` open`}>
+<summary>New recovery codes</summary>
+<form method="post" action="/account/recovery-codes">
+${csrfField(view)}
+${proofFields(view, 'recovery_codes', 'codes', true)}
+<button type="submit">Make new recovery codes</button>
+</form>
+<p class="hint after">The old codes stop working.</p>
+</details>
+<details${view.sent?.form === 'totp_disable' && markup` open`}>
+<summary>Turn off two-step sign-in</summary>
+<form method="post" action="/account/totp/disable">
+${csrfField(view)}
+${proofFields(view, 'totp_disable', 'off', true)}
+<button type="submit" class="secondary">Turn off</button>
+</form>
+</details>`
+}`;
+  } else {
+    body = markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>
+<details${view.sent?.form === 'totp_setup' && markup` open`}>
+<summary>Set up two-step sign-in</summary>
+<form method="post" action="/account/totp/setup">
+${csrfField(view)}
+${proofFields(view, 'totp_setup', 'setup', false)}
+<button type="submit">Continue</button>
+</form>
+</details>`;
+  }
+  return markup`<section aria-labelledby="factor-title">
+<h2 id="factor-title">Two-step sign-in</h2>
+${body}
+</section>`;
+}
+
 /**
  * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password,
  * where one is signed in, the security history; second factors slot in as sections too), each with a plain form posting
@@ -134,13 +227,9 @@ ${csrfField(view)}
  * refused one comes back with its notice at the top and its fields marked.
  */
 export function renderAccountPage(shell: PageShell, view: AccountPageView): string {
-  const sections = [
-    profileSection(view),
-    emailSection(view),
-    passwordSection(view),
-    sessionsSection(view),
-    historySection(view),
-  ];
+  const sections = [profileSection(view), emailSection(view), passwordSection(view)];
+  if (view.secondFactor !== undefined) sections.push(secondFactorSection(view, view.secondFactor));
+  sections.push(sessionsSection(view), historySection(view));
   const content = markup`${renderNotice(view.notice)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true })}

@@ -12,6 +12,7 @@ import {
 import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
 import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
+import { challengeCookieName } from './second-step-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy } from './notices.js';
 import { pagePolicy } from './page-csp.js';
@@ -22,6 +23,15 @@ import { renderSignOutPage } from './signout-page.js';
 import { sendPage } from './send-page.js';
 
 export type { SignedInUser } from './layout.js';
+
+/** Whether the browser holds the second step's challenge (its value is checked at the post). */
+function holdsChallenge(cookieHeader: string | undefined, secure: boolean): boolean {
+  const name = challengeCookieName(secure);
+  return (cookieHeader ?? '').split(';').some((pair) => {
+    const [key, value] = pair.split('=', 2);
+    return key?.trim() === name && value !== undefined && value.trim() !== '';
+  });
+}
 export type { CrossSiteView } from './cross-site-page.js';
 
 /**
@@ -184,12 +194,19 @@ export function createAuthPages(
         const email = params.has('error')
           ? readKeptEmail(request.headers.cookie, secure)
           : undefined;
+        const code = params.get('error') === 'CredentialsSignin' ? params.get('code') : null;
+        const secondStep =
+          (code === 'second_factor_required' || code === 'second_factor_invalid') &&
+          holdsChallenge(request.headers.cookie, secure)
+            ? { invalid: code === 'second_factor_invalid' }
+            : undefined;
         page = renderSignInPage(shell, {
           csrfToken: csrf.csrfToken,
           callbackUrl,
           // The forgot link exists exactly when mail is on (src/app.ts).
           notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
           email,
+          secondStep,
           signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
           forgotPasswordUrl,
           signupUrl,

@@ -37,6 +37,24 @@ const wrongCredentials: Notice = {
   fieldsInvalid: true,
 };
 
+const secondStepAgain: Notice = {
+  tone: 'error',
+  text: 'Your sign-in took too long to finish. Enter your password again, then the code from your authenticator app.',
+};
+
+/** The second step's notices (src/pages/signin-page.ts). */
+export const secondStepNotices = {
+  required: {
+    tone: 'info',
+    text: 'Your password was right. Now enter the 6-digit code your authenticator app shows for this account.',
+  },
+  invalid: {
+    tone: 'error',
+    text: 'That code is not right, or it was used already. Enter the code your app shows now (a new one comes every 30 seconds).',
+    fieldsInvalid: true,
+  },
+} as const satisfies Record<string, Notice>;
+
 function throttled(retryAfterSeconds: number | undefined): Notice {
   const when =
     retryAfterSeconds === undefined
@@ -111,6 +129,11 @@ export function signInNotice(
           return throttled(readRetryAfter(params));
         case 'email_unverified':
           return emailUnverified(email, mailOn);
+        // The second step's page shows these itself; here its challenge is gone (expired, or
+        // this is another browser): the password comes first again.
+        case 'second_factor_required':
+        case 'second_factor_invalid':
+          return secondStepAgain;
         default:
           return wrongCredentials;
       }

@@ -85,6 +85,10 @@ time{white-space:nowrap}
 details{margin:1.5rem 0 0;padding-top:1.25rem;border-top:1px solid var(--card-border)}
 summary{min-height:2.75rem;padding:.625rem 0;font-weight:600;cursor:pointer}
 details[open] summary{margin-bottom:.75rem}
+.qr{display:block;width:12.375rem;height:12.375rem;margin:0 auto 1rem;border-radius:.25rem}
+.codes{margin:0 0 1rem;padding:0;list-style:none;columns:10rem;column-gap:1rem}
+.codes li{margin:0 0 .375rem;white-space:nowrap}
+.codes+.button{margin:0 0 1.5rem}
 input:focus-visible,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 @media (max-width:30rem){body{justify-content:flex-start;padding:1rem .75rem}main{padding:1.5rem 1.25rem}}
 @media (forced-colors:active){button,.button{border-color:ButtonText}.notice{border-color:CanvasText}}

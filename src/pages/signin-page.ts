@@ -8,7 +8,7 @@ import {
   type PageShell,
   type SignedInUser,
 } from './layout.js';
-import type { Notice } from './notices.js';
+import { secondStepNotices, type Notice } from './notices.js';
 
 export interface SignInView {
   /** Auth.js's CSRF token, the pair of the double-submit cookie sent with the page. */
@@ -21,6 +21,11 @@ export interface SignInView {
   forgotPasswordUrl?: string | undefined;
   /** The sign-up page, when SIGNUP=open; undefined: no link. */
   signupUrl?: string | undefined;
+  /**
+   * The password was right and the account has two-step sign-in: ask for the code (the
+   * challenge cookie stands for the password). `invalid`: a code was just refused.
+   */
+  secondStep?: { invalid: boolean } | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
@@ -38,7 +43,39 @@ const whoId = 'who';
  * service ends the old one), so there is nothing to protect by hiding it, and nothing to gain by
  * showing an empty form to someone who came back by accident. `<details>` needs no script.
  */
+/**
+ * The second step: the code (or a recovery code) posted to the same callback with the
+ * challenge cookie the right password left, so the password is not sent again. Two plain
+ * forms, the recovery code's in a `<details>`; no script.
+ */
+function renderSecondStep(shell: PageShell, view: SignInView, invalid: boolean): string {
+  const notice = invalid ? secondStepNotices.invalid : secondStepNotices.required;
+  const marked = invalid && markup` aria-invalid="true"`;
+  const hidden = markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="callbackUrl" value="${view.callbackUrl}">`;
+  const content = markup`${renderNotice(notice)}
+<form method="post" action="${shell.basePath}/callback/credentials">
+${hidden}
+<label for="otp">Code from your authenticator app</label>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus aria-describedby="${noticeId}"${marked}>
+<button type="submit">Continue</button>
+</form>
+<details>
+<summary>Use a recovery code instead</summary>
+<form method="post" action="${shell.basePath}/callback/credentials">
+${hidden}
+<label for="recoveryCode">Recovery code</label>
+<input id="recoveryCode" name="recoveryCode" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required>
+<button type="submit">Continue</button>
+</form>
+<p class="hint">Each recovery code works once. Lost your app and your codes? Ask your administrator.</p>
+</details>
+<p class="hint"><a href="${shell.basePath}/signin">Start again</a></p>`;
+  return renderDocument(shell, `Sign in to ${shell.productName}`, content, notice);
+}
+
 export function renderSignInPage(shell: PageShell, view: SignInView): string {
+  if (view.secondStep !== undefined) return renderSecondStep(shell, view, view.secondStep.invalid);
   const { notice, email, signedIn } = view;
   const describedBy = notice !== undefined && markup` aria-describedby="${noticeId}"`;
   const invalid = notice?.fieldsInvalid === true && markup` aria-invalid="true"`;

@@ -60,10 +60,15 @@ const badValues: Record<string, string | null> = {
 const genericBadValues = ['not-a-valid-value', '-1', '99999999999', ''];
 
 /**
- * Messages that give no `e.g.`, and why: AUTH_SECRET's say how to make one (openssl), and a
- * `_FILE` variant's name the operator's own path and what is wrong with it.
+ * Messages that give no `e.g.`, and why: AUTH_SECRET's and FACTOR_KEY's say how to make one
+ * (openssl; an example key would be copied), and a `_FILE` variant's name the operator's own
+ * path and what is wrong with it.
  */
-const noExample = new Set(['AUTH_SECRET', ...fileVariables.map((name) => `${name}_FILE`)]);
+const noExample = new Set([
+  'AUTH_SECRET',
+  'FACTOR_KEY',
+  ...fileVariables.map((name) => `${name}_FILE`),
+]);
 
 function problemsFor(name: string, value: string): string[] {
   const result = parseConfig({ [name]: value });

@@ -97,7 +97,7 @@ describe('mail configuration', () => {
       'MAIL_TEMPLATES_DIR: invitation.html: {{#link}} is never closed',
       `MAIL_TEMPLATES_DIR: pasword-reset.txt: "pasword-reset" is not a mail kind (one of ${mailKinds.join(', ')})`,
       'MAIL_TEMPLATES_DIR: test.subject: a subject is one line',
-      'MAIL_TEMPLATES_DIR: test.txt: reads {{resetLink}}, not a value mails have (productName, origin, supportContact, to, name, link, code, lockLink, expiresInMinutes, expiresInDays, newEmail, oldEmail)',
+      'MAIL_TEMPLATES_DIR: test.txt: reads {{resetLink}}, not a value mails have (productName, origin, supportContact, to, name, link, code, lockLink, expiresInMinutes, expiresInDays, newEmail, oldEmail, change, recoveryCodesLeft)',
     ]);
     expect(problemsOf({ MAIL_TEMPLATES_DIR: path.join(dir, 'missing') })).toEqual([
       `MAIL_TEMPLATES_DIR: cannot read the folder ${path.join(dir, 'missing')} (ENOENT) (e.g. MAIL_TEMPLATES_DIR=/etc/gatehouse/mail)`,
@@ -154,6 +154,7 @@ describe('the built-in templates', () => {
     expiresInMinutes: '60',
     expiresInDays: '7',
     newEmail: 'new@example.com',
+    change: 'Two-step sign-in was turned on.',
   };
 
   it.each(mailKinds)(

@@ -53,28 +53,36 @@ export interface ProofOptions {
  * before the error is thrown (the account's record).
  */
 export function createPasswordProof(deps: PasswordProofDeps) {
-  return async function provePassword(
+  /** Whether the device cookie was issued to a sign-in under the holder's credential version. */
+  const knownDevice = (holder: PasswordHolder, deviceCookie: string | undefined): boolean =>
+    deviceCookie !== undefined &&
+    holder.credentialVersion !== undefined &&
+    deps.deviceCookies.verify(deviceCookie, holder.email, deps.now()) === holder.credentialVersion;
+  return Object.assign(provePassword, { knownDevice });
+
+  async function provePassword(
     holder: PasswordHolder,
     typed: string,
     clientIp: string,
     onFailure: (failure: ProofFailure) => void,
     options: ProofOptions = {},
   ): Promise<string> {
-    const knownDevice =
-      options.deviceCookie !== undefined &&
-      holder.credentialVersion !== undefined &&
-      deps.deviceCookies.verify(options.deviceCookie, holder.email, deps.now()) ===
-        holder.credentialVersion;
+    const known = knownDevice(holder, options.deviceCookie);
     const wrongPassword = () => new HttpError('invalid_credentials', {}, options.wrongMessage);
     const password = readPassword(typed);
     const now = deps.now();
     if (password === null) {
-      const retryAfter = await deps.throttle.refused(holder.email, clientIp, now, knownDevice);
+      const retryAfter = await deps.throttle.refused(holder.email, clientIp, now, known);
       onFailure(retryAfter === null ? 'wrong_password' : 'throttled');
       if (retryAfter !== null) throw rateLimited(retryAfter);
       throw wrongPassword();
     }
-    const scope = { email: holder.email, ip: clientIp, knownDevice, admitted: options.admitted };
+    const scope = {
+      email: holder.email,
+      ip: clientIp,
+      knownDevice: known,
+      admitted: options.admitted,
+    };
     let proof: Proof<PasswordHolder>;
     try {
       proof = await proveOnce(deps, scope, password, () => Promise.resolve(holder));
@@ -92,5 +100,5 @@ export function createPasswordProof(deps: PasswordProofDeps) {
       throw wrongPassword();
     }
     return password;
-  };
+  }
 }

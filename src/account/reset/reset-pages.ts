@@ -68,6 +68,8 @@ export function registerResetPages(
         token: error.code === 'invalid_token' ? undefined : text(view.body.token) || undefined,
         email: text(view.body.email),
         notice: mailedLinkNotice(error),
+        secondFactor:
+          error.code === 'second_factor_required' || error.code === 'second_factor_invalid',
       }),
   });
 }

@@ -50,9 +50,18 @@ export function renderResetPage(
     token?: string | undefined;
     email?: string | undefined;
     notice?: Notice | undefined;
+    /** The account asked for its second factor (a 401 or 403 to the last post). */
+    secondFactor?: boolean;
   },
 ): string {
   const { notice } = view;
+  // The app's code, or a recovery code in its place: asked only once the link was known good.
+  const factorFields = (prefix: string) =>
+    view.secondFactor === true &&
+    markup`<label for="${prefix}otp">Code from your authenticator app</label>
+<input id="${prefix}otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${describedBy(notice)}>
+<label for="${prefix}recoveryCode">Or a recovery code</label>
+<input id="${prefix}recoveryCode" name="recoveryCode" type="text" autocomplete="off" autocapitalize="none" spellcheck="false">`;
   const passwordField = markup`<label for="password">New password</label>
 <input id="password" name="password" type="password" autocomplete="new-password" required${view.token !== undefined && markup` autofocus`}${describedBy(notice)}${invalid(notice)}>`;
   const kept = view.email !== undefined && markup` value="${view.email}"`;
@@ -64,6 +73,7 @@ export function renderResetPage(
 <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required${describedBy(notice)}>
 <label for="code-password">New password</label>
 <input id="code-password" name="password" type="password" autocomplete="new-password" required>
+${factorFields('code-')}
 <button type="submit">Set the new password</button>
 </form>`;
   let content: SafeHtml;
@@ -73,6 +83,7 @@ export function renderResetPage(
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
 ${passwordField}
+${factorFields('')}
 <button type="submit">Set the new password</button>
 </form>
 <details>

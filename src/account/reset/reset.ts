@@ -5,15 +5,18 @@ import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
 import { answer, type AnonymousAction } from '../action.js';
 import { attempt, refuseSecret, right, wrong } from '../attempts.js';
-import { resetLinkLooksLive, resetPassword } from './reset-transaction.js';
+import { resetPassword } from './reset-transaction.js';
 import { boundedString, fieldsOf } from '../request-body.js';
-import type { ConsumeRequest } from '../model/secrets.js';
+import { findLive, matchCode, type ConsumeRequest } from '../model/secrets.js';
+import { requireSecondFactor } from '../totp/second-factor-proof.js';
 
 const fields = z.object({
   token: z.optional(boundedString(256)),
   email: z.optional(boundedString(emailRawMaxLength)),
   code: z.optional(boundedString(64)),
   password: boundedString(passwordRawMaxLength),
+  otp: z.optional(boundedString(64)),
+  recoveryCode: z.optional(boundedString(64)),
 });
 
 /**
@@ -24,6 +27,9 @@ const fields = z.object({
  * address first. The reset ends every session and signs nobody in; the account's sign-in lock
  * is lifted, as an operator's set-password lifts it (the mailbox holder proved themselves).
  * Unknown, used, expired or voided secrets: 400 `invalid_token`, one answer; 429 past a limit.
+ * A reset never lowers an account's assurance: once the secret is known good, an account with
+ * a second factor must send `otp` or `recoveryCode` too (401 `second_factor_required`, 403
+ * `second_factor_invalid`), and the secret is kept until it does.
  */
 export const resetPasswordAction: AnonymousAction = async (deps, { client, body }) => {
   const input = fieldsOf(fields, body);
@@ -44,6 +50,12 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
   }
 
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
+  // Asked only of a secret known good, so only its holder learns the account has a factor.
+  const secondFactorOf = async (email: string) => {
+    const user = await deps.users.findByEmail(email);
+    if (user !== null)
+      await requireSecondFactor(deps.secondStep, user, body, { ...client, knownDevice: false });
+  };
   const reset = async () =>
     resetPassword(deps.db, mail, {
       secret,
@@ -59,7 +71,16 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
   let done: Awaited<ReturnType<typeof reset>>;
   if (codeEmail !== null) {
     // A code is a guess at a short secret: charged to the account and the address first.
-    done = await attempt(deps.throttle, deps.now(), { email: codeEmail, ip }, async () => {
+    const email = codeEmail;
+    done = await attempt(deps.throttle, deps.now(), { email, ip }, async () => {
+      // A try of the code is spent here, and one more when the reset uses it.
+      const match = await matchCode(
+        deps.db,
+        { purpose: 'reset', email, code: input.code ?? '' },
+        deps.now(),
+      );
+      if (match === null) return wrong;
+      await secondFactorOf(match.email);
       const changed = await reset();
       return changed === null ? wrong : right(changed);
     });
@@ -67,8 +88,10 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
     if (done === null) throw new HttpError('invalid_token');
   } else {
     // A link must look live before any hashing, so junk tokens cost no argon2 work.
-    if (!('token' in secret) || !(await resetLinkLooksLive(deps.db, secret.token, deps.now())))
-      return refuse();
+    const live =
+      'token' in secret ? await findLive(deps.db, 'reset', secret.token, deps.now()) : null;
+    if (live === null) return refuse();
+    await secondFactorOf(live.email);
     done = await reset();
     if (done === null) return refuse();
   }

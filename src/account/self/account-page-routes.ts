@@ -9,6 +9,7 @@ import { sendWebResponse } from '../../http/web-bridge.js';
 import {
   accountDoneNotice,
   doneParam,
+  shownNotice,
   formOutcome,
   type AccountForm,
   type FormFailure,
@@ -31,6 +32,14 @@ import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
 import { accountPagePath } from '../paths.js';
+import { secondFactorsOf } from '../factors.js';
+import {
+  confirmTotp,
+  disableTotpWithPassword,
+  regenerateWithPassword,
+  setupTotpWithPassword,
+} from '../totp/page-actions.js';
+import type { SecondFactorView } from '../../pages/account-page.js';
 
 /** The signed-in account page. */
 export { accountPagePath };
@@ -51,6 +60,13 @@ interface FormRoute {
   needsMail?: boolean;
   /** The success notice's `done` value for the action's answer (default: the form's name). */
   doneOf?: (answer: unknown) => string;
+  /** A second factor's form: no form when SECOND_FACTOR=off. */
+  needsFactors?: boolean;
+  /**
+   * The answer is shown on the page itself rather than redirected to (a secret shown once: the
+   * set-up's QR code, new recovery codes).
+   */
+  shows?: (answer: unknown) => Partial<SecondFactorView>;
 }
 
 /**
@@ -102,13 +118,45 @@ const allForms: Record<string, FormRoute> = {
     action: revokeOwnSession,
     keep: [],
   },
+  '/account/totp/setup': {
+    form: 'totp_setup',
+    guard: 'session',
+    action: setupTotpWithPassword,
+    keep: [],
+    needsFactors: true,
+    shows: (answer) => ({ enrolment: answer as { secret: string; qrSvg: string } }),
+  },
+  '/account/totp/confirm': {
+    form: 'totp_confirm',
+    guard: 'recent',
+    action: confirmTotp,
+    keep: [],
+    needsFactors: true,
+    shows: (answer) => ({ freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes }),
+  },
+  '/account/totp/disable': {
+    form: 'totp_disable',
+    guard: 'session',
+    action: disableTotpWithPassword,
+    keep: [],
+    needsFactors: true,
+  },
+  '/account/recovery-codes': {
+    form: 'recovery_codes',
+    guard: 'session',
+    action: regenerateWithPassword,
+    keep: [],
+    needsFactors: true,
+    shows: (answer) => ({ freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes }),
+  },
 };
 
 /** The account page's paths: the page, and its forms (those of a mail flow only with mail on). */
-export const accountPagePaths = (mail: boolean): string[] => [
+export const accountPagePaths = (mail: boolean, factors = true): string[] => [
   accountPagePath,
   ...Object.entries(allForms)
     .filter(([, route]) => route.needsMail !== true || mail)
+    .filter(([, route]) => route.needsFactors !== true || factors)
     .map(([path]) => path),
 ];
 
@@ -155,7 +203,9 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   const { actionDeps, guards, pages } = deps;
   const forms = Object.fromEntries(
     Object.entries(allForms).filter(
-      ([, route]) => route.needsMail !== true || actionDeps.mail !== undefined,
+      ([, route]) =>
+        (route.needsMail !== true || actionDeps.mail !== undefined) &&
+        (route.needsFactors !== true || actionDeps.totp !== undefined),
     ),
   );
 
@@ -186,15 +236,25 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     request: FastifyRequest,
     reply: FastifyReply,
     signedIn: SignedIn,
-    said: { notice: Notice | undefined; sent?: SentForm },
+    said: { notice: Notice | undefined; sent?: SentForm; shown?: Partial<SecondFactorView> },
     answer: PageAnswer,
   ): Promise<FastifyReply> {
     const user = await actionDeps.store.view(signedIn.user.id);
     if (user === null) return toSignIn(request, reply);
-    const [sessions, events] = await Promise.all([
+    const [sessions, events, factors] = await Promise.all([
       ownSessions(actionDeps, signedIn),
       ownHistory(actionDeps, signedIn.user.id),
+      secondFactorsOf(actionDeps.factors, signedIn.user.id),
     ]);
+    const secondFactor: SecondFactorView | undefined =
+      actionDeps.totp === undefined && !factors.totp
+        ? undefined
+        : {
+            offered: actionDeps.totp !== undefined,
+            totp: factors.totp,
+            recoveryCodes: factors.recoveryCodes,
+            ...said.shown,
+          };
     const view = await deps.pageView(request, '');
     if (view instanceof Response) return sendWebResponse(reply, view);
     return pages.account(
@@ -207,7 +267,9 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         mailEnabled: actionDeps.mail !== undefined,
         sessions,
         events,
-        ...said,
+        notice: said.notice,
+        ...(said.sent !== undefined && { sent: said.sent }),
+        secondFactor,
       },
       { ...answer, cookies: view.csrf.cookies },
     );
@@ -286,6 +348,14 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
     if (refused === undefined) {
       try {
         const result = await deps.perform(route.action, request, reply, body, signedIn);
+        if (route.shows !== undefined)
+          return render(
+            request,
+            reply,
+            signedIn,
+            { notice: shownNotice(route.form), shown: route.shows(result.body) },
+            { status: 200 },
+          );
         const form = route.doneOf?.(result.body) ?? route.form;
         const done = `${deps.originOf(request)}${accountPagePath}?${doneParam}=${form}`;
         return reply.code(303).header('location', done).send();

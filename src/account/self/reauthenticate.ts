@@ -3,11 +3,13 @@ import { HttpError } from '../../http/errors.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { answer, type AccountAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { requireSecondFactor } from '../totp/second-factor-proof.js';
 
 const fields = z.object({ password: boundedString(passwordRawMaxLength) });
 
 /**
- * `POST /api/account/reauthenticate` {password}: the session's proof of the password is now,
+ * `POST /api/account/reauthenticate` {password, otp? | recoveryCode?}: an account with a second
+ * factor proves it too (src/account/totp/second-factor-proof.ts); the session's proof is now,
  * so (recent) routes accept it for REAUTH_MAX_AGE. Checked and throttled as a sign-in; never
  * creates a session.
  */
@@ -28,6 +30,12 @@ export const reauthenticate: AccountAction = async (deps, { client, signedIn, bo
     },
     { deviceCookie: client.deviceCookie },
   );
+  // The code's guesses pass a per-email lock only from a device that signed in before (as the
+  // password's do): a session is not a device.
+  await requireSecondFactor(deps.secondStep, user, body, {
+    ...client,
+    knownDevice: deps.provePassword.knownDevice(user, client.deviceCookie),
+  });
   if (!(await deps.store.reauthenticated(session.claims.sid, deps.now()))) {
     throw new HttpError('unauthenticated');
   }

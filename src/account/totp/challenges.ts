@@ -1,0 +1,86 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { deleteInBatches } from '../../db/delete-in-batches.js';
+import type { Database } from '../../db/schema.js';
+import { challengeTtlSeconds } from '../../pages/second-step-cookie.js';
+
+/*
+ * The second step without the password again: after a right password for an account with
+ * TOTP, the browser gets a challenge (a cookie, src/pages/second-step-cookie.ts) that stands for
+ * that proof for five minutes, so the sign-in page (or an app) sends only the code next and
+ * nobody holds the password past its one request. Kept as SHA-256 only, bound to the account's
+ * credential version (a password change or reset voids it), and used once: the sign-in that
+ * succeeds with it spends it by one conditional UPDATE.
+ */
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+export async function issueChallenge(
+  db: Kysely<Database>,
+  user: { id: string; credentialVersion: number },
+  now: number,
+): Promise<string> {
+  const token = randomBytes(32).toString('base64url');
+  await db
+    .insertInto('signin_challenges')
+    .values({
+      token_hash: sha256(token),
+      user_id: user.id,
+      credential_version: user.credentialVersion,
+      expires_at: now + challengeTtlSeconds * 1000,
+      used_at: null,
+    })
+    .execute();
+  return token;
+}
+
+/** The account a live challenge stands for, at the credential version it was issued for. */
+export async function findChallenge(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<{ userId: string; credentialVersion: number } | null> {
+  if (token.length === 0 || token.length > 128) return null;
+  const row = await db
+    .selectFrom('signin_challenges')
+    .select(['user_id', 'credential_version'])
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row === undefined
+    ? null
+    : { userId: row.user_id, credentialVersion: Number(row.credential_version) };
+}
+
+/** Spends the challenge: true for exactly one caller, once. */
+export async function spendChallenge(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('signin_challenges')
+    .set({ used_at: now })
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Deletes challenges past their time (the account wing's prune). */
+export async function pruneChallenges(db: Kysely<Database>, before: number): Promise<void> {
+  await deleteInBatches((limit) =>
+    db
+      .deleteFrom('signin_challenges')
+      .where('token_hash', 'in', (eb) =>
+        eb
+          .selectFrom('signin_challenges')
+          .select('token_hash')
+          .where('expires_at', '<', before)
+          .limit(limit),
+      )
+      .executeTakeFirst(),
+  );
+}

@@ -1,0 +1,47 @@
+import * as z from 'zod/mini';
+import { HttpError } from '../../http/errors.js';
+import { answer, type AccountAction } from '../action.js';
+import { rateLimited } from '../attempts.js';
+import { boundedString, fieldsOf } from '../request-body.js';
+import { recordFactorChange } from './factor-change.js';
+import { removeTotp } from './totp-store.js';
+
+const fields = z.object({
+  code: z.optional(boundedString(64)),
+  recoveryCode: z.optional(boundedString(64)),
+});
+
+/**
+ * `POST /api/account/totp/disable` (recent) {code | recoveryCode}: a right code (checked once,
+ * charged as sign-in charges it) turns TOTP off and voids the recovery codes. No TOTP, or a
+ * wrong or missing code: 400 `invalid_code`.
+ */
+export const disableTotp: AccountAction = async (deps, { signedIn, body, client }) => {
+  const totp = deps.totp;
+  if (totp === undefined) throw new HttpError('not_found');
+  const input = fieldsOf(fields, body);
+  const { user } = signedIn;
+  const result = await totp.secondStep.prove(
+    user,
+    { otp: input.code, recoveryCode: input.recoveryCode },
+    { ...client, knownDevice: true },
+  );
+  if (result.outcome === 'throttled') throw rateLimited(result.retryAfterSeconds);
+  if (result.outcome !== 'right')
+    throw new HttpError('invalid_code', {}, undefined, {
+      field: input.recoveryCode !== undefined && input.code === undefined ? 'recoveryCode' : 'code',
+    });
+  const now = deps.now();
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await removeTotp(trx, user.id, now))) return;
+    await recordFactorChange(trx, {
+      user,
+      type: 'totp_disabled',
+      client,
+      mail: deps.mail,
+      now,
+      says: `Two-step sign-in was turned off for your account: a password alone now signs in.`,
+    });
+  });
+  return answer({ status: 'totp_disabled' });
+};

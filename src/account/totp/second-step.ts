@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import { attempt } from '../../auth/password-proof.js';
+import type { Throttle } from '../../auth/throttle.js';
+import type { Database } from '../../db/schema.js';
+import type { MailQueue } from '../../mail/mail-queue.js';
+import type { User } from '../../users/store.js';
+import { record } from '../model/events.js';
+import { queueSecurityNotice } from '../model/security-notice.js';
+import { readRecoveryCode, recoveryCodeHash } from './recovery-codes.js';
+import type { SecretBox } from './secret-box.js';
+import { matchingStep, readTotpCode } from './totp-code.js';
+import { claimStep, factorSummary, readTotp, useRecoveryCode } from './totp-store.js';
+
+/*
+ * The one check of a second factor: sign-in (as a check after the password), re-authentication,
+ * a password reset and turning TOTP off all ask it. A code is a guess at a secret: it is charged
+ * to the same per-account and per-address throttle as a password (one attempt, src/auth/
+ * password-proof.ts), and a right one is then claimed once in the store, so the same code (or
+ * recovery code) sent twice, or twenty times at once, is right for one request only.
+ */
+
+/** What a second factor is proved with: a code of the app, or a recovery code. */
+export type SecondFactorProof = 'otp' | 'recovery_code';
+
+export type SecondStepResult =
+  /** The account has no second factor: nothing to ask. */
+  | { outcome: 'none' }
+  /** It has one and neither field was sent. */
+  | { outcome: 'missing' }
+  | { outcome: 'wrong' }
+  | { outcome: 'throttled'; retryAfterSeconds: number }
+  | { outcome: 'right'; proof: SecondFactorProof };
+
+export interface SecondStepDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  throttle: Throttle;
+  now: () => number;
+  /** For the notice a used recovery code sends; none when mail is off. */
+  mail: MailQueue | undefined;
+  log: { error(fields: object, message: string): void };
+}
+
+export interface SecondStepClient {
+  ip: string;
+  device: string;
+  knownDevice: boolean;
+  /** The public origin, for the notice's "this wasn't me" link. */
+  origin: string;
+}
+
+const present = (value: unknown) => typeof value === 'string' && value !== '';
+
+export function createSecondStep(deps: SecondStepDeps) {
+  /** The recovery code's use recorded, with its notice saying how many are left. */
+  async function recordRecoveryUse(user: User, client: SecondStepClient): Promise<void> {
+    const { recoveryCodes: left } = await factorSummary(deps.db, user.id);
+    await deps.db.transaction().execute(async (trx) => {
+      await record(trx, {
+        userId: user.id,
+        type: 'recovery_code_used',
+        ip: client.ip,
+        device: client.device,
+        detail: { left },
+      });
+      if (deps.mail !== undefined)
+        await queueSecurityNotice(trx, deps.mail, {
+          kind: 'second-factor-notice',
+          account: user,
+          origin: client.origin,
+          now: deps.now(),
+          values: {
+            change: `A recovery code of your account was just used in place of its authenticator app.`,
+            recoveryCodesLeft: String(left),
+          },
+        });
+    });
+  }
+
+  return {
+    /**
+     * Checks `fields.otp` or `fields.recoveryCode` for `user`. An unreadable code counts as a
+     * wrong one (charged), so its form tells a guesser nothing.
+     */
+    async prove(
+      user: User,
+      fields: Partial<Record<string, unknown>>,
+      client: SecondStepClient,
+    ): Promise<SecondStepResult> {
+      const row = await readTotp(deps.db, user.id);
+      if (row === null || row.secret === null) return { outcome: 'none' };
+      const secret = row.secret;
+      const byRecovery = !present(fields.otp) && present(fields.recoveryCode);
+      if (!present(fields.otp) && !byRecovery) return { outcome: 'missing' };
+      const scope = { email: user.email, ip: client.ip, knownDevice: client.knownDevice };
+      const result = await attempt({ throttle: deps.throttle, now: deps.now }, scope, async () => {
+        if (byRecovery) {
+          const code = readRecoveryCode(fields.recoveryCode);
+          const used =
+            code !== null &&
+            (await useRecoveryCode(deps.db, user.id, recoveryCodeHash(user.id, code), deps.now()));
+          return used
+            ? { right: true as const, value: 'recovery_code' as const }
+            : { right: false as const, seen: undefined };
+        }
+        const code = readTotpCode(fields.otp);
+        const opened = deps.box.open(user.id, secret);
+        if (opened === null)
+          deps.log.error(
+            { userId: user.id },
+            'a TOTP secret did not open: is the FACTOR_KEY that sealed it still listed?',
+          );
+        const step =
+          code === null || opened === null ? null : matchingStep(opened, code, deps.now());
+        const claimed = step !== null && (await claimStep(deps.db, user.id, secret, step));
+        return claimed
+          ? { right: true as const, value: 'otp' as const }
+          : { right: false as const, seen: undefined };
+      });
+      if ('throttled' in result)
+        return { outcome: 'throttled', retryAfterSeconds: result.retryAfterSeconds };
+      if (!result.right) return { outcome: 'wrong' };
+      if (result.value === 'recovery_code')
+        await recordRecoveryUse(user, client).catch((error: unknown) => {
+          deps.log.error({ err: error, userId: user.id }, 'could not record a recovery code used');
+        });
+      return { outcome: 'right', proof: result.value };
+    },
+  };
+}
+
+export type SecondStep = ReturnType<typeof createSecondStep>;

@@ -1,0 +1,77 @@
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+
+/*
+ * TOTP secrets at rest: AES-256-GCM under a key of their own (FACTOR_KEY, never AUTH_SECRET in
+ * production), each box naming the key that sealed it so keys can be rotated (list the new key
+ * first, keep the old one until every secret was re-sealed or re-enrolled), and bound to its
+ * user by the additional data, so a box copied onto another account's row does not open.
+ */
+
+interface Key {
+  id: string;
+  key: Buffer;
+}
+
+const version = 'v1';
+
+/** A key of 256 bits from the operator's string (any length ≥ 32 bytes), and its public id. */
+function keyOf(secret: string, label: string): Key {
+  const key = Buffer.from(hkdfSync('sha256', secret, '', label, 32));
+  const id = createHash('sha256').update(key).digest('base64url').slice(0, 8);
+  return { id, key };
+}
+
+const aad = (userId: string) => Buffer.from(`gatehouse totp secret for ${userId}`);
+
+export interface SecretBox {
+  /** Whether a key is there to seal with: without one TOTP cannot be set up or checked. */
+  readonly usable: boolean;
+  seal(userId: string, secret: string): string;
+  /** The secret, or null when no listed key opens the box (a removed key, a moved row). */
+  open(userId: string, sealed: string): string | null;
+}
+
+/**
+ * The box over `keys` (current first). `derivedFrom` stands in when there is no FACTOR_KEY in
+ * development: a key derived from the auth secret under a label of its own.
+ */
+export function createSecretBox(keys: readonly string[], derivedFrom?: string): SecretBox {
+  const ring = keys.map((secret) => keyOf(secret, 'gatehouse factor key v1'));
+  if (ring.length === 0 && derivedFrom !== undefined)
+    ring.push(keyOf(derivedFrom, 'gatehouse development factor key v1'));
+  const current = ring[0];
+  return {
+    usable: current !== undefined,
+    seal(userId, secret) {
+      if (current === undefined) throw new Error('no FACTOR_KEY to seal a second factor with');
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', current.key, iv);
+      cipher.setAAD(aad(userId));
+      const body = Buffer.concat([
+        cipher.update(secret, 'utf8'),
+        cipher.final(),
+        cipher.getAuthTag(),
+      ]);
+      return [version, current.id, iv.toString('base64url'), body.toString('base64url')].join('.');
+    },
+    open(userId, sealed) {
+      const [v, id, iv, body] = sealed.split('.');
+      const key = ring.find((candidate) => candidate.id === id);
+      if (v !== version || key === undefined || iv === undefined || body === undefined) return null;
+      const bytes = Buffer.from(body, 'base64url');
+      if (bytes.length < 16) return null;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'));
+        decipher.setAAD(aad(userId));
+        decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+        return Buffer.concat([
+          decipher.update(bytes.subarray(0, bytes.length - 16)),
+          decipher.final(),
+        ]).toString('utf8');
+      } catch {
+        // The tag did not verify: another user's box, or a changed one; it opens to nothing.
+        return null;
+      }
+    },
+  };
+}

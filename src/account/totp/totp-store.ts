@@ -1,0 +1,158 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/*
+ * The rows behind TOTP and recovery codes. Every "use it once" here is one conditional UPDATE
+ * whose affected-row count is the answer: two instances racing on one code both run it, and the
+ * database lets exactly one of them move the row.
+ */
+
+export interface TotpRow {
+  /** Sealed (src/account/totp/secret-box.ts); null: TOTP is not on. */
+  secret: string | null;
+  pending: string | null;
+  lastStep: number;
+}
+
+export async function readTotp(db: Kysely<Database>, userId: string): Promise<TotpRow | null> {
+  const row = await db
+    .selectFrom('user_totp')
+    .select(['secret', 'pending_secret', 'last_step'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row === undefined
+    ? null
+    : { secret: row.secret, pending: row.pending_secret, lastStep: Number(row.last_step) };
+}
+
+/** Keeps a new set-up waiting for its code; an active TOTP stays in use until then. */
+export async function savePending(
+  db: Kysely<Database>,
+  userId: string,
+  sealed: string,
+  now: number,
+): Promise<void> {
+  await db
+    .insertInto('user_totp')
+    .values({ user_id: userId, pending_secret: sealed, updated_at: now })
+    .onConflict((conflict) =>
+      conflict.column('user_id').doUpdateSet({ pending_secret: sealed, updated_at: now }),
+    )
+    .execute();
+}
+
+/**
+ * The pending secret becomes the active one with `step` as its first accepted step, if it is
+ * still the one the code was checked against and the step is past every step accepted before.
+ */
+export async function activatePending(
+  db: Kysely<Database>,
+  userId: string,
+  pending: string,
+  step: number,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('user_totp')
+    .set({
+      secret: pending,
+      pending_secret: null,
+      last_step: step,
+      enabled_at: now,
+      updated_at: now,
+    })
+    .where('user_id', '=', userId)
+    .where('pending_secret', '=', pending)
+    .where('last_step', '<', step)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Claims `step` for the active secret `secret`: true for exactly one caller, once. */
+export async function claimStep(
+  db: Kysely<Database>,
+  userId: string,
+  secret: string,
+  step: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('user_totp')
+    .set({ last_step: step })
+    .where('user_id', '=', userId)
+    .where('secret', '=', secret)
+    .where('last_step', '<', step)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * TOTP off and the recovery codes void. The last accepted step is kept: a code seen before
+ * stays spent if the same secret were ever enrolled again. True when TOTP was on.
+ */
+export async function removeTotp(
+  db: Kysely<Database>,
+  userId: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('user_totp')
+    .set({ secret: null, pending_secret: null, enabled_at: null, updated_at: now })
+    .where('user_id', '=', userId)
+    .where('secret', 'is not', null)
+    .executeTakeFirst();
+  await db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The set of recovery codes replaced by `hashes`: the old set is void. */
+export async function replaceRecoveryCodes(
+  db: Kysely<Database>,
+  userId: string,
+  hashes: readonly string[],
+  now: number,
+): Promise<void> {
+  await db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
+  await db
+    .insertInto('recovery_codes')
+    .values(hashes.map((hash) => ({ user_id: userId, code_hash: hash, created_at: now })))
+    .execute();
+}
+
+/** Marks the code used: true for exactly one caller, once. */
+export async function useRecoveryCode(
+  db: Kysely<Database>,
+  userId: string,
+  hash: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('recovery_codes')
+    .set({ used_at: now })
+    .where('user_id', '=', userId)
+    .where('code_hash', '=', hash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Whether TOTP is on, and how many recovery codes are unused (no secret leaves the store). */
+export async function factorSummary(
+  db: Kysely<Database>,
+  userId: string,
+): Promise<{ totp: boolean; recoveryCodes: number }> {
+  const [totp, codes] = await Promise.all([
+    db
+      .selectFrom('user_totp')
+      .select('user_id')
+      .where('user_id', '=', userId)
+      .where('secret', 'is not', null)
+      .executeTakeFirst(),
+    db
+      .selectFrom('recovery_codes')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('user_id', '=', userId)
+      .where('used_at', 'is', null)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return { totp: totp !== undefined, recoveryCodes: Number(codes.count) };
+}
