@@ -1,4 +1,7 @@
+import type { Kysely } from 'kysely';
 import type { SignInCheck } from '../auth/authorize.js';
+import type { Database } from '../db/schema.js';
+import { createPasskeyStore } from './passkeys/passkey-store.js';
 
 /** What `GET /api/account` says of a person's second factors (accounts spec). */
 export interface SecondFactors {
@@ -32,9 +35,22 @@ export async function secondFactorsOf(
   return Object.assign({ ...noSecondFactors }, ...parts) as SecondFactors;
 }
 
+/** What a factor reads its state from. */
+export interface FactorPorts {
+  db: Kysely<Database>;
+}
+
 /**
  * The one list of the factors this service offers, in the order sign-in checks them; a new
- * factor is registered here and nowhere else. None yet: TOTP, recovery codes and passkeys join
- * it with their own folders.
+ * factor is registered here and nowhere else, each from its own folder. Passkeys report their
+ * count and check nothing after a password (they sign in on their own).
  */
-export const registeredFactors: readonly Factor[] = [];
+export function registeredFactors(ports: FactorPorts): readonly Factor[] {
+  const passkeys = createPasskeyStore(ports.db);
+  return [
+    {
+      name: 'passkeys',
+      summary: async (userId) => ({ passkeys: await passkeys.count(userId) }),
+    },
+  ];
+}

@@ -31,7 +31,9 @@ import { signUpAction } from './signup/signup.js';
 import type { FlowPorts } from './adapter.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './model/events.js';
-import { registeredFactors } from './factors.js';
+import type { Factor } from './factors.js';
+import { deletePasskey, listPasskeys, renamePasskey } from './passkeys/actions.js';
+import type { Passkeys } from './passkeys/passkeys.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { keyCodeDigests } from './model/secrets.js';
@@ -102,6 +104,9 @@ const allRoutes: Record<string, Route> = {
   },
   '/signup': { method: 'POST', guard: 'none', action: signUpAction, status: 202, needsMail: true },
   '/events': { method: 'GET', guard: 'session', action: listOwnEvents },
+  '/passkeys': { method: 'GET', guard: 'session', action: listPasskeys },
+  '/passkeys/:id/rename': { method: 'POST', guard: 'session', action: renamePasskey },
+  '/passkeys/:id/remove': { method: 'POST', guard: 'recent', action: deletePasskey },
 };
 
 /**
@@ -176,6 +181,10 @@ export interface AccountRegistration {
   mail?: MailQueue | undefined;
   /** The throttle table's store (src/auth/throttle-store.ts), for the mail request limits. */
   throttleStore: ThrottleStore;
+  /** The registered second factors (src/account/factors.ts). */
+  factors: readonly Factor[];
+  /** Passkeys' Auth.js routes, bound here to the account routes' guards. */
+  passkeys?: Passkeys;
 }
 
 /**
@@ -219,7 +228,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     mailRequests: createMailRequestLimits(deps.throttleStore, config.mailRequestLimits, now),
     mailTokenTtlSeconds: config.mailTokenTtlSeconds,
     signupOpen: config.signupOpen === true,
-    factors: registeredFactors,
+    factors: deps.factors,
     log,
   };
   const publicOriginOf = (request: FastifyRequest) => originOf(request, config.authUrl);
@@ -230,6 +239,8 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     originOf: (request) => originOf(request, config.authUrl),
     secureOf: (request) => isSecure(request, config.authUrl),
   });
+
+  deps.passkeys?.bind({ guards, assertCsrf });
 
   site.declareRoutes(
     Object.fromEntries(
@@ -259,7 +270,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     });
     for (const [path, route] of Object.entries(routes)) {
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-        const body = request.method === 'POST' ? readBody(request) : {};
+        // A path's `{id}` is a field as the body's are (and wins over one the body names).
+        const body = {
+          ...(request.method === 'POST' ? readBody(request) : {}),
+          ...(request.params as Record<string, string>),
+        };
         if (request.method === 'POST') assertCsrf(request, body);
         let result: ActionResult;
         if (route.guard === 'none') {

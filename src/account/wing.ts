@@ -21,6 +21,9 @@ import { pruneTokens } from './model/secrets.js';
 import { pagePaths } from './paths.js';
 import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
+import { createPasskeys } from './passkeys/passkeys.js';
+import { createPasskeyStore } from './passkeys/passkey-store.js';
+import type { PasskeyPort } from '../auth/passkey-port.js';
 
 /*
  * The account wing's one front door: app.ts, main.ts and the CLI reach the wing through this
@@ -69,6 +72,8 @@ export interface ForAuth {
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads, when sign-up is open and mail is on. */
   signupUrl?: string;
+  /** Passkeys: Auth.js's Passkey provider's routes and the assertion check. */
+  passkeys: PasskeyPort;
 }
 
 export function createAccountWing(deps: AccountWingDeps) {
@@ -83,12 +88,24 @@ export function createAccountWing(deps: AccountWingDeps) {
   };
   const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
   const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
+  const factors = registeredFactors({ db: deps.db });
+  const passkeys = createPasskeys({
+    db: deps.db,
+    users: deps.users,
+    throttle: deps.throttle,
+    secrets: config.authSecrets,
+    authUrl: config.authUrl,
+    mail,
+    factors,
+    now: deps.now,
+    log: deps.log,
+  });
   const forAuth: ForAuth = {
     events: createEventSink({ db: deps.db, users: deps.users, log: deps.log }),
     signInChecks: createSignInChecks(
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
-        factors: registeredFactors,
+        factors,
       },
       {
         db: deps.db,
@@ -99,6 +116,7 @@ export function createAccountWing(deps: AccountWingDeps) {
         log: deps.log,
       },
     ),
+    passkeys: passkeys.port,
     ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
     ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
   };
@@ -118,16 +136,22 @@ export function createAccountWing(deps: AccountWingDeps) {
           mailRequestLimits,
         },
         sessions: auth.sessions,
+        factors,
+        passkeys,
         ...(auth.pageView !== undefined && { pageView: auth.pageView }),
       });
     },
   };
 }
 
-/** The periodic prune of what the wing keeps: events past the list's reach, spent secrets. */
+/**
+ * The periodic prune of what the wing keeps: events past the list's reach, spent secrets,
+ * answered passkey challenges past their expiry.
+ */
 export async function pruneAccountRecords(db: Kysely<Database>, now: number): Promise<void> {
   await Promise.all([
     pruneEvents(db, now - eventsListDays * 86_400_000),
     pruneTokens(db, now - 86_400_000),
+    createPasskeyStore(db).prune(now),
   ]);
 }

@@ -20,6 +20,8 @@ import { createSessionAccess, type SessionAccess } from './session-access.js';
 import { createSessionClaims } from './session-claims.js';
 import { createSessionRead } from './session-read.js';
 import type { Throttle } from './throttle.js';
+import { createPasskeyAuthorize } from './passkey-authorize.js';
+import type { PasskeyPort } from './passkey-port.js';
 
 export type AuthSettings = Pick<
   Config,
@@ -45,6 +47,8 @@ export interface AuthRegistration {
   signupUrl?: string;
   /** The checks after a right password, in order (the account wing's); absent: none. */
   signInChecks?: readonly SignInCheck[];
+  /** Passkeys (the account wing's); absent: their routes answer 404. */
+  passkeys?: PasskeyPort;
 }
 
 /** What other route groups use of the auth wing. */
@@ -153,6 +157,9 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
         session: config.session,
         sessionCookiePrefix: config.sessionCookiePrefix,
         authorize,
+        ...(deps.passkeys !== undefined && {
+          passkeyAuthorize: createPasskeyAuthorize({ passkeys: deps.passkeys, log: site.app.log }),
+        }),
         claims: claimsFor(secure),
         log: site.app.log,
         codec,
@@ -192,6 +199,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       signedInUser,
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
+      ...(deps.passkeys !== undefined && { passkeys: deps.passkeys }),
     }));
     done();
   });

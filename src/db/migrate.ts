@@ -9,6 +9,7 @@ import * as signupSecrets from './migrations/006-signup-secrets.js';
 import * as pruneIndexes from './migrations/007-prune-indexes.js';
 import * as mailPriority from './migrations/008-mail-priority.js';
 import * as sessionProofs from './migrations/009-session-proofs.js';
+import * as passkeys from './migrations/012-passkeys.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '007-prune-indexes': pruneIndexes,
   '008-mail-priority': mailPriority,
   '009-session-proofs': sessionProofs,
+  '012-passkeys': passkeys,
 };
 
 const provider: MigrationProvider = {

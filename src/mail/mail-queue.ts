@@ -11,6 +11,8 @@ export type MailKind =
   | 'signup-confirmation'
   | 'invitation'
   | 'account-locked-notice'
+  | 'passkey-added-notice'
+  | 'passkey-removed-notice'
   | 'test';
 
 export interface MailRequest {

@@ -2,7 +2,8 @@ import type { ErrorCode } from '../http/errors.js';
 import { formatWait, type Notice } from './notices.js';
 
 /** The forms of the account page, each posting to `/account/<its JSON route>`. */
-export type AccountForm = 'profile' | 'password' | 'email' | 'verification';
+export type AccountForm =
+  'profile' | 'password' | 'email' | 'verification' | 'passkey-rename' | 'passkey-remove';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -37,11 +38,23 @@ const successes = {
     'We sent a link to the new address. Open it there and press its button: your address changes then, not before. Nothing arrived? Check the spelling and the spam folder.',
   verification: 'We sent the confirmation mail again. Open its link and press the button.',
   verified: 'Your address is already verified: there is nothing to confirm.',
-} as const satisfies Record<AccountForm | 'verified', string>;
+  'passkey-rename': 'The passkey was renamed.',
+  'passkey-remove': 'The passkey was removed: it can no longer sign in to your account.',
+  'passkey-added': 'Passkey added. Next time, choose "Sign in with a passkey" on the sign-in page.',
+} as const satisfies Record<AccountForm | 'verified' | 'passkey-added', string>;
+
+/** What the page says after its script's passkey registration was refused (`done=`). */
+const refusals: Record<string, string> = {
+  'passkey-refused':
+    'The new passkey was not accepted, so none was added. Please try again; if this device already holds a passkey for your account, use that one.',
+};
 
 /** The success notice for the account page's query string, or none. */
 export function accountDoneNotice(params: URLSearchParams): Notice | undefined {
   const done = params.get(doneParam);
+  if (done !== null && Object.hasOwn(refusals, done)) {
+    return { tone: 'error', text: refusals[done] as string };
+  }
   return done !== null && Object.hasOwn(successes, done)
     ? { tone: 'info', text: successes[done as keyof typeof successes] }
     : undefined;
@@ -65,7 +78,17 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
   switch (failure.code) {
     case 'csrf':
       return error(formExpired);
+    case 'not_found':
+      if (form === 'passkey-rename' || form === 'passkey-remove')
+        return error('That passkey is no longer on your account.');
+      return error(failure.message);
+    case 'reauthentication_required':
+      return error('Enter your current password to remove a passkey.', ['currentPassword']);
     case 'invalid_credentials':
+      if (form === 'passkey-remove')
+        return error('Your current password is not correct, so the passkey was not removed.', [
+          'currentPassword',
+        ]);
       return form === 'email'
         ? error('Your current password is not correct, so your address was not changed.', [
             'currentPassword',
@@ -91,7 +114,9 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
           ['email'],
         );
       }
-      return form === 'profile'
+      if (form === 'passkey-remove')
+        return error('Enter your current password to remove a passkey.', ['currentPassword']);
+      return form === 'profile' || form === 'passkey-rename'
         ? error('Enter a name of 1 to 200 characters.', ['name'])
         : error('Fill in your current password and the new one.', [
             'currentPassword',

@@ -75,6 +75,17 @@ h2{margin:0 0 1rem;font-size:1.125rem;line-height:1.3}
 details{margin:1.5rem 0 0;padding-top:1.25rem;border-top:1px solid var(--card-border)}
 summary{min-height:2.75rem;padding:.625rem 0;font-weight:600;cursor:pointer}
 details[open] summary{margin-bottom:.75rem}
+.passkeys{margin:0 0 1rem;padding:0;list-style:none}
+.passkeys>li{padding:.75rem 0;border-top:1px solid var(--card-border)}
+.passkeys>li:first-child{padding-top:0;border-top:0}
+.passkeys .fact{margin:0}
+.passkeys details{margin:.25rem 0 0;padding-top:0;border-top:0}
+.passkeys form+form{margin-top:1.25rem}
+.passkeys+form{margin-top:1.5rem;padding-top:1.25rem;border-top:1px solid var(--card-border)}
+label .hint{font-weight:400}
+.or{margin:1.25rem 0 0;color:var(--muted);text-align:center}
+.status:empty{display:none}
+.status{margin:.75rem 0 0}
 input:focus-visible,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 @media (max-width:30rem){body{justify-content:flex-start;padding:1rem .75rem}main{padding:1.5rem 1.25rem}}
 @media (forced-colors:active){button,.button{border-color:ButtonText}.notice{border-color:CanvasText}}

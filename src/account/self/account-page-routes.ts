@@ -28,6 +28,9 @@ import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
 import { accountPagePath } from '../paths.js';
+import { renamePasskey } from '../passkeys/actions.js';
+import { createPasskeyStore } from '../passkeys/passkey-store.js';
+import { removePasskeyWithPassword } from '../passkeys/remove-with-password.js';
 
 /** The signed-in account page. */
 export { accountPagePath };
@@ -78,6 +81,18 @@ const allForms: Record<string, FormRoute> = {
     needsMail: true,
     doneOf: (answer) =>
       (answer as { status?: string }).status === 'already_verified' ? 'verified' : 'verification',
+  },
+  '/account/passkeys/rename': {
+    form: 'passkey-rename',
+    guard: 'session',
+    action: renamePasskey,
+    keep: ['id', 'name'],
+  },
+  '/account/passkeys/remove': {
+    form: 'passkey-remove',
+    guard: 'session',
+    action: removePasskeyWithPassword,
+    keep: ['id'],
   },
   '/account/email/change': {
     form: 'email',
@@ -164,6 +179,10 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   ): Promise<FastifyReply> {
     const user = await actionDeps.store.view(signedIn.user.id);
     if (user === null) return toSignIn(request, reply);
+    const [passkeys, recentUntil] = await Promise.all([
+      createPasskeyStore(actionDeps.db).list(signedIn.user.id),
+      actionDeps.recentUntil(signedIn.session.claims.sid),
+    ]);
     const view = await deps.pageView(request, '');
     if (view instanceof Response) return sendWebResponse(reply, view);
     return pages.account(
@@ -174,6 +193,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         signOutUrl: signOutDestination(undefined, view.origin, authBasePath),
         passwordMinLength: actionDeps.passwordMinLength,
         mailEnabled: actionDeps.mail !== undefined,
+        passkeys,
+        recent: recentUntil !== null && actionDeps.now() < recentUntil,
         ...said,
       },
       { ...answer, cookies: view.csrf.cookies },
