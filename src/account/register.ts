@@ -143,7 +143,8 @@ export function accountPaths(served: { mail: boolean; accountPage: boolean }): s
   return [
     ...Object.entries(allRoutes)
       .filter(([, route]) => wanted(route))
-      .map(([path]) => `${accountBasePath}${path}`),
+      // A path parameter as OpenAPI writes it (`{id}`), not as Fastify does (`:id`).
+      .map(([path]) => `${accountBasePath}${path.replace(/:(\w+)/g, '{$1}')}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
     ...(served.accountPage ? accountPagePaths(served.mail) : []),
   ];

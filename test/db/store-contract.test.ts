@@ -11,6 +11,7 @@ import * as accountsMigration from '../../src/db/migrations/004-accounts.js';
 import * as invitationsMigration from '../../src/db/migrations/005-invitations.js';
 import * as signupSecretsMigration from '../../src/db/migrations/006-signup-secrets.js';
 import * as sessionProofsMigration from '../../src/db/migrations/009-session-proofs.js';
+import * as passkeysMigration from '../../src/db/migrations/012-passkeys.js';
 import * as pruneIndexesMigration from '../../src/db/migrations/007-prune-indexes.js';
 import * as mailPriorityMigration from '../../src/db/migrations/008-mail-priority.js';
 import { pruneEvents } from '../../src/account/model/events.js';
@@ -537,6 +538,7 @@ for (const backend of backends) {
         const user = await createUser('ada@example.com');
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
+        await passkeysMigration.down(db as unknown as Kysely<unknown>);
         await sessionProofsMigration.down(db as unknown as Kysely<unknown>);
         await mailPriorityMigration.down(db as unknown as Kysely<unknown>);
         await pruneIndexesMigration.down(db as unknown as Kysely<unknown>);

@@ -1,0 +1,326 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
+import type { MailRequest } from '../../src/mail/mail-queue.js';
+import { Client } from '../helpers/client.js';
+import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
+import { addUser, startServer, type TestServer } from '../helpers/server.js';
+
+// Passkeys over HTTP, without an authenticator (test/account/passkeys-in-chromium.test.ts has
+// one): the options say nothing about who asks, registration needs a recent session, the
+// account's list, rename and remove (404 for another person's), their events and notices, and
+// the store's single-use challenges on both backends.
+
+const password = 'correct horse battery staple';
+const reauthMaxAgeSeconds = 600;
+const options = '/api/auth/webauthn-options/passkey';
+
+describe('passkeys over HTTP', () => {
+  let server: TestServer;
+  let clock = Date.now();
+  const mails: MailRequest[] = [];
+
+  beforeAll(async () => {
+    server = await startServer({
+      now: () => clock,
+      config: { reauthMaxAgeSeconds },
+      // A mail queue that keeps what it is given: the notices are what is checked.
+      wrap: (deps) => ({
+        ...deps,
+        mail: {
+          enabled: true,
+          enqueue: (_db, mail) => {
+            mails.push(mail);
+            return Promise.resolve();
+          },
+        },
+      }),
+    });
+    await addUser(server, 'ada@example.com', password, 'Ada');
+    await addUser(server, 'grace@example.com', password, 'Grace');
+  });
+  afterAll(() => server.close());
+
+  /** A passkey row for `email`, as a registration would have written it. */
+  async function passkeyOf(email: string, name: string): Promise<string> {
+    const user = await server.services.users.findByEmail(email);
+    const id = await createPasskeyStore(server.db).add(
+      server.db,
+      {
+        userId: user?.id ?? '',
+        credentialId: randomUUID().replaceAll('-', ''),
+        publicKey: 'AAAA',
+        counter: 0,
+        transports: ['internal'],
+        backedUp: false,
+        name,
+      },
+      clock,
+    );
+    return id ?? '';
+  }
+
+  async function signedIn(email: string): Promise<Client> {
+    const client = new Client(server.url);
+    expect((await client.signIn(email, password)).status).toBe(200);
+    return client;
+  }
+
+  const post = async (client: Client, path: string, body: Record<string, unknown> = {}) =>
+    client.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': await client.csrfToken() },
+      body: JSON.stringify(body),
+    });
+
+  it('answers the same options for a known address, an unknown one and none: discoverable, no credential named', async () => {
+    const answers = await Promise.all(
+      ['?email=ada%40example.com', '?email=nobody%40example.com', '', '?action=authenticate'].map(
+        (query) => fetch(`${server.url}${options}${query}`),
+      ),
+    );
+    const shapes = await Promise.all(
+      answers.map(async (response) => {
+        const body = (await response.json()) as { options: Record<string, unknown> };
+        return {
+          status: response.status,
+          headers: [...response.headers.keys()].filter((name) => name !== 'date'),
+          cookie: (response.headers.get('set-cookie') ?? '').replace(/=[^;]+/, '=…'),
+          body: { ...body, options: { ...body.options, challenge: '…' } },
+        };
+      }),
+    );
+    for (const shape of shapes) expect(shape).toEqual(shapes[0]);
+    expect(shapes[0]).toMatchObject({
+      status: 200,
+      cookie: expect.stringMatching(
+        /^authjs\.challenge=…; Path=\/; Expires=.+; HttpOnly; SameSite=Lax$/,
+      ),
+      body: {
+        action: 'authenticate',
+        options: { rpId: '127.0.0.1', userVerification: 'preferred' },
+      },
+    });
+    expect(shapes[0]?.body.options).not.toHaveProperty('allowCredentials.0');
+    // Auth.js's refusals, word for word.
+    const other = await fetch(`${server.url}${options}?action=other`);
+    expect([other.status, await other.json()]).toEqual([400, { error: 'Invalid action' }]);
+    const register = await fetch(`${server.url}${options}?action=register`);
+    expect([register.status, await register.json()]).toEqual([400, { error: 'Invalid request' }]);
+  });
+
+  it('lists passkey as Auth.js lists a WebAuthn provider, for next-auth/webauthn to find', async () => {
+    const providers = (await (await fetch(`${server.url}/api/auth/providers`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(Object.keys(providers)).toEqual(['credentials', 'passkey']);
+    expect(providers.passkey).toEqual({
+      id: 'passkey',
+      name: 'Passkey',
+      type: 'webauthn',
+      signinUrl: `${server.url}/api/auth/signin/passkey`,
+      callbackUrl: `${server.url}/api/auth/callback/passkey`,
+    });
+  });
+
+  it('offers registration only to a recent session, for that user, and never for an address', async () => {
+    const client = await signedIn('ada@example.com');
+    const fresh = await client.get(`${options}?action=register`);
+    expect(fresh.status).toBe(200);
+    const body = (await fresh.json()) as {
+      action: string;
+      options: { user: { name: string }; authenticatorSelection: unknown };
+    };
+    expect(body.action).toBe('register');
+    expect(body.options.user.name).toBe('ada@example.com');
+    expect(body.options.authenticatorSelection).toMatchObject({ residentKey: 'required' });
+    // A signed-in browser must name its action, as in Auth.js.
+    expect((await client.get(options)).status).toBe(400);
+    clock += (reauthMaxAgeSeconds + 1) * 1000;
+    try {
+      const stale = await client.get(`${options}?action=register`);
+      expect(stale.status).toBe(401);
+      expect(await stale.json()).toMatchObject({ error: { code: 'reauthentication_required' } });
+      const late = await client.postForm('/api/auth/callback/passkey', {
+        csrfToken: await client.csrfToken(),
+        action: 'register',
+        data: '{"id":"AAAA"}',
+      });
+      expect(late.status).toBe(401);
+    } finally {
+      clock -= (reauthMaxAgeSeconds + 1) * 1000;
+    }
+  });
+
+  it('refuses an assertion with no challenge as Auth.js does, and creates no session', async () => {
+    const client = new Client(server.url);
+    const refused = await client.postForm(
+      '/api/auth/callback/passkey',
+      { csrfToken: await client.csrfToken(), action: 'authenticate', data: '{"id":"AAAA"}' },
+      { 'x-auth-return-redirect': '1' },
+    );
+    expect(refused.status).toBe(200);
+    expect(await refused.json()).toEqual({
+      url: `${server.url}/api/auth/error?error=WebAuthnVerificationError`,
+    });
+    expect(client.sessionCookie()).toBeUndefined();
+    // Without the CSRF token: Auth.js's MissingCSRF, nothing checked.
+    const noToken = await client.postForm(
+      '/api/auth/callback/passkey',
+      { action: 'authenticate', data: '{"id":"AAAA"}' },
+      { 'x-auth-return-redirect': '1' },
+    );
+    expect(await noToken.json()).toMatchObject({
+      url: expect.stringContaining('error=MissingCSRF'),
+    });
+  });
+
+  it('lists, renames and removes the account’s own passkeys, with events and notices; another person’s id is 404', async () => {
+    const mine = await passkeyOf('ada@example.com', 'Laptop');
+    const theirs = await passkeyOf('grace@example.com', 'Phone');
+    const client = await signedIn('ada@example.com');
+    const account = (await (await client.get('/api/account')).json()) as {
+      secondFactors: { passkeys: number };
+    };
+    expect(account.secondFactors.passkeys).toBe(1);
+    const listed = (await (await client.get('/api/account/passkeys')).json()) as {
+      passkeys: { id: string; name: string; lastUsedAt: string | null }[];
+    };
+    expect(listed.passkeys).toEqual([
+      { id: mine, name: 'Laptop', createdAt: expect.any(String), lastUsedAt: null },
+    ]);
+    for (const path of [
+      `/api/account/passkeys/${theirs}/rename`,
+      `/api/account/passkeys/${theirs}/remove`,
+    ]) {
+      const refused = await post(client, path, { name: 'Mine now' });
+      expect(refused.status).toBe(404);
+      expect(await refused.json()).toMatchObject({ error: { code: 'not_found' } });
+    }
+    const renamed = await post(client, `/api/account/passkeys/${mine}/rename`, { name: ' Work ' });
+    expect([renamed.status, await renamed.json()]).toEqual([200, { status: 'renamed' }]);
+    expect((await post(client, `/api/account/passkeys/${mine}/rename`, { name: '' })).status).toBe(
+      422,
+    );
+    const before = mails.length;
+    const removed = await post(client, `/api/account/passkeys/${mine}/remove`);
+    expect([removed.status, await removed.json()]).toEqual([200, { status: 'removed' }]);
+    expect(mails.slice(before)).toEqual([
+      expect.objectContaining({
+        kind: 'passkey-removed-notice',
+        to: 'ada@example.com',
+        values: expect.objectContaining({ passkeyName: 'Work', lockLink: expect.any(String) }),
+      }),
+    ]);
+    expect((await post(client, `/api/account/passkeys/${mine}/remove`)).status).toBe(404);
+    const events = (await (await client.get('/api/account/events')).json()) as {
+      events: { type: string }[];
+    };
+    expect(events.events.map((event) => event.type)).toContain('passkey_removed');
+    // Grace's passkey is untouched.
+    expect(
+      await createPasskeyStore(server.db).list(
+        (await server.services.users.findByEmail('grace@example.com'))?.id ?? '',
+      ),
+    ).toHaveLength(1);
+  });
+
+  it('asks a session that is no longer recent to re-authenticate before removing', async () => {
+    const id = await passkeyOf('ada@example.com', 'Old key');
+    const client = await signedIn('ada@example.com');
+    clock += (reauthMaxAgeSeconds + 1) * 1000;
+    try {
+      const refused = await post(client, `/api/account/passkeys/${id}/remove`);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ error: { code: 'reauthentication_required' } });
+    } finally {
+      clock -= (reauthMaxAgeSeconds + 1) * 1000;
+    }
+  });
+});
+
+const backends = [
+  { name: 'SQLite', databaseUrl: undefined, skip: false },
+  { name: 'PostgreSQL', databaseUrl: 'postgres', skip: !hasPostgres },
+];
+
+describe.each(backends)('the passkey store on $name', ({ databaseUrl, skip }) => {
+  let server: TestServer;
+  let drop = async () => undefined as void;
+
+  beforeAll(async () => {
+    if (skip) return;
+    let url: string | undefined;
+    if (databaseUrl !== undefined) {
+      const database = await createTestDatabase();
+      url = database.url;
+      drop = () => database.drop();
+    }
+    server = await startServer(url === undefined ? {} : { databaseUrl: url });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await drop();
+  });
+
+  it.skipIf(skip)(
+    'accepts a challenge once, even when 20 answers race, and forgets it only after its expiry',
+    async () => {
+      const store = createPasskeyStore(server.db);
+      const at = Date.now();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => store.spendChallenge('digest-1', at + 1000)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      await store.prune(at);
+      expect(await store.spendChallenge('digest-1', at + 1000)).toBe(false);
+      await store.prune(at + 1001);
+      expect(await store.spendChallenge('digest-1', at + 1000)).toBe(true);
+    },
+  );
+
+  it.skipIf(skip)(
+    'moves a signature counter on only from the value an assertion was checked against',
+    async () => {
+      const store = createPasskeyStore(server.db);
+      const userId = await addUser(server, `counter-${Date.now()}@example.com`, password);
+      const id = await store.add(
+        server.db,
+        {
+          userId,
+          credentialId: 'cred-counter',
+          publicKey: 'AAAA',
+          counter: 5,
+          transports: [],
+          backedUp: false,
+          name: 'Key',
+        },
+        Date.now(),
+      );
+      expect(id).not.toBeNull();
+      const both = await Promise.all([
+        store.used(id ?? '', 5, 6, 1),
+        store.used(id ?? '', 5, 6, 2),
+      ]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+      expect(await store.findByCredentialId('cred-counter')).toMatchObject({ counter: 6, userId });
+      // One credential is one passkey, whoever registers it again.
+      expect(
+        await store.add(
+          server.db,
+          {
+            userId,
+            credentialId: 'cred-counter',
+            publicKey: 'BBBB',
+            counter: 0,
+            transports: [],
+            backedUp: false,
+            name: 'Again',
+          },
+          Date.now(),
+        ),
+      ).toBeNull();
+    },
+  );
+});
