@@ -9,6 +9,7 @@ import {
   launchChromium,
   openVariantPage,
   screenVariants,
+  screensRun,
 } from '../helpers/chromium.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 
@@ -134,10 +135,26 @@ window.passkeySignIn = (options) => signIn('passkey', options);`,
 
       await signOut(page);
       await page.goto(`${origin}/api/auth/signin?callbackUrl=%2Faccount`);
+      const posted = page.waitForRequest(`${origin}/api/auth/callback/passkey`);
       await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
       await page.waitForURL(`${origin}/account`);
       // User verification: the session proves both factors.
       expect(await proofsOf(email)).toEqual(['passkey user_verification']);
+      const account = await page.evaluate(() =>
+        fetch('/api/account').then((response) => response.json()),
+      );
+      expect(account).toMatchObject({ secondFactors: { passkeys: 1 } });
+      // The same assertion, challenge cookie and CSRF pair sent again: the challenge was spent.
+      const assertion = await posted;
+      const replayed = await fetch(assertion.url(), {
+        method: 'POST',
+        headers: await assertion.allHeaders(),
+        body: assertion.postData() ?? '',
+      });
+      expect(await replayed.json()).toEqual({
+        url: `${origin}/api/auth/error?error=WebAuthnVerificationError`,
+      });
+      expect(await proofsOf(email)).toHaveLength(1);
       expect(await page.locator('.passkeys').textContent()).toContain('last used');
 
       if (haveClient) {
@@ -181,30 +198,37 @@ window.passkeySignIn = (options) => signIn('passkey', options);`,
     }
   }, 60_000);
 
-  it.each(screenVariants)(
-    'shows the passkeys section and the sign-in button ($name)',
-    async (variant) => {
-      const { page, violations, close, shot } = await openVariantPage(browser, variant, artifacts);
-      try {
-        await virtualAuthenticator(page);
-        await signedInAtAccount(page);
-        await addPasskey(page, 'Work laptop');
-        await page.locator('#passkeys-title').scrollIntoViewIfNeeded();
-        await shot('account-passkeys');
-        await page.getByText('Rename or remove').click();
-        await shot('account-passkey-open');
-        await expectPaintedFor(page, variant);
-        await signOut(page);
-        expect(await page.getByRole('button', { name: 'Sign in with a passkey' }).isVisible()).toBe(
-          true,
+  // The screenshots once, with fast paths on (test/helpers/chromium.ts says why).
+  describe.skipIf(!screensRun)('screens', () => {
+    it.each(screenVariants)(
+      'shows the passkeys section and the sign-in button ($name)',
+      async (variant) => {
+        const { page, violations, close, shot } = await openVariantPage(
+          browser,
+          variant,
+          artifacts,
         );
-        await shot('signin-with-passkey');
-        await expectPaintedFor(page, variant);
-        expect(violations).toEqual([]);
-      } finally {
-        await close();
-      }
-    },
-    30_000,
-  );
+        try {
+          await virtualAuthenticator(page);
+          await signedInAtAccount(page);
+          await addPasskey(page, 'Work laptop');
+          await page.locator('#passkeys-title').scrollIntoViewIfNeeded();
+          await shot('account-passkeys');
+          await page.getByText('Rename or remove').click();
+          await shot('account-passkey-open');
+          await expectPaintedFor(page, variant);
+          await signOut(page);
+          expect(
+            await page.getByRole('button', { name: 'Sign in with a passkey' }).isVisible(),
+          ).toBe(true);
+          await shot('signin-with-passkey');
+          await expectPaintedFor(page, variant);
+          expect(violations).toEqual([]);
+        } finally {
+          await close();
+        }
+      },
+      30_000,
+    );
+  });
 });

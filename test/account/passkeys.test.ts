@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
 import type { MailRequest } from '../../src/mail/mail-queue.js';
 import { Client } from '../helpers/client.js';
+import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 
@@ -14,6 +15,15 @@ import { addUser, startServer, type TestServer } from '../helpers/server.js';
 const password = 'correct horse battery staple';
 const reauthMaxAgeSeconds = 600;
 const options = '/api/auth/webauthn-options/passkey';
+
+/** The header names of an answer but its date (which moves). */
+function headerNames(response: Response): string[] {
+  const names: string[] = [];
+  response.headers.forEach((_value, name) => {
+    if (name !== 'date') names.push(name);
+  });
+  return names;
+}
 
 describe('passkeys over HTTP', () => {
   let server: TestServer;
@@ -84,7 +94,7 @@ describe('passkeys over HTTP', () => {
         const body = (await response.json()) as { options: Record<string, unknown> };
         return {
           status: response.status,
-          headers: [...response.headers.keys()].filter((name) => name !== 'date'),
+          headers: headerNames(response),
           cookie: (response.headers.get('set-cookie') ?? '').replace(/=[^;]+/, '=…'),
           body: { ...body, options: { ...body.options, challenge: '…' } },
         };
@@ -237,6 +247,146 @@ describe('passkeys over HTTP', () => {
     } finally {
       clock -= (reauthMaxAgeSeconds + 1) * 1000;
     }
+  });
+});
+
+describe('signing in with a passkey over HTTP (a software authenticator)', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startServer({ throttle: { ipMaxFailures: 8 } });
+  });
+  afterAll(() => server.close());
+
+  /** A user with a software passkey registered at `counter`. */
+  async function enrolled(email: string, counter = 0) {
+    const userId = await addUser(server, email, password);
+    const key = softPasskey();
+    const id = await createPasskeyStore(server.db).add(
+      server.db,
+      {
+        userId,
+        credentialId: key.id,
+        publicKey: key.publicKey,
+        counter,
+        transports: ['internal'],
+        backedUp: false,
+        name: 'Soft key',
+      },
+      Date.now(),
+    );
+    return { userId, key, passkeyId: id ?? '' };
+  }
+
+  /** The options, then the assertion posted as next-auth/webauthn posts it. */
+  async function signInWith(
+    client: Client,
+    key: SoftPasskey,
+    { userVerified = true, counter = 1 } = {},
+  ) {
+    const got = (await (await client.get(`${options}?action=authenticate`)).json()) as {
+      options: { challenge: string };
+    };
+    const data = key.assert({
+      challenge: got.options.challenge,
+      origin: server.url,
+      userVerified,
+      counter,
+    });
+    const fields = { csrfToken: await client.csrfToken(), action: 'authenticate', data };
+    // What the request carries: the CSRF pair and the challenge cookie.
+    const cookie = client.cookieHeader();
+    const answer = await client.postForm('/api/auth/callback/passkey', fields, {
+      'x-auth-return-redirect': '1',
+    });
+    return { answer, fields, cookie };
+  }
+
+  const proofsOf = async (userId: string) =>
+    (
+      await server.db
+        .selectFrom('sessions')
+        .select('proofs')
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .execute()
+    ).map((row) => row.proofs);
+
+  const refused = () => ({ url: `${server.url}/api/auth/error?error=WebAuthnVerificationError` });
+
+  it('signs in with user verification as both factors, without it as a password does', async () => {
+    const { userId, key } = await enrolled('uv@example.com');
+    const client = new Client(server.url);
+    const { answer } = await signInWith(client, key);
+    expect([answer.status, await answer.json()]).toEqual([200, { url: server.url }]);
+    expect(await client.session()).toMatchObject({ user: { id: userId, email: 'uv@example.com' } });
+    const other = new Client(server.url);
+    const plain = await signInWith(other, key, { userVerified: false, counter: 2 });
+    expect(plain.answer.status).toBe(200);
+    expect((await proofsOf(userId)).sort()).toEqual(['passkey', 'passkey user_verification']);
+    const listed = await createPasskeyStore(server.db).list(userId);
+    expect(listed[0]?.lastUsedAt).not.toBeNull();
+  });
+
+  it('accepts an assertion once: the same body and challenge cookie again are refused', async () => {
+    const { userId, key } = await enrolled('replay@example.com');
+    const { answer, fields, cookie } = await signInWith(new Client(server.url), key);
+    expect(answer.status).toBe(200);
+    expect(await proofsOf(userId)).toHaveLength(1);
+    const replay = await fetch(`${server.url}/api/auth/callback/passkey`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-auth-return-redirect': '1',
+        cookie,
+      },
+      body: new URLSearchParams(fields).toString(),
+    });
+    expect(await replay.json()).toEqual(refused());
+    expect(await proofsOf(userId)).toHaveLength(1);
+  });
+
+  it('refuses a counter that did not move on, a removed passkey and a disabled account', async () => {
+    const cloned = await enrolled('clone@example.com', 5);
+    const stale = await signInWith(new Client(server.url), cloned.key, { counter: 3 });
+    expect(await stale.answer.json()).toEqual(refused());
+    expect(await proofsOf(cloned.userId)).toEqual([]);
+
+    const removed = await enrolled('removed@example.com');
+    const owner = new Client(server.url);
+    expect((await owner.signIn('removed@example.com', password)).status).toBe(200);
+    const gone = await owner.request(`/api/account/passkeys/${removed.passkeyId}/remove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': await owner.csrfToken() },
+      body: '{}',
+    });
+    expect(gone.status).toBe(200);
+    const afterRemoval = await signInWith(new Client(server.url), removed.key);
+    expect(await afterRemoval.answer.json()).toEqual(refused());
+
+    const disabled = await enrolled('disabled@example.com');
+    await server.services.users.setDisabled(disabled.userId, true);
+    const whileDisabled = await signInWith(new Client(server.url), disabled.key);
+    expect(await whileDisabled.answer.json()).toEqual(refused());
+    expect(await proofsOf(disabled.userId)).toEqual([]);
+  });
+
+  it('throttles wrong assertions per address as wrong passwords are', async () => {
+    const client = new Client(server.url);
+    let last: Response | undefined;
+    for (let i = 0; i < 12; i += 1) {
+      last = await client.postForm(
+        '/api/auth/callback/passkey',
+        { csrfToken: await client.csrfToken(), action: 'authenticate', data: '{"id":"AAAA"}' },
+        { 'x-auth-return-redirect': '1' },
+      );
+      if (last.status === 429) break;
+    }
+    expect(last?.status).toBe(429);
+    expect(last?.headers.get('retry-after')).toMatch(/^[0-9]+$/);
+    expect(await last?.json()).toEqual({
+      url: expect.stringContaining('error=CredentialsSignin&code=rate_limited'),
+    });
   });
 });
 
