@@ -75,9 +75,10 @@ h2{margin:0 0 1rem;font-size:1.125rem;line-height:1.3}
 details{margin:1.5rem 0 0;padding-top:1.25rem;border-top:1px solid var(--card-border)}
 summary{min-height:2.75rem;padding:.625rem 0;font-weight:600;cursor:pointer}
 details[open] summary{margin-bottom:.75rem}
-.passkeys{margin:0 0 1rem;padding:0;list-style:none}
+.passkeys{margin:0;padding:0;list-style:none}
 .passkeys>li{padding:.75rem 0;border-top:1px solid var(--card-border)}
 .passkeys>li:first-child{padding-top:0;border-top:0}
+.passkeys>li:last-child{padding-bottom:0}
 .passkeys .fact{margin:0}
 .passkeys details{margin:.25rem 0 0;padding-top:0;border-top:0}
 .passkeys form+form{margin-top:1.25rem}

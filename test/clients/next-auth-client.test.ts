@@ -264,12 +264,13 @@ describe.skipIf(missing.length > 0 || noNext !== '')(
       });
 
       describe.skipIf(skipHttps !== '')(titled('the next-auth/react page', skipHttps), () => {
-        it('getProviders lists the credentials provider and getCsrfToken returns a token', async () => {
+        it('getProviders lists the credentials and passkey providers and getCsrfToken returns a token', async () => {
           const { context, page } = await openPage();
           await page.locator('#providers[data-runs="1"]').waitFor();
           await page.locator('#csrf[data-runs="1"]').waitFor();
           const providers = (await shown(page, 'providers')) as Record<string, unknown>;
-          expect(Object.keys(providers)).toEqual(['credentials']);
+          expect(Object.keys(providers)).toEqual(['credentials', 'passkey']);
+          expect(providers.passkey).toMatchObject({ id: 'passkey', type: 'webauthn' });
           expect(providers.credentials).toMatchObject({
             id: 'credentials',
             type: 'credentials',
