@@ -127,7 +127,7 @@ window.passkeySignIn = (options) => signIn('passkey', options);`,
       artifacts,
     );
     try {
-      await virtualAuthenticator(page);
+      const { cdp, authenticatorId } = await virtualAuthenticator(page);
       const email = await signedInAtAccount(page);
       await addPasskey(page, 'Test laptop');
       expect(await page.locator('.notice-info').textContent()).toContain('Passkey added');
@@ -192,6 +192,29 @@ window.passkeySignIn = (options) => signIn('passkey', options);`,
         'That passkey was not accepted',
       );
       expect(await proofsOf(email)).toEqual([]);
+
+      if (haveClient) {
+        // A new passkey through the stock client's `action: 'register'`, from a recent session
+        // (the device forgot the removed one, as a person would delete it there too).
+        await cdp.send('WebAuthn.clearCredentials', { authenticatorId });
+        await page.getByLabel('Email').fill(email);
+        await page.getByLabel('Password').fill(password);
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+        await page.waitForURL(`${origin}/account`);
+        await page.goto(`${origin}/app`);
+        const registered = await page.evaluate(() =>
+          (window as unknown as { passkeySignIn(options: object): Promise<unknown> }).passkeySignIn(
+            { action: 'register', redirect: false },
+          ),
+        );
+        expect(registered).toMatchObject({ ok: true, error: null });
+        const listed = await page.evaluate(() =>
+          fetch('/api/account/passkeys').then((response) => response.json()),
+        );
+        expect(listed).toMatchObject({
+          passkeys: [{ name: expect.stringMatching(/^Passkey added/) }],
+        });
+      }
       expect(violations).toEqual([]);
     } finally {
       await close();
