@@ -76,7 +76,7 @@ async function signIn(page: Page, email: string, secret: string): Promise<SignIn
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(secret);
   return (await act(page, 'signin-result', () =>
-    page.getByRole('button', { name: 'Sign in' }).click(),
+    page.getByRole('button', { name: 'Sign in', exact: true }).click(),
   )) as SignInResult;
 }
 
