@@ -279,7 +279,13 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
           response = withDeviceCookie(response, context.issuedDeviceCookie, secure);
         }
         const userId = context.verifiedCredential?.userId;
-        if (outcome === 'success' && userId !== undefined) event = { type: 'signin', userId };
+        if (outcome === 'success' && userId !== undefined) {
+          event = {
+            type: 'signin',
+            userId,
+            ...(route.passkey === true && { detail: { method: 'passkey' } }),
+          };
+        }
       }
       if (event !== undefined) noteAfterAnswer(request, reply, event);
       return answerInterruption(request, reply, context, response);

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkAssertion } from '../../src/account/passkeys/assertion.js';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
+import { sealChallenge } from '../../src/auth/webauthn-challenge.js';
 import type { MailRequest } from '../../src/mail/mail-queue.js';
 import { Client } from '../helpers/client.js';
 import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
-import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
 
 // Passkeys over HTTP, without an authenticator (test/account/passkeys-in-chromium.test.ts has
 // one): the options say nothing about who asks, registration needs a recent session, the
@@ -369,6 +371,50 @@ describe('signing in with a passkey over HTTP (a software authenticator)', () =>
     const whileDisabled = await signInWith(new Client(server.url), disabled.key);
     expect(await whileDisabled.answer.json()).toEqual(refused());
     expect(await proofsOf(disabled.userId)).toEqual([]);
+  });
+
+  it('asks an account with a second factor for it after an assertion without user verification, and not after one with it', async () => {
+    const { userId, key } = await enrolled('factor@example.com');
+    // The account as TOTP reports it once enrolled (the factor's own folder registers it).
+    const withTotp = { name: 'totp', summary: () => Promise.resolve({ totp: true }) };
+    const check = async (userVerified: boolean, counter: number) => {
+      const challenge = Buffer.from(`challenge-${counter}`).toString('base64url');
+      const cookie = await sealChallenge([testSecret], false, { challenge }, Date.now());
+      return checkAssertion(
+        {
+          passkeys: createPasskeyStore(server.db),
+          users: server.services.users,
+          secrets: [testSecret],
+          factors: [withTotp],
+          throttle: server.services.throttle,
+          now: () => Date.now(),
+          log: { error: () => undefined },
+        },
+        {
+          data: key.assert({
+            challenge,
+            origin: server.url,
+            userVerified,
+            counter,
+          }),
+          challengeCookie: decodeURIComponent(
+            cookie.slice(cookie.indexOf('=') + 1, cookie.indexOf(';')),
+          ),
+          origin: server.url,
+          secure: false,
+          ip: '198.51.100.7',
+        },
+      );
+    };
+    expect(await check(false, 1)).toEqual({
+      outcome: 'refused',
+      code: 'second_factor_required',
+      userId,
+    });
+    expect(await check(true, 2)).toMatchObject({
+      outcome: 'right',
+      proofs: ['passkey', 'user_verification'],
+    });
   });
 
   it('throttles wrong assertions per address as wrong passwords are', async () => {
