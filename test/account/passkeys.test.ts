@@ -243,7 +243,32 @@ describe('passkeys over HTTP', () => {
     const client = await signedIn('ada@example.com');
     clock += (reauthMaxAgeSeconds + 1) * 1000;
     try {
-      const refused = await post(client, `/api/account/passkeys/${id}/remove`);
+      // The page's remove form asks for the password then, and the password does it.
+      const page = new Client(server.url, {
+        accept: 'text/html',
+        origin: server.url,
+        'sec-fetch-site': 'same-origin',
+      });
+      await page.signIn('ada@example.com', password);
+      clock += (reauthMaxAgeSeconds + 1) * 1000;
+      const html = await (await page.get('/account')).text();
+      expect(html).toContain(`id="remove-password-${id}" name="currentPassword"`);
+      const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      const asked = await page.postForm('/account/passkeys/remove', { csrfToken, id });
+      expect(asked.status).toBe(401);
+      expect(await asked.text()).toContain('Enter your current password to remove a passkey.');
+      const done = await page.postForm('/account/passkeys/remove', {
+        csrfToken,
+        id,
+        currentPassword: password,
+      });
+      expect([done.status, done.headers.get('location')]).toEqual([
+        303,
+        `${server.url}/account?done=passkey-remove`,
+      ]);
+      clock -= (reauthMaxAgeSeconds + 1) * 1000;
+      const other = await passkeyOf('ada@example.com', 'Other key');
+      const refused = await post(client, `/api/account/passkeys/${other}/remove`);
       expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ error: { code: 'reauthentication_required' } });
     } finally {
