@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction, type AccountDeps } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
-import { displayName } from '../self/profile.js';
+import { displayName } from '../display-name.js';
 import { removePasskey } from './enrolment.js';
 import { createPasskeyStore } from './passkey-store.js';
 

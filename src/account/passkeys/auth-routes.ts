@@ -17,7 +17,7 @@ import type { SignedIn } from '../action.js';
 import { clientOf } from '../adapter.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
-import { displayName } from '../self/profile.js';
+import { displayName } from '../display-name.js';
 import {
   authenticationOptions,
   parseResponse,

@@ -30,7 +30,7 @@ import { readBody } from '../request-body.js';
 import { accountPagePath } from '../paths.js';
 import { renamePasskey } from '../passkeys/actions.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
-import { removePasskeyWithPassword } from '../passkeys/remove-with-password.js';
+import { removePasskeyWithPassword } from './remove-passkey-with-password.js';
 
 /** The signed-in account page. */
 export { accountPagePath };

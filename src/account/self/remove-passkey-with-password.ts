@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import type { AccountAction } from '../action.js';
-import { reauthenticate } from '../self/reauthenticate.js';
-import { deletePasskey } from './actions.js';
+import { deletePasskey } from '../passkeys/actions.js';
+import { reauthenticate } from './reauthenticate.js';
 
 /**
  * The account page's removal: a current password, when the form carried one, proves the
