@@ -1,8 +1,9 @@
-import type { Factor, SecondFactors } from './factor.js';
-import type { SecondStep } from './totp/second-step.js';
-import { createTotpFactor } from './totp/totp-factor.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { Factor, SecondFactors } from './factor.js';
+import { createPasskeyStore } from './passkeys/passkey-store.js';
+import type { SecondStep } from './totp/second-step.js';
+import { createTotpFactor } from './totp/totp-factor.js';
 
 export type { Factor, SecondFactors } from './factor.js';
 
@@ -27,9 +28,17 @@ export interface FactorPorts {
 
 /**
  * The one list of the factors this service offers, in the order sign-in checks them; a new
- * factor is registered here and nowhere else. TOTP (with its recovery codes) is the one second
- * factor of a password sign-in; a passkey is a way to sign in of its own.
+ * factor is registered here and nowhere else, each from its own folder. TOTP (with its recovery
+ * codes) is the one second factor of a password sign-in; passkeys report their count and check
+ * nothing after a password (they are a way to sign in of their own).
  */
-export const registeredFactors = (ports: FactorPorts): readonly Factor[] => [
-  createTotpFactor(ports),
-];
+export function registeredFactors(ports: FactorPorts): readonly Factor[] {
+  const passkeys = createPasskeyStore(ports.db);
+  return [
+    createTotpFactor(ports),
+    {
+      name: 'passkeys',
+      summary: async (userId) => ({ passkeys: await passkeys.count(userId) }),
+    },
+  ];
+}

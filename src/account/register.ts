@@ -42,6 +42,8 @@ import { confirmTotp } from './totp/confirm.js';
 import { disableTotp } from './totp/disable.js';
 import { regenerateRecoveryCodes } from './totp/regenerate.js';
 import { setupTotp } from './totp/setup.js';
+import { deletePasskey, listPasskeys, renamePasskey } from './passkeys/actions.js';
+import type { Passkeys } from './passkeys/passkeys.js';
 import { createGuards } from './guards.js';
 import { createMailRequestLimits, type MailRequestLimits } from './mail-limits.js';
 import { keyCodeDigests } from './model/secrets.js';
@@ -132,6 +134,9 @@ const allRoutes: Record<string, Route> = {
     action: regenerateRecoveryCodes,
     needsFactors: true,
   },
+  '/passkeys': { method: 'GET', guard: 'session', action: listPasskeys },
+  '/passkeys/:id/rename': { method: 'POST', guard: 'session', action: renamePasskey },
+  '/passkeys/:id/remove': { method: 'POST', guard: 'recent', action: deletePasskey },
 };
 
 /**
@@ -174,7 +179,8 @@ export function accountPaths(served: {
     ...Object.entries(allRoutes)
       .filter(([, route]) => wanted(route))
       .filter(([, route]) => route.needsFactors !== true || served.factors !== false)
-      .map(([path]) => `${accountBasePath}${path}`),
+      // A path parameter as OpenAPI writes it (`{id}`), not as Fastify does (`:id`).
+      .map(([path]) => `${accountBasePath}${path.replace(/:(\w+)/g, '{$1}')}`),
     ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
     ...(served.accountPage ? accountPagePaths(served.mail, served.factors !== false) : []),
   ].map((path) => path.replace(/:([a-z]+)/g, '{$1}'));
@@ -221,6 +227,8 @@ export interface AccountRegistration {
   /** TOTP's routes; undefined when SECOND_FACTOR=off (they answer 404). */
   totp: TotpPorts | undefined;
   secondStep: SecondStep;
+  /** Passkeys' Auth.js routes, bound here to the account routes' guards. */
+  passkeys?: Passkeys;
 }
 
 /**
@@ -298,6 +306,8 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     secureOf: (request) => isSecure(request, config.authUrl),
   });
 
+  deps.passkeys?.bind({ guards, assertCsrf });
+
   site.declareRoutes(
     Object.fromEntries(
       Object.entries(routes).map(([path, route]) => [
@@ -326,7 +336,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     });
     for (const [path, route] of Object.entries(routes)) {
       const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-        const body = request.method === 'POST' ? readBody(request) : {};
+        // A path's `{id}` is a field as the body's are (and wins over one the body names).
+        const body = {
+          ...(request.method === 'POST' ? readBody(request) : {}),
+          ...(request.params as Record<string, string>),
+        };
         if (request.method === 'POST') assertCsrf(request, body);
         let result: ActionResult;
         if (route.guard === 'none') {

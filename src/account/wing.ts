@@ -33,6 +33,9 @@ import { pruneTokens } from './model/secrets.js';
 import { pagePaths } from './paths.js';
 import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
+import { createPasskeys } from './passkeys/passkeys.js';
+import { createPasskeyStore } from './passkeys/passkey-store.js';
+import type { PasskeyPort } from '../auth/passkey-port.js';
 
 export { countEventsWith } from './model/events.js';
 
@@ -96,6 +99,8 @@ export interface ForAuth {
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads, when sign-up is open and mail is on. */
   signupUrl?: string;
+  /** Passkeys: Auth.js's Passkey provider's routes and the assertion check. */
+  passkeys: PasskeyPort;
 }
 
 export function createAccountWing(deps: AccountWingDeps) {
@@ -135,6 +140,17 @@ export function createAccountWing(deps: AccountWingDeps) {
           secondStep,
           issuer: config.page?.productName ?? pageDefaults.productName,
         };
+  const passkeys = createPasskeys({
+    db: deps.db,
+    users: deps.users,
+    throttle: deps.throttle,
+    secrets: config.authSecrets,
+    authUrl: config.authUrl,
+    mail,
+    factors,
+    now: deps.now,
+    log: deps.log,
+  });
   const forAuth: ForAuth = {
     events: createEventSink({
       db: deps.db,
@@ -173,6 +189,7 @@ export function createAccountWing(deps: AccountWingDeps) {
       },
       spend: (token) => spendChallenge(deps.db, token, deps.now()),
     },
+    passkeys: passkeys.port,
     ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
     ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
   };
@@ -196,6 +213,7 @@ export function createAccountWing(deps: AccountWingDeps) {
         factors,
         totp,
         secondStep,
+        passkeys,
         ...(auth.pageView !== undefined && { pageView: auth.pageView }),
       });
     },
@@ -203,8 +221,9 @@ export function createAccountWing(deps: AccountWingDeps) {
 }
 
 /**
- * The periodic prune of what the wing keeps: events past the list's reach, spent secrets, and
- * audit entries past `auditRetentionDays` (behind the chain's checkpoint).
+ * The periodic prune of what the wing keeps: events past the list's reach, spent secrets, audit
+ * entries past `auditRetentionDays` (behind the chain's checkpoint), spent second-step and
+ * passkey challenges.
  */
 export async function pruneAccountRecords(
   db: Kysely<Database>,
@@ -216,5 +235,6 @@ export async function pruneAccountRecords(
     pruneTokens(db, now - 86_400_000),
     pruneAuditLog(db, now - auditRetentionDays * 86_400_000),
     pruneChallenges(db, now),
+    createPasskeyStore(db).prune(now),
   ]);
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { displayName } from '../account/self/profile.js';
+import { displayName } from '../account/display-name.js';
 import { boundedString, fieldsOf } from '../account/request-body.js';
 import { HttpError, invalidField } from '../http/errors.js';
 import {

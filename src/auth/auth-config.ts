@@ -1,5 +1,5 @@
 import type { AuthConfig } from '@auth/core';
-import { AuthError, CredentialsSignin } from '@auth/core/errors';
+import { AuthError, CredentialsSignin, WebAuthnVerificationError } from '@auth/core/errors';
 import {
   decode as authjsDecode,
   encode as authjsEncode,
@@ -25,6 +25,8 @@ export interface AuthConfigDeps {
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
   ) => Promise<User | null>;
+  /** A passkey sign-in's check, in place of `authorize` (src/auth/passkey-authorize.ts). */
+  passkeyAuthorize?: AuthConfigDeps['authorize'];
   claims: SessionClaims;
   log: FastifyBaseLogger;
   /** Gatehouse's synchronous codec, or undefined for Auth.js's own (fast paths off). */
@@ -37,7 +39,7 @@ type AuthLogger = Required<Pick<NonNullable<AuthConfig['logger']>, 'error' | 'wa
 function authLogger(log: FastifyBaseLogger): AuthLogger {
   return {
     error(error: Error) {
-      if (error instanceof CredentialsSignin) return;
+      if (error instanceof CredentialsSignin || error instanceof WebAuthnVerificationError) return;
       if (error instanceof AuthError && error.type === 'MissingCSRF') {
         log.warn({ authError: error.type }, 'CSRF check failed');
         return;
@@ -128,7 +130,10 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
     providers: [
       Credentials({
         credentials: credentialFields,
-        authorize: (credentials) => deps.authorize(credentials, context),
+        authorize: (credentials) =>
+          context.passkey !== undefined && deps.passkeyAuthorize !== undefined
+            ? deps.passkeyAuthorize(credentials, context)
+            : deps.authorize(credentials, context),
       }),
     ],
     callbacks: {

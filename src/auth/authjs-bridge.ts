@@ -7,7 +7,7 @@ import type { PageCsrf } from '../pages/auth-pages.js';
 import { withRetryAfter } from '../pages/retry-after.js';
 import { authBasePath, type AuthConfigFor } from './auth-config.js';
 import {
-  challengeCookieName,
+  challengeCookieName as secondStepCookieName,
   challengeSetCookie,
   challengeTtlSeconds,
 } from '../pages/second-step-cookie.js';
@@ -18,6 +18,7 @@ import { deviceCookieName, deviceSetCookie } from './device-cookie.js';
 import type { AccountEventSink, PendingAccountEvent } from './account-events.js';
 import type { AuthRequestContext } from './request-context.js';
 import { originOf } from './request-site.js';
+import { challengeCookieName, clearChallenge } from './webauthn-challenge.js';
 
 type Answer = Promise<FastifyReply> | FastifyReply;
 
@@ -33,6 +34,33 @@ export interface AuthjsBridgeOptions {
   refuse: (request: FastifyRequest, reply: FastifyReply, error: HttpError) => Answer;
   /** The account's record of sign-ins and sign-outs; none in apps built without it. */
   events?: AccountEventSink;
+  /** Passkeys are served: the provider list names Auth.js's Passkey provider too. */
+  passkeyProvider?: boolean;
+}
+
+/**
+ * Auth.js's provider list with its Passkey provider added, as Auth.js lists a WebAuthn provider
+ * (`next-auth/webauthn`'s `signIn("passkey")` looks it up there before anything else).
+ */
+async function withPasskeyProvider(response: Response, origin: string): Promise<Response> {
+  let providers: Record<string, unknown>;
+  try {
+    providers = (await response.clone().json()) as Record<string, unknown>;
+  } catch {
+    // No list to add to (a HEAD request's answer has no body): Auth.js's answer as it is.
+    return response;
+  }
+  const base = `${origin}${authBasePath}`;
+  providers.passkey = {
+    id: 'passkey',
+    name: 'Passkey',
+    type: 'webauthn',
+    signinUrl: `${base}/signin/passkey`,
+    callbackUrl: `${base}/callback/passkey`,
+  };
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(providers), { status: response.status, headers });
 }
 
 /** What a page needs to print its form, or Auth.js's own answer when it gave none. */
@@ -80,6 +108,7 @@ function signInOutcome(context: AuthRequestContext): SignInOutcome {
     case 'MissingCSRF':
       return 'csrf';
     case 'CredentialsSignin':
+    case 'WebAuthnVerificationError':
       return context.signInResult === 'invalid' ? 'invalid' : 'error';
     default:
       return 'error';
@@ -91,8 +120,12 @@ function signInOutcome(context: AuthRequestContext): SignInOutcome {
  * own cookies (the same in both modes: only this bridge adds it).
  */
 function withDeviceCookie(response: Response, value: string, secure: boolean): Response {
+  return withCookie(response, deviceSetCookie(value, secure));
+}
+
+function withCookie(response: Response, setCookie: string): Response {
   const headers = new Headers(response.headers);
-  headers.append('set-cookie', deviceSetCookie(value, secure));
+  headers.append('set-cookie', setCookie);
   return new Response(response.body, { status: response.status, headers });
 }
 
@@ -178,7 +211,14 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
     async answer(
       request: FastifyRequest,
       reply: FastifyReply,
-      route: { path: string; search: string; body: Buffer | undefined; secure: boolean },
+      route: {
+        path: string;
+        search: string;
+        body: Buffer | undefined;
+        secure: boolean;
+        /** A passkey sign-in: the assertion is checked in place of a password. */
+        passkey?: boolean;
+      },
     ): Promise<FastifyReply> {
       const { path, secure } = route;
       const config = secure ? options.configs.https : options.configs.http;
@@ -222,20 +262,35 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
           heldSessionTokens: heldSessionTokens(cookies, names.session),
         }),
       };
+      if (route.passkey === true) {
+        context.passkey = {
+          challengeCookie: cookies.get(challengeCookieName(secure)),
+          secure,
+        };
+      }
       const signingIn =
         request.method === 'POST' && path === `${authBasePath}/callback/credentials`;
       const deviceCookie = signingIn ? cookies.get(deviceCookieName(secure)) : undefined;
       if (deviceCookie !== undefined) context.deviceCookie = deviceCookie;
-      const challengeCookie = signingIn ? cookies.get(challengeCookieName(secure)) : undefined;
+      const challengeCookie = signingIn ? cookies.get(secondStepCookieName(secure)) : undefined;
       if (challengeCookie !== undefined && challengeCookie !== '')
         context.challengeCookie = challengeCookie;
       let response: Response;
       try {
         response = servedPage(path, await Auth(webRequest, config(context)));
+        if (
+          options.passkeyProvider === true &&
+          path === `${authBasePath}/providers` &&
+          response.status === 200
+        ) {
+          response = await withPasskeyProvider(response, origin);
+        }
       } catch (error) {
         if (signingIn) options.observer.signIn('error');
         throw error;
       }
+      // The challenge is spent whatever the outcome: Auth.js clears its cookie after use too.
+      if (route.passkey === true) response = withCookie(response, clearChallenge(secure));
       let event = context.accountEvent;
       if (signingIn) {
         const outcome = signInOutcome(context);
@@ -248,7 +303,13 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         else if (outcome === 'success' && context.challengeCookie !== undefined)
           response = withChallengeCookie(response, null, secure);
         const userId = context.verifiedCredential?.userId;
-        if (outcome === 'success' && userId !== undefined) event = { type: 'signin', userId };
+        if (outcome === 'success' && userId !== undefined) {
+          event = {
+            type: 'signin',
+            userId,
+            ...(route.passkey === true && { detail: { method: 'passkey' } }),
+          };
+        }
       }
       if (event !== undefined) noteAfterAnswer(request, reply, event);
       return answerInterruption(request, reply, context, response);

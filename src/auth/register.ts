@@ -21,6 +21,8 @@ import { createSessionClaims } from './session-claims.js';
 import { createSessionRead } from './session-read.js';
 import type { LastSeen } from '../sessions/last-seen.js';
 import type { Throttle } from './throttle.js';
+import { createPasskeyAuthorize } from './passkey-authorize.js';
+import type { PasskeyPort } from './passkey-port.js';
 
 export type AuthSettings = Pick<
   Config,
@@ -50,6 +52,8 @@ export interface AuthRegistration {
   lastSeen?: Pick<LastSeen, 'seen'>;
   /** The second step's challenges (the account wing's); absent: a code needs the password. */
   signInChallenges?: SignInChallenges;
+  /** Passkeys (the account wing's); absent: their routes answer 404. */
+  passkeys?: PasskeyPort;
 }
 
 /** What other route groups use of the auth wing. */
@@ -160,6 +164,9 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
         session: config.session,
         sessionCookiePrefix: config.sessionCookiePrefix,
         authorize,
+        ...(deps.passkeys !== undefined && {
+          passkeyAuthorize: createPasskeyAuthorize({ passkeys: deps.passkeys, log: site.app.log }),
+        }),
         claims: claimsFor(secure),
         log: site.app.log,
         codec,
@@ -199,6 +206,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       signedInUser,
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
+      ...(deps.passkeys !== undefined && { passkeys: deps.passkeys }),
     }));
     done();
   });

@@ -51,6 +51,11 @@ export interface AuthRequestContext {
   authError?: string;
   /** What to add to the account's record once the answer is out (a failure, a sign-out). */
   accountEvent?: PendingAccountEvent;
+  /**
+   * A passkey sign-in (`POST /api/auth/callback/passkey`, `action=authenticate`) going through
+   * the credentials callback: the assertion is checked instead of a password.
+   */
+  passkey?: { challengeCookie: string | undefined; secure: boolean };
 }
 
 /**

@@ -11,6 +11,7 @@ import { guardAuthBody } from './body-guard.js';
 import type { AccountEventSink } from './account-events.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
+import type { PasskeyPort } from './passkey-port.js';
 import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
 import { createPageCsrf } from './page-csrf.js';
 import { StoreUnavailableError } from './request-context.js';
@@ -26,7 +27,9 @@ type AuthAction =
   | 'signin/credentials'
   | 'callback/credentials'
   | 'signout'
-  | 'error';
+  | 'error'
+  | 'webauthn-options/passkey'
+  | 'callback/passkey';
 
 /** Every /api/auth route Gatehouse serves, with its methods (the rest is 404 or 405). */
 export const authRoutes: Record<AuthAction, readonly ('GET' | 'POST')[]> = {
@@ -38,6 +41,8 @@ export const authRoutes: Record<AuthAction, readonly ('GET' | 'POST')[]> = {
   'callback/credentials': ['POST'],
   signout: ['GET', 'POST'],
   error: ['GET'],
+  'webauthn-options/passkey': ['GET'],
+  'callback/passkey': ['POST'],
 };
 
 export interface AuthRouteDeps {
@@ -68,6 +73,8 @@ export interface AuthRouteDeps {
   observer: Pick<Observer, 'signIn'>;
   /** The account's record of sign-ins and sign-outs. */
   events?: AccountEventSink;
+  /** Passkeys (the account wing's); without them their routes answer 404. */
+  passkeys?: PasskeyPort;
 }
 
 /**
@@ -81,6 +88,17 @@ export type PageViewOf = (
 
 const callbackPath = `${authBasePath}/callback/credentials`;
 const signInPaths = new Set([`${authBasePath}/signin/credentials`, callbackPath]);
+const passkeyCallbackPath = `${authBasePath}/callback/passkey`;
+
+/** The callback's `action` (Auth.js's WebAuthn field), from a form or JSON body. */
+function passkeyActionOf(request: FastifyRequest, body: Buffer): unknown {
+  const text = body.toString('utf8');
+  if (!(request.headers['content-type'] ?? '').toLowerCase().includes('application/json')) {
+    return new URLSearchParams(text).get('action');
+  }
+  // The body guard has checked it is a JSON object.
+  return (JSON.parse(text) as Record<string, unknown>).action;
+}
 
 function sendFast(reply: FastifyReply, answer: FastAnswer): FastifyReply {
   reply.code(200).headers(answer.headers);
@@ -134,10 +152,10 @@ export function registerAuthRoutes(
       const view = await pageView(request, '');
       return view instanceof Response ? undefined : view;
     }) ?? sendError(reply, error);
-  const bridge = authjsBridge({ ...deps, refuse });
+  const bridge = authjsBridge({ ...deps, refuse, passkeyProvider: deps.passkeys !== undefined });
   const pageCsrf = createPageCsrf({ fast: fastReader, bridge });
   const assertSameOrigin = loginCsrfGuard({
-    signInPaths,
+    signInPaths: new Set([...signInPaths, passkeyCallbackPath]),
     originOf: (request) => originOf(request, publicOrigin),
     onSignInRefused: () => deps.observer.signIn('csrf'),
   });
@@ -166,6 +184,35 @@ export function registerAuthRoutes(
     return request.method === 'POST' && path === callbackPath
       ? enterSignIn(request, reply, answer)
       : answer();
+  }
+
+  /**
+   * `POST /api/auth/callback/passkey`, as Auth.js's Passkey provider takes it (`action`, `data`,
+   * `csrfToken`, `callbackUrl`): `authenticate` signs in through the credentials callback (the
+   * same CSRF check, door, session and answer as a password), `register` adds a passkey to the
+   * signed-in account (the account wing's).
+   */
+  async function passkeyCallback(request: FastifyRequest, reply: FastifyReply) {
+    const passkeys = deps.passkeys;
+    if (passkeys === undefined) return sendError(reply, new HttpError('not_found'));
+    const secure = isSecure(request, publicOrigin);
+    const route = routeOf(request);
+    assertSameOrigin(request, route.path);
+    const body = guardAuthBody(request);
+    const action = passkeyActionOf(request, body);
+    if (action === 'register') return passkeys.register(request, reply);
+    if (action !== 'authenticate') {
+      throw new HttpError('bad_request', {}, 'The action must be authenticate or register.');
+    }
+    return enterSignIn(request, reply, () =>
+      bridge.answer(request, reply, { ...route, path: callbackPath, body, secure, passkey: true }),
+    );
+  }
+
+  /** `GET /api/auth/webauthn-options/passkey` (the account wing's). */
+  async function passkeyOptions(request: FastifyRequest, reply: FastifyReply) {
+    if (deps.passkeys === undefined) return sendError(reply, new HttpError('not_found'));
+    return deps.passkeys.options(request, reply);
   }
 
   /** A session or CSRF read: session-read's fast branch unless it is Auth.js's. */
@@ -249,6 +296,8 @@ export function registerAuthRoutes(
     'callback/credentials': toAuthjs,
     signout: page('signout'),
     error: toAuthjs,
+    'webauthn-options/passkey': passkeyOptions,
+    'callback/passkey': passkeyCallback,
   };
   // A browser's sign-in form post: a failure's answer keeps the email for the page, a success
   // forgets it (src/pages/kept-email.ts). Other callers' answers are left as they are.

@@ -12,6 +12,7 @@ import * as sessionProofs from './migrations/009-session-proofs.js';
 import * as totp from './migrations/011-totp.js';
 import * as auditLog from './migrations/013-audit-log.js';
 import * as webhookOutbox from './migrations/014-webhook-outbox.js';
+import * as passkeys from './migrations/012-passkeys.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '011-totp': totp,
   '013-audit-log': auditLog,
   '014-webhook-outbox': webhookOutbox,
+  '012-passkeys': passkeys,
 };
 
 const provider: MigrationProvider = {

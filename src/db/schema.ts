@@ -179,6 +179,29 @@ export interface SigninChallengesTable {
   used_at: number | null;
 }
 
+/** A registered passkey (migration 012): its public key only, never a secret. */
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  /** base64url, as an assertion names it. */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: Generated<number>;
+  /** Comma-separated hints (`internal`, `hybrid`, …), '' when none. */
+  transports: Generated<string>;
+  backed_up: Generated<number>;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** A WebAuthn challenge once answered, kept until it would have expired anyway. */
+export interface PasskeyChallengesUsedTable {
+  challenge_hash: string;
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -192,4 +215,6 @@ export interface Database {
   user_totp: UserTotpTable;
   recovery_codes: RecoveryCodesTable;
   signin_challenges: SigninChallengesTable;
+  passkeys: PasskeysTable;
+  passkey_challenges_used: PasskeyChallengesUsedTable;
 }

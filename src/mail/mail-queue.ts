@@ -12,6 +12,8 @@ export type MailKind =
   | 'invitation'
   | 'account-locked-notice'
   | 'second-factor-notice'
+  | 'passkey-added-notice'
+  | 'passkey-removed-notice'
   | 'test';
 
 export interface MailRequest {

@@ -14,6 +14,8 @@ export const mailPriority: Readonly<Record<MailKind, 0 | 1>> = {
   'email-changed-notice': 0,
   'account-locked-notice': 0,
   'second-factor-notice': 0,
+  'passkey-added-notice': 0,
+  'passkey-removed-notice': 0,
   test: 0,
   'signup-confirmation': 1,
   'account-exists': 1,

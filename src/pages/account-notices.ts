@@ -12,7 +12,9 @@ export type AccountForm =
   | 'totp_setup'
   | 'totp_confirm'
   | 'totp_disable'
-  | 'recovery_codes';
+  | 'recovery_codes'
+  | 'passkey-rename'
+  | 'passkey-remove';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -54,7 +56,16 @@ const successes = {
     'Two-step sign-in is on. Keep your recovery codes safe: each one signs you in once if you lose your phone.',
   totp_disable: 'Two-step sign-in is off: your password alone now signs you in.',
   recovery_codes: 'New recovery codes were made; the old ones no longer work.',
-} as const satisfies Record<AccountForm | 'verified', string>;
+  'passkey-rename': 'The passkey was renamed.',
+  'passkey-remove': 'The passkey was removed: it can no longer sign in to your account.',
+  'passkey-added': 'Passkey added. Next time, choose "Sign in with a passkey" on the sign-in page.',
+} as const satisfies Record<AccountForm | 'verified' | 'passkey-added', string>;
+
+/** What the page says after its script's passkey registration was refused (`done=`). */
+const refusals: Record<string, string> = {
+  'passkey-refused':
+    'The new passkey was not accepted, so none was added. Please try again; if this device already holds a passkey for your account, use that one.',
+};
 
 /** The success notice of a form whose answer is a page of its own (not a redirect). */
 export const shownNotice = (form: AccountForm): Notice => ({ tone: 'info', text: successes[form] });
@@ -62,6 +73,9 @@ export const shownNotice = (form: AccountForm): Notice => ({ tone: 'info', text:
 /** The success notice for the account page's query string, or none. */
 export function accountDoneNotice(params: URLSearchParams): Notice | undefined {
   const done = params.get(doneParam);
+  if (done !== null && Object.hasOwn(refusals, done)) {
+    return { tone: 'error', text: refusals[done] as string };
+  }
   return done !== null && Object.hasOwn(successes, done)
     ? { tone: 'info', text: successes[done as keyof typeof successes] }
     : undefined;
@@ -85,6 +99,12 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
   switch (failure.code) {
     case 'csrf':
       return error(formExpired);
+    case 'not_found':
+      if (form === 'passkey-rename' || form === 'passkey-remove')
+        return error('That passkey is no longer on your account.');
+      return error(failure.message);
+    case 'reauthentication_required':
+      return error('Enter your current password to remove a passkey.', ['currentPassword']);
     case 'invalid_code':
       return error(
         failure.reason === 'no_totp'
@@ -99,6 +119,10 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
         'code',
       ]);
     case 'invalid_credentials':
+      if (form === 'passkey-remove')
+        return error('Your current password is not correct, so the passkey was not removed.', [
+          'currentPassword',
+        ]);
       if (form !== 'email' && form !== 'password')
         return error('Your current password is not correct, so nothing changed.', [
           'currentPassword',
@@ -128,7 +152,9 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
           ['email'],
         );
       }
-      return form === 'profile'
+      if (form === 'passkey-remove')
+        return error('Enter your current password to remove a passkey.', ['currentPassword']);
+      return form === 'profile' || form === 'passkey-rename'
         ? error('Enter a name of 1 to 200 characters.', ['name'])
         : error('Fill in your current password and the new one.', [
             'currentPassword',

@@ -1,6 +1,7 @@
 import type { AccountForm } from './account-notices.js';
 import { historySection, sessionsSection, type SecurityView } from './account-security.js';
 import { markup, trustedHtml, type SafeHtml } from './html.js';
+import { passkeyScript } from './passkey-script.js';
 import {
   noticeId,
   renderDocument,
@@ -15,6 +16,14 @@ export interface AccountUser {
   name: string;
   email: string;
   emailVerified: boolean;
+}
+
+/** A passkey as the page lists it (`GET /api/account/passkeys`'s entries). */
+export interface PasskeyRow {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
 }
 
 /** A form just sent and refused: what was typed (never a password) and the fields to mark. */
@@ -51,6 +60,10 @@ export interface AccountPageView extends SecurityView {
   mailEnabled?: boolean;
   /** Absent: second factors are off and this account has none (no section). */
   secondFactor?: SecondFactorView | undefined;
+  /** The account's passkeys; undefined: no passkeys section. */
+  passkeys?: readonly PasskeyRow[] | undefined;
+  /** The session may use (recent) routes now: no password asked for before them. */
+  recent?: boolean;
 }
 
 const rulesId = 'password-rules';
@@ -164,6 +177,85 @@ function freshCodesPart(codes: readonly string[]): SafeHtml {
 <a class="button secondary" href="${href}" download="recovery-codes.txt">Download as a text file</a>`;
 }
 
+/** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
+function day(iso: string): string {
+  const date = new Date(iso);
+  const months = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ');
+  return `${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+}
+
+/**
+ * Passkeys: each with its dates, and (folded away) its rename and remove forms, which work
+ * without script; removing asks for the current password unless the session is recent. Adding
+ * needs WebAuthn, so script: the add form is hidden until the page's script finds passkeys
+ * supported, and a hint says so otherwise.
+ */
+function passkeysSection(view: AccountPageView, passkeys: readonly PasskeyRow[]): SafeHtml {
+  const sent = view.sent;
+  const askPassword = view.recent !== true;
+  const rows = passkeys.map((passkey) => {
+    const refused = (form: AccountForm) => sent?.form === form && sent.values.id === passkey.id;
+    const renaming = refused('passkey-rename');
+    const removing = refused('passkey-remove');
+    const typed = renaming ? sent?.values.name : undefined;
+    const rename = `rename-${passkey.id}`;
+    const remove = `remove-password-${passkey.id}`;
+    const used =
+      passkey.lastUsedAt === null ? 'never used' : `last used ${day(passkey.lastUsedAt)}`;
+    return markup`<li>
+<p class="fact"><span class="label">${passkey.name}</span> <span class="hint">Added ${day(passkey.createdAt)}, ${used}</span></p>
+<details${(renaming || removing) && markup` open`}>
+<summary>Rename or remove<span hidden> ${passkey.name}</span></summary>
+<form method="post" action="/account/passkeys/rename">
+${csrfField(view)}
+<input type="hidden" name="id" value="${passkey.id}">
+<label for="${rename}">New name</label>
+<input id="${rename}" name="name" type="text" maxlength="200" required value="${typed ?? passkey.name}"${renaming ? fieldState(view, 'passkey-rename', 'name') : markup``}>
+<button type="submit" class="secondary">Rename</button>
+</form>
+<form method="post" action="/account/passkeys/remove">
+${csrfField(view)}
+<input type="hidden" name="id" value="${passkey.id}">
+${
+  askPassword &&
+  markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
+<label for="${remove}">Current password</label>
+<input id="${remove}" name="currentPassword" type="password" autocomplete="current-password" required${removing ? fieldState(view, 'passkey-remove', 'currentPassword') : markup``}>`
+}
+<button type="submit" class="secondary">Remove this passkey</button>
+</form>
+</details>
+</li>`;
+  });
+  const list =
+    passkeys.length === 0
+      ? markup`<p class="hint">No passkeys yet. A passkey lets you sign in with your device's screen lock, fingerprint or face instead of your password.</p>`
+      : markup`<ul class="passkeys">
+${rows.map(
+  (row) => markup`${row}
+`,
+)}</ul>`;
+  const addPassword = 'add-passkey-password';
+  return markup`<section aria-labelledby="passkeys-title">
+<h2 id="passkeys-title">Passkeys</h2>
+${list}
+<form data-passkey-add data-passkey-only hidden>
+${csrfField(view)}
+<label for="passkeyName">Name for the new passkey <span class="hint">(optional)</span></label>
+<input id="passkeyName" name="passkeyName" type="text" maxlength="200" placeholder="My laptop">
+${
+  askPassword &&
+  markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
+<label for="${addPassword}">Current password</label>
+<input id="${addPassword}" name="currentPassword" type="password" autocomplete="current-password" required>`
+}
+<button type="submit">Add a passkey</button>
+<p id="passkey-add-status" class="status notice notice-error" role="status"></p>
+</form>
+<p class="hint after" data-passkey-none>Adding a passkey needs a browser with passkey support and JavaScript switched on.</p>
+</section>`;
+}
+
 /**
  * Two-step sign-in: off (set it up, with the password), a set-up waiting for its code (the QR
  * code and the secret as text for another device), or on (recovery codes left, new ones, off).
@@ -229,10 +321,11 @@ ${body}
 export function renderAccountPage(shell: PageShell, view: AccountPageView): string {
   const sections = [profileSection(view), emailSection(view), passwordSection(view)];
   if (view.secondFactor !== undefined) sections.push(secondFactorSection(view, view.secondFactor));
+  if (view.passkeys !== undefined) sections.push(passkeysSection(view, view.passkeys));
   sections.push(sessionsSection(view), historySection(view));
   const content = markup`${renderNotice(view.notice)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true })}
-</section>`;
+</section>${view.passkeys !== undefined && markup`\n<script>${trustedHtml(passkeyScript)}</script>`}`;
   return renderDocument(shell, 'Your account', content, view.notice);
 }

@@ -112,8 +112,8 @@ function titleOf(shell: PageShell, heading: string, notice: Notice | undefined):
 }
 
 /**
- * A whole page around its `<main>` content. No script anywhere: the pages work as plain forms
- * and their CSP allows none. An error puts "Error:" first in the title, which is what a screen
+ * A whole page around its `<main>` content. No script but the passkeys' one (by its hash): the
+ * pages work as plain forms, and their CSP allows no other. An error puts "Error:" first in the title, which is what a screen
  * reader announces first on arrival. The `<style>` element holds exactly the hashed stylesheet:
  * one more blank inside it and the CSP would refuse it.
  */

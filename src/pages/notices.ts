@@ -108,6 +108,11 @@ export const signOutBusy: Notice = {
   text: 'The service is busy right now and could not sign you out. Please try again in a few seconds.',
 };
 
+const passkeyRefused: Notice = {
+  tone: 'error',
+  text: 'That passkey was not accepted: it may have been removed from your account, or the attempt took too long. Try again, or sign in with your email and password.',
+};
+
 /**
  * The notice for the sign-in page's query string: Auth.js's `error` (and `code`) values, our own
  * `retryAfter` and `signedOut`. Values map to fixed texts; nothing from the URL is printed (the
@@ -139,6 +144,9 @@ export function signInNotice(
       }
     case 'MissingCSRF':
       return formExpired;
+    // A passkey's assertion refused (unknown or removed passkey, used or expired challenge).
+    case 'WebAuthnVerificationError':
+      return passkeyRefused;
     // Auth.js's code for "this page needs a session" (next-auth's useSession({ required })).
     case 'SessionRequired':
       return sessionEnded;

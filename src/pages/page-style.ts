@@ -89,6 +89,18 @@ details[open] summary{margin-bottom:.75rem}
 .codes{margin:0 0 1rem;padding:0;list-style:none;columns:10rem;column-gap:1rem}
 .codes li{margin:0 0 .375rem;white-space:nowrap}
 .codes+.button{margin:0 0 1.5rem}
+.passkeys{margin:0;padding:0;list-style:none}
+.passkeys>li{padding:.75rem 0;border-top:1px solid var(--card-border)}
+.passkeys>li:first-child{padding-top:0;border-top:0}
+.passkeys>li:last-child{padding-bottom:0}
+.passkeys .fact{margin:0}
+.passkeys details{margin:.25rem 0 0;padding-top:0;border-top:0}
+.passkeys form+form{margin-top:1.25rem}
+.passkeys+form{margin-top:1.5rem;padding-top:1.25rem;border-top:1px solid var(--card-border)}
+label .hint{font-weight:400}
+.or{margin:1.25rem 0 0;color:var(--muted);text-align:center}
+.status:empty{display:none}
+.status{margin:.75rem 0 0}
 input:focus-visible,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 @media (max-width:30rem){body{justify-content:flex-start;padding:1rem .75rem}main{padding:1.5rem 1.25rem}}
 @media (forced-colors:active){button,.button{border-color:ButtonText}.notice{border-color:CanvasText}}

@@ -1,4 +1,5 @@
-import { markup, type SafeHtml } from './html.js';
+import { markup, trustedHtml, type SafeHtml } from './html.js';
+import { passkeyScript } from './passkey-script.js';
 import {
   noticeId,
   renderDocument,
@@ -94,7 +95,13 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
     (forgot !== false || signup !== false) &&
     markup`
 <p class="hint">${forgot}${forgot !== false && signup !== false && markup`<br>`}${signup}</p>`;
-  const form = markup`<form method="post" action="${shell.basePath}/callback/credentials">
+  // Shown by the page's script where the browser has passkeys; hidden (and inert) elsewhere.
+  const passkey = markup`<div data-passkey-only hidden>
+<p class="or">or</p>
+<button type="button" class="secondary" data-passkey-signin>Sign in with a passkey</button>
+<p id="passkey-status" class="status notice notice-error" role="status"></p>
+</div>`;
+  const form = markup`<form method="post" action="${shell.basePath}/callback/credentials" data-signin>
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
 <label for="email">Email</label>
@@ -102,7 +109,8 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword}${describedBy}${invalid}>
 <button type="submit">Sign in</button>
-</form>${links}`;
+</form>
+${passkey}${links}`;
   let content: SafeHtml;
   if (signedIn === undefined) {
     content = markup`${renderNotice(notice)}
@@ -121,5 +129,7 @@ ${renderNotice(notice)}
 ${form}
 </details>`;
   }
+  content = markup`${content}
+<script>${trustedHtml(passkeyScript)}</script>`;
   return renderDocument(shell, `Sign in to ${shell.productName}`, content, notice);
 }

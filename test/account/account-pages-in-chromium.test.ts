@@ -39,7 +39,7 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
     await page.waitForURL(/\/api\/auth\/signin\?callbackUrl=%2Faccount$/);
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${server.url}/account`);
     return email;
   }
@@ -79,7 +79,9 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       async (page) => {
         const email = await signedInAtAccount(page);
         await expect(page.title()).resolves.toBe('Your account – Gatehouse');
-        await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Ada Lovelace');
+        await expect(page.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe(
+          'Ada Lovelace',
+        );
         await expect(page.locator('.fact').innerText()).resolves.toContain(email);
       },
     ],
@@ -97,11 +99,13 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       'name-changed',
       async (page) => {
         await signedInAtAccount(page);
-        await page.getByLabel('Name').fill('Augusta Ada King');
+        await page.getByLabel('Name', { exact: true }).fill('Augusta Ada King');
         await page.getByRole('button', { name: 'Save name' }).click();
         await page.waitForURL(`${server.url}/account?done=profile`);
         await expect(page.getByRole('status').innerText()).resolves.toBe('Your name was changed.');
-        await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Augusta Ada King');
+        await expect(page.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe(
+          'Augusta Ada King',
+        );
       },
     ],
     [
@@ -145,13 +149,15 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       async (page) => {
         await signedInAtAccount(page);
         // Blanks only: the browser's `required` lets it through, the server refuses it.
-        await page.getByLabel('Name').fill('   ');
+        await page.getByLabel('Name', { exact: true }).fill('   ');
         await page.getByRole('button', { name: 'Save name' }).click();
         await page.waitForURL(`${server.url}/account/profile`);
         await expect(page.getByRole('alert').innerText()).resolves.toBe(
           'Enter a name of 1 to 200 characters.',
         );
-        await expect(page.getByLabel('Name').getAttribute('aria-invalid')).resolves.toBe('true');
+        await expect(
+          page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid'),
+        ).resolves.toBe('true');
       },
     ],
     [
@@ -236,7 +242,7 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       await there.page.goto(`${server.url}/api/auth/signin`);
       await there.page.getByLabel('Email').fill(email);
       await there.page.getByLabel('Password').fill(password);
-      await there.page.getByRole('button', { name: 'Sign in' }).click();
+      await there.page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await there.page.waitForURL(`${server.url}/`);
       await changePassword(here.page, password, newPassword);
       await here.page.waitForURL(`${server.url}/account?done=password`);

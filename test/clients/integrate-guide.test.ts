@@ -317,14 +317,14 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       if (unavailable) return context.skip(unavailable);
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill('not the password at all');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
     });
 
     it('signs in as Ada: both server readers and useSession say so, with the same id', async (context) => {
       if (unavailable) return context.skip(unavailable);
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       // router.refresh() renders the server components again, now with the cookie.
       await waitFor(page, 'server-gatehouse', ada);
       await waitFor(page, 'server-decoded', ada);
@@ -393,7 +393,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await fresh.goto(appUrl);
       await fresh.getByLabel('Email').fill('ada@example.com');
       await fresh.getByLabel('Password').fill(password);
-      await fresh.getByRole('button', { name: 'Sign in' }).click();
+      await fresh.getByRole('button', { name: 'Sign in', exact: true }).click();
       await fresh.getByRole('alert').filter({ hasText: 'is AUTH_URL on Gatehouse' }).waitFor();
       await shot(fresh, '6-no-auth-url');
       expect(await text(fresh, 'server-gatehouse')).toBe('Not signed in');

@@ -76,7 +76,7 @@ async function signIn(page: Page, email: string, secret: string): Promise<SignIn
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(secret);
   return (await act(page, 'signin-result', () =>
-    page.getByRole('button', { name: 'Sign in' }).click(),
+    page.getByRole('button', { name: 'Sign in', exact: true }).click(),
   )) as SignInResult;
 }
 
@@ -264,12 +264,13 @@ describe.skipIf(missing.length > 0 || noNext !== '')(
       });
 
       describe.skipIf(skipHttps !== '')(titled('the next-auth/react page', skipHttps), () => {
-        it('getProviders lists the credentials provider and getCsrfToken returns a token', async () => {
+        it('getProviders lists the credentials and passkey providers and getCsrfToken returns a token', async () => {
           const { context, page } = await openPage();
           await page.locator('#providers[data-runs="1"]').waitFor();
           await page.locator('#csrf[data-runs="1"]').waitFor();
           const providers = (await shown(page, 'providers')) as Record<string, unknown>;
-          expect(Object.keys(providers)).toEqual(['credentials']);
+          expect(Object.keys(providers)).toEqual(['credentials', 'passkey']);
+          expect(providers.passkey).toMatchObject({ id: 'passkey', type: 'webauthn' });
           expect(providers.credentials).toMatchObject({
             id: 'credentials',
             type: 'credentials',

@@ -14,6 +14,7 @@ import * as sessionProofsMigration from '../../src/db/migrations/009-session-pro
 import * as webhookOutboxMigration from '../../src/db/migrations/014-webhook-outbox.js';
 import * as auditLogMigration from '../../src/db/migrations/013-audit-log.js';
 import * as totpMigration from '../../src/db/migrations/011-totp.js';
+import * as passkeysMigration from '../../src/db/migrations/012-passkeys.js';
 import * as pruneIndexesMigration from '../../src/db/migrations/007-prune-indexes.js';
 import * as mailPriorityMigration from '../../src/db/migrations/008-mail-priority.js';
 import { pruneEvents } from '../../src/account/model/events.js';
@@ -542,6 +543,7 @@ for (const backend of backends) {
         // Such a database had none of the later migrations either: undone newest first.
         await webhookOutboxMigration.down(db as unknown as Kysely<unknown>);
         await auditLogMigration.down(db as unknown as Kysely<unknown>);
+        await passkeysMigration.down(db as unknown as Kysely<unknown>);
         await totpMigration.down(db as unknown as Kysely<unknown>);
         await sessionProofsMigration.down(db as unknown as Kysely<unknown>);
         await mailPriorityMigration.down(db as unknown as Kysely<unknown>);

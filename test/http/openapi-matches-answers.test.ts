@@ -85,6 +85,7 @@ describe('docs/openapi.yaml', () => {
       [
         '/',
         '/api/auth/callback/credentials',
+        '/api/auth/callback/passkey',
         '/api/auth/csrf',
         '/api/auth/error',
         '/api/auth/providers',
@@ -92,6 +93,7 @@ describe('docs/openapi.yaml', () => {
         '/api/auth/signin',
         '/api/auth/signin/credentials',
         '/api/auth/signout',
+        '/api/auth/webauthn-options/passkey',
         '/api/health',
         '/api/health/ready',
         // The account wing's own table says what it serves (src/account/register.ts).
@@ -224,6 +226,61 @@ describe('docs/openapi.yaml', () => {
     await conforms(await client.postForm(change, fields(password, 'short')), 'POST', change);
     await conforms(await client.postForm(change, fields(password, 'a', 'b')), 'POST', change);
     await conforms(await client.postForm(change, fields(password, password)), 'POST', change);
+  });
+
+  it('the passkey routes answer as documented in the outcomes a test without an authenticator can give', async () => {
+    const options = '/api/auth/webauthn-options/passkey';
+    const callback = '/api/auth/callback/passkey';
+    const anonymous = new Client(server.url);
+    await conforms(await anonymous.get(`${options}?action=authenticate`), 'GET', options);
+    await conforms(await anonymous.get(options), 'GET', options);
+    await conforms(await anonymous.get(`${options}?action=register`), 'GET', options);
+    await conforms(await anonymous.get(`${options}?action=other`), 'GET', options);
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', password);
+    await conforms(await client.get(`${options}?action=register`), 'GET', options);
+    const csrfToken = await client.csrfToken();
+    const form = { csrfToken, action: 'authenticate', data: '{"id":"AAAA"}' };
+    await conforms(await client.postForm(callback, form), 'POST', callback);
+    await conforms(
+      await client.postForm(callback, form, { 'x-auth-return-redirect': '1' }),
+      'POST',
+      callback,
+    );
+    await conforms(await client.postForm(callback, { ...form, action: 'x' }), 'POST', callback);
+    await conforms(
+      await client.postForm(callback, { ...form, action: 'register' }),
+      'POST',
+      callback,
+    );
+    await conforms(
+      await client.postForm(callback, { action: 'register', data: '{}' }),
+      'POST',
+      callback,
+    );
+    const list = '/api/account/passkeys';
+    await conforms(await anonymous.get(list), 'GET', list);
+    await conforms(await client.get(list), 'GET', list);
+    const post = (route: string, body: Record<string, unknown>) =>
+      client.request(route, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': csrfToken },
+        body: JSON.stringify(body),
+      });
+    const rename = '/api/account/passkeys/{id}/rename';
+    const remove = '/api/account/passkeys/{id}/remove';
+    await conforms(await post('/api/account/passkeys/nope/rename', { name: 'A' }), 'POST', rename);
+    await conforms(await post('/api/account/passkeys/nope/rename', { name: '' }), 'POST', rename);
+    await conforms(await post('/api/account/passkeys/nope/remove', {}), 'POST', remove);
+    const browser = { accept: 'text/html', origin: server.url, 'sec-fetch-site': 'same-origin' };
+    const pages = new Client(server.url, browser);
+    await pages.signIn('ada@example.com', password);
+    const pageToken = await pages.csrfToken();
+    for (const page of ['/account/passkeys/rename', '/account/passkeys/remove']) {
+      await conforms(await pages.get(page), 'GET', page);
+      const fields = { csrfToken: pageToken, id: 'nope', name: 'A' };
+      await conforms(await pages.postForm(page, fields), 'POST', page);
+    }
   });
 
   it('the account routes answer as documented in every outcome they can be made to give', async () => {

@@ -29,7 +29,7 @@ describe.skipIf(!screensRun)('verify and change e-mail in Chromium', () => {
     await page.goto(`${suite.started.service.url}/account`);
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${suite.started.service.url}/account`);
   }
 

@@ -32,14 +32,14 @@ describe.skipIf(!screensRun)('an invitation in Chromium', () => {
       expect(await page.locator('.lead').textContent()).toBe(
         `You're invited to Gatehouse as ${email}. Choose your name and a password.`,
       );
-      expect(await page.getByLabel('Name').inputValue()).toBe('Ada Lovelace');
+      expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('Ada Lovelace');
       await shot('1-invitation');
       // Long enough for the field's minlength, so the server's policy answers.
       await page.getByLabel('Password', { exact: true }).fill('password1234567');
       await page.getByRole('button', { name: 'Create my account' }).click();
       expect(await page.getByRole('alert').textContent()).toMatch(/commonly used/);
       await shot('2-weak');
-      await page.getByLabel('Name').fill('Ada');
+      await page.getByLabel('Name', { exact: true }).fill('Ada');
       await page.getByLabel('Password', { exact: true }).fill(password);
       await page.getByRole('button', { name: 'Create my account' }).click();
       expect(await page.getByRole('heading').textContent()).toBe('Account created — sign in');
@@ -48,7 +48,7 @@ describe.skipIf(!screensRun)('an invitation in Chromium', () => {
       await page.getByRole('link', { name: 'Sign in' }).click();
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForLoadState('load');
       expect(await page.evaluate(() => document.body.innerText)).toContain(email);
       await shot('4-signed-in');

@@ -66,7 +66,7 @@ describe.skipIf(!screensRun)('"this wasn\'t me" in Chromium', () => {
       await page.goto(`${suite.started.service.url}/api/auth/signin`);
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(newPassword);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForLoadState('load');
       expect(await page.getByRole('alert').count()).toBeGreaterThan(0);
       await shot('4-signin-refused');

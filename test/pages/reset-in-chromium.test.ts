@@ -48,7 +48,7 @@ describe.skipIf(!screensRun)('password reset in Chromium', () => {
       await page.getByRole('link', { name: 'Sign in' }).click();
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill('a brand new and long passphrase');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForLoadState('load');
       const session = await page.evaluate(() => document.body.innerText);
       await shot('6-signed-in');

@@ -28,7 +28,7 @@ describe.skipIf(!screensRun)('open sign-up in Chromium', () => {
       await page.getByRole('link', { name: 'Create an account' }).click();
       expect(await page.getByRole('heading').textContent()).toBe('Create an account');
       await page.getByLabel('Email').fill(email);
-      await page.getByLabel('Name').fill('Ada Lovelace');
+      await page.getByLabel('Name', { exact: true }).fill('Ada Lovelace');
       await page.getByLabel('Password').fill('password1234567');
       await shot('2-form');
       await page.getByRole('button', { name: 'Create the account' }).click();
@@ -51,7 +51,7 @@ describe.skipIf(!screensRun)('open sign-up in Chromium', () => {
       await page.getByRole('link', { name: 'Back to sign in' }).click();
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForLoadState('load');
       expect(new URL(page.url()).searchParams.get('code')).toBe('credentials');
       expect((await context.cookies()).some((c) => c.name.includes('session-token'))).toBe(false);
@@ -83,7 +83,7 @@ describe.skipIf(!screensRun)('open sign-up in Chromium', () => {
       // Now the same password signs in.
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForLoadState('load');
       expect((await context.cookies()).some((c) => c.name.includes('session-token'))).toBe(true);
       await page.goto(`${service.url}/account`);

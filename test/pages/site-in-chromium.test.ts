@@ -24,7 +24,7 @@ async function signIn(page: Page, origin: string, email = 'ada@example.com', sec
   await page.goto(`${origin}/api/auth/signin`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(secret);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 describe.skipIf(!screensRun)('the pages in every state, light, dark and phone', () => {
@@ -126,7 +126,7 @@ describe.skipIf(!screensRun)('the pages in every state, light, dark and phone', 
       'cross-site-refused',
       async (page) => {
         await page.goto(appOrigin);
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.waitForURL(`${server.url}/api/auth/callback/credentials`);
         await expect(page.locator('h1').innerText()).resolves.toBe('Sign-in refused');
         await expect(page.getByRole('alert').innerText()).resolves.toContain(

@@ -5,7 +5,7 @@ import { answer, type AnonymousAction } from '../action.js';
 import { refuseSecret } from '../attempts.js';
 import { acceptInvitation, findLiveInvitation } from './invitations.js';
 import { boundedString, fieldsOf } from '../request-body.js';
-import { nameMaxLength } from '../self/profile.js';
+import { nameMaxLength } from '../display-name.js';
 
 // Control characters (Unicode category Cc) would break the pages and mails a name is printed in.
 const controlCharacter = /\p{Cc}/u;

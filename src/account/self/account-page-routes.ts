@@ -40,6 +40,9 @@ import {
   setupTotpWithPassword,
 } from '../totp/page-actions.js';
 import type { SecondFactorView } from '../../pages/account-page.js';
+import { renamePasskey } from '../passkeys/actions.js';
+import { createPasskeyStore } from '../passkeys/passkey-store.js';
+import { removePasskeyWithPassword } from './remove-passkey-with-password.js';
 
 /** The signed-in account page. */
 export { accountPagePath };
@@ -97,6 +100,18 @@ const allForms: Record<string, FormRoute> = {
     needsMail: true,
     doneOf: (answer) =>
       (answer as { status?: string }).status === 'already_verified' ? 'verified' : 'verification',
+  },
+  '/account/passkeys/rename': {
+    form: 'passkey-rename',
+    guard: 'session',
+    action: renamePasskey,
+    keep: ['id', 'name'],
+  },
+  '/account/passkeys/remove': {
+    form: 'passkey-remove',
+    guard: 'session',
+    action: removePasskeyWithPassword,
+    keep: ['id'],
   },
   '/account/email/change': {
     form: 'email',
@@ -241,10 +256,12 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   ): Promise<FastifyReply> {
     const user = await actionDeps.store.view(signedIn.user.id);
     if (user === null) return toSignIn(request, reply);
-    const [sessions, events, factors] = await Promise.all([
+    const [sessions, events, factors, passkeys, recentUntil] = await Promise.all([
       ownSessions(actionDeps, signedIn),
       ownHistory(actionDeps, signedIn.user.id),
       secondFactorsOf(actionDeps.factors, signedIn.user.id),
+      createPasskeyStore(actionDeps.db).list(signedIn.user.id),
+      actionDeps.recentUntil(signedIn.session.claims.sid),
     ]);
     const secondFactor: SecondFactorView | undefined =
       actionDeps.totp === undefined && !factors.totp
@@ -270,6 +287,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         notice: said.notice,
         ...(said.sent !== undefined && { sent: said.sent }),
         secondFactor,
+        passkeys,
+        recent: recentUntil !== null && actionDeps.now() < recentUntil,
       },
       { ...answer, cookies: view.csrf.cookies },
     );

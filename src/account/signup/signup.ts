@@ -6,7 +6,7 @@ import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password
 import type { AnonymousAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { signUp } from './pending-signup.js';
-import { displayName } from '../self/profile.js';
+import { displayName } from '../display-name.js';
 import { overBudget, overBudgetMessage } from '../mail-limits.js';
 
 const fields = z.object({
