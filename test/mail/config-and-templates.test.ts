@@ -155,6 +155,7 @@ describe('the built-in templates', () => {
     expiresInDays: '7',
     newEmail: 'new@example.com',
     change: 'Two-step sign-in was turned on.',
+    passkeyName: 'My laptop',
   };
 
   it.each(mailKinds)(

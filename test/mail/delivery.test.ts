@@ -235,21 +235,26 @@ for (const backend of backends) {
       );
     });
 
-    it('a relay that answers the end of a message only after 31 s gets it once (RFC 5321: 10 minutes)', async () => {
-      await smtp.setMode('slow');
-      smtp.slowMs = 31_000;
-      const h = await startMail(db, dialect, settings(smtp), {
-        delivery: { attemptWaitMs: 200 },
-        timeouts: defaultSmtpTimeouts,
-      });
-      h.mail.worker.start();
-      const before = smtp.received.length;
-      const id = await h.mail.queue.enqueueWithId(db, resetMail('patient@example.com'));
-      const row = await waitForState(h.mail, id, ['sent'], 40_000);
-      await h.mail.worker.stop();
-      expect([row.state, row.attempts, row.lastError]).toEqual(['sent', 1, null]);
-      expect(smtp.received.length).toBe(before + 1);
-    }, 60_000);
+    // The SMTP client's timeouts are the subject, not the store: 31 s of waiting once is enough.
+    it.skipIf(backend.name !== 'SQLite')(
+      'a relay that answers the end of a message only after 31 s gets it once (RFC 5321: 10 minutes)',
+      async () => {
+        await smtp.setMode('slow');
+        smtp.slowMs = 31_000;
+        const h = await startMail(db, dialect, settings(smtp), {
+          delivery: { attemptWaitMs: 200 },
+          timeouts: defaultSmtpTimeouts,
+        });
+        h.mail.worker.start();
+        const before = smtp.received.length;
+        const id = await h.mail.queue.enqueueWithId(db, resetMail('patient@example.com'));
+        const row = await waitForState(h.mail, id, ['sent'], 40_000);
+        await h.mail.worker.stop();
+        expect([row.state, row.attempts, row.lastError]).toEqual(['sent', 1, null]);
+        expect(smtp.received.length).toBe(before + 1);
+      },
+      60_000,
+    );
 
     it('an attempt that outlasts its lease keeps the mail: no second copy while the first may still be accepted', async () => {
       await smtp.setMode('slow');
