@@ -9,6 +9,7 @@ import {
   inviteUser,
   removeUser,
   renameUser,
+  resetSecondFactor as resetUserSecondFactor,
   setUserEmail,
   showUser,
   unlockUser,
@@ -123,6 +124,10 @@ export const unlock = onUser((call, userId) =>
 );
 export const verifyEmail = onUser((call, userId) =>
   verifyUserEmail(call.ports, { userId, actor: call.actor }),
+);
+/** Turns TOTP off and voids the recovery codes (as `users reset-second-factor`); recorded with the token's label. */
+export const resetSecondFactor = onUser((call, userId) =>
+  resetUserSecondFactor(call.ports, { userId, actor: call.actor }),
 );
 export const rename = onUser((call, userId) => {
   const { name } = fieldsOf(nameFields, call.body);

@@ -13,15 +13,37 @@ export interface UserSummary {
   locked: boolean;
   /** When that lock ends, ISO; null when none holds. */
   lockedUntil: string | null;
-  /** The second factors the user has set up (`totp`, `passkey`); none until those land. */
+  /** The second factors the user has set up: `totp` (confirmed) and `passkey` (one or more). */
   secondFactors: string[];
   createdAt: string;
 }
 
 export type SummaryPorts = OperatorPorts & { throttle: Pick<Throttle, 'emailLockedUntil'> };
 
+/** `totp` when TOTP is on, `passkey` when at least one passkey is registered. */
+async function secondFactorsOf(ports: OperatorPorts, userId: string): Promise<string[]> {
+  const [totp, passkey] = await Promise.all([
+    ports.db
+      .selectFrom('user_totp')
+      .select('user_id')
+      .where('user_id', '=', userId)
+      .where('secret', 'is not', null)
+      .executeTakeFirst(),
+    ports.db
+      .selectFrom('passkeys')
+      .select('user_id')
+      .where('user_id', '=', userId)
+      .limit(1)
+      .executeTakeFirst(),
+  ]);
+  return [...(totp === undefined ? [] : ['totp']), ...(passkey === undefined ? [] : ['passkey'])];
+}
+
 async function summarise(ports: SummaryPorts, row: UserListingRow): Promise<UserSummary> {
-  const until = await ports.throttle.emailLockedUntil(row.email, ports.now());
+  const [until, secondFactors] = await Promise.all([
+    ports.throttle.emailLockedUntil(row.email, ports.now()),
+    secondFactorsOf(ports, row.id),
+  ]);
   return {
     id: row.id,
     email: row.email,
@@ -30,7 +52,7 @@ async function summarise(ports: SummaryPorts, row: UserListingRow): Promise<User
     disabled: Number(row.disabled) === 1,
     locked: until !== null,
     lockedUntil: until === null ? null : new Date(until).toISOString(),
-    secondFactors: [],
+    secondFactors,
     createdAt: new Date(Number(row.created_at)).toISOString(),
   };
 }

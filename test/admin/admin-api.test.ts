@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { Client } from '../helpers/client.js';
@@ -20,6 +21,7 @@ interface Summary {
   emailVerified: boolean;
   disabled: boolean;
   locked: boolean;
+  secondFactors: string[];
 }
 
 /*
@@ -56,6 +58,28 @@ describe.runIf(firstPass)('the admin API', () => {
     expect(added.code, added.stderr).toBe(0);
     return /id ([0-9a-f-]{36})/.exec(added.stdout)?.[1] as string;
   }
+
+  /** Signs in with the password and turns TOTP on, confirmed with the current code. */
+  async function enrolTotp(email: string): Promise<void> {
+    const client = new Client(publicUrl);
+    expect((await client.signIn(email, password)).status).toBe(200);
+    const send = async (route: string, body: Record<string, string> = {}) =>
+      client.request(route, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ csrfToken: await client.csrfToken(), ...body }),
+      });
+    const setup = await send('/api/account/totp/setup');
+    expect(setup.status).toBe(200);
+    const { secret } = (await setup.json()) as { secret: string };
+    const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+    expect((await send('/api/account/totp/confirm', { code })).status).toBe(200);
+  }
+  const passwordAloneSignsIn = async (email: string) => {
+    const client = new Client(publicUrl);
+    const { url } = (await (await client.signIn(email, password)).json()) as { url: string };
+    return new URL(url).searchParams.get('code') === null && client.sessionCookie() !== undefined;
+  };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-admin-'));
@@ -184,6 +208,24 @@ describe.runIf(firstPass)('the admin API', () => {
     expect((await post(`/users/${byApi}/unlock`)).status).toBe(200);
     await same({ locked: false });
 
+    // An operator's way out for a lost authenticator: TOTP off, the password alone signs in.
+    for (const email of ['cli@example.com', 'api@example.com']) {
+      await enrolTotp(email);
+      expect(await passwordAloneSignsIn(email)).toBe(false);
+    }
+    await same({ secondFactors: ['totp'] });
+    const reset = await cli(['users', 'reset-second-factor', '--email', 'cli@example.com']);
+    expect(reset.code, reset.stderr).toBe(0);
+    const resetByApi = await post(`/users/${byApi}/reset-second-factor`);
+    expect(resetByApi.status).toBe(200);
+    expect(await resetByApi.json()).toMatchObject({ id: byApi, secondFactors: [] });
+    await same({ secondFactors: [] });
+    for (const email of ['cli@example.com', 'api@example.com'])
+      expect(await passwordAloneSignsIn(email)).toBe(true);
+    expect(
+      (await post('/users/00000000-0000-4000-8000-000000000000/reset-second-factor')).status,
+    ).toBe(404);
+
     const moved = await cli([
       'users',
       'set-email',
@@ -246,6 +288,10 @@ describe.runIf(firstPass)('the admin API', () => {
     const actors = new Set(audit.entries.map((entry) => entry.actor));
     expect(actors).toContain('gatehouse CLI');
     expect(actors).toContain('admin API (ops)');
+    const resets = (audit.entries as { actor: string | null; type: string }[]).filter(
+      (entry) => entry.type === 'totp_disabled',
+    );
+    expect(resets.map((entry) => entry.actor).sort()).toEqual(['admin API (ops)', 'gatehouse CLI']);
 
     expect((await cli(['users', 'remove', '--email', 'cli2@example.com'])).code).toBe(0);
     expect((await api(`/users/${byApi}`, { method: 'DELETE' })).status).toBe(204);
