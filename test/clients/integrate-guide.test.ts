@@ -5,8 +5,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Secret, TOTP } from 'otpauth';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWithCsrf } from '../helpers/account-requests.js';
+import { Client } from '../helpers/client.js';
 import { guideBlocks, type RunBlock } from '../helpers/guide.js';
 import { freePort } from '../helpers/processes.js';
 
@@ -152,6 +155,46 @@ function network(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
 }
 
+/**
+ * Adds a passkey from the page's session, in the browser, with the raw WebAuthn API and the
+ * wire format of next-auth/webauthn (its options route, then its callback with `action=register`).
+ * Plain JavaScript in a string: Playwright sends it to the page as it is.
+ */
+const registerPasskey = `(async () => {
+  const bytes = (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const text = (buffer) =>
+    btoa(String.fromCharCode(...new Uint8Array(buffer))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  const { options } = await (await fetch('/api/auth/webauthn-options/passkey?action=register')).json();
+  const credential = await navigator.credentials.create({
+    publicKey: {
+      ...options,
+      challenge: bytes(options.challenge),
+      user: { ...options.user, id: bytes(options.user.id) },
+      excludeCredentials: (options.excludeCredentials ?? []).map((c) => ({ ...c, id: bytes(c.id) })),
+    },
+  });
+  const response = credential.response;
+  const data = {
+    id: credential.id,
+    rawId: text(credential.rawId),
+    type: credential.type,
+    response: {
+      clientDataJSON: text(response.clientDataJSON),
+      attestationObject: text(response.attestationObject),
+      transports: response.getTransports(),
+    },
+    clientExtensionResults: credential.getClientExtensionResults(),
+    authenticatorAttachment: credential.authenticatorAttachment,
+  };
+  const { csrfToken } = await (await fetch('/api/auth/csrf')).json();
+  const answer = await fetch('/api/auth/callback/passkey', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-auth-return-redirect': '1' },
+    body: new URLSearchParams({ action: 'register', data: JSON.stringify(data), csrfToken, callbackUrl: location.href }),
+  });
+  return { status: answer.status, url: (await answer.json()).url };
+})()`;
+
 const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
 
 describe.skipIf(!fs.existsSync(chromiumPath))(
@@ -255,7 +298,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         if (block.role === 'install' && fs.existsSync(path.join(exampleDir, 'node_modules'))) {
           // The same lockfile's tree: hard links are instant; a copy where they cannot be made.
           // (A symbolic link will not do: Turbopack refuses node_modules outside the project.)
-          const from = path.join(exampleDir, 'node_modules');
+          // Its real folder: in a git worktree node_modules may be a link to another checkout's.
+          const from = fs.realpathSync(path.join(exampleDir, 'node_modules'));
           const linked = spawnSync('cp', ['-al', from, path.join(appDir, 'node_modules')]);
           if (linked.status !== 0)
             fs.cpSync(from, path.join(appDir, 'node_modules'), { recursive: true });
@@ -310,6 +354,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await waitFor(page, 'client-session', 'Not signed in');
       expect(await text(page, 'server-decoded')).toBe('Not signed in');
       expect(await text(page, 'server-gatehouse')).toBe('Not signed in');
+      // Shown by the browser where it has passkeys (Chromium has).
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
       await shot(page, '1-signed-out');
     });
 
@@ -385,6 +431,93 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       expect(new URL(dashboard.headers.get('location') ?? '', appUrl).pathname).toBe('/');
     });
 
+    it('with two-step sign-in on, the form asks for the code, refuses a wrong one in words, and signs in with the right one without sending the password again', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      // Ada turns TOTP on through Gatehouse's API, from a session fresh enough for it.
+      const api = new Client(`http://127.0.0.1:${gatehousePort}`, { origin: appUrl });
+      expect((await api.signIn('ada@example.com', password)).status).toBe(200);
+      const setup = await postWithCsrf(api, '/api/account/totp/setup', {});
+      expect(setup.status).toBe(200);
+      const totp = new TOTP({
+        secret: Secret.fromBase32(((await setup.json()) as { secret: string }).secret),
+      });
+      const now = Date.now();
+      const confirmed = await postWithCsrf(api, '/api/account/totp/confirm', {
+        code: totp.generate({ timestamp: now }),
+      });
+      expect(confirmed.status).toBe(200);
+      // The confirming code's step is spent: sign in with the next step's (inside the window).
+      const right = totp.generate({ timestamp: now + 30_000 });
+      const window = new Set(
+        [-1, 0, 1, 2].map((n) => totp.generate({ timestamp: now + n * 30_000 })),
+      );
+      let wrong = '000000';
+      for (let n = 1; window.has(wrong); n += 1) wrong = String(n).padStart(6, '0');
+
+      const posts: string[] = [];
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname === '/api/auth/callback/credentials')
+          posts.push(request.postData() ?? '');
+      });
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const code = page.getByLabel('Code from your authenticator app');
+      await code.fill(wrong);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That code is not right' }).waitFor();
+      await shot(page, '6-second-step-wrong-code');
+      expect(await text(page, 'server-gatehouse')).toBe('Not signed in');
+      await code.fill(right);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await waitFor(page, 'server-gatehouse', ada);
+      await waitFor(page, 'client-session', ada);
+      page.removeAllListeners('request');
+      expect(posts).toHaveLength(3);
+      expect(new URLSearchParams(posts[0]).get('password')).toBe(password);
+      for (const [post, otp] of [
+        [posts[1], wrong],
+        [posts[2], right],
+      ] as const) {
+        const fields = new URLSearchParams(post);
+        expect(fields.get('otp')).toBe(otp);
+        expect(fields.has('password') || fields.has('email')).toBe(false);
+      }
+    });
+
+    it("a passkey added from that fresh session signs Ada in with the example's button", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      // A platform authenticator that holds discoverable credentials and verifies its user.
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('WebAuthn.enable', { enableUI: false });
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
+      });
+      // Registration as next-auth/webauthn's `signIn('passkey', { action: 'register' })` does it
+      // (the example offers no such button: people add passkeys on Gatehouse's /account).
+      const added = await page.evaluate<{ status: number; url: string }>(registerPasskey);
+      expect(added).toMatchObject({ status: 200 });
+      expect(added.url).not.toMatch(/error=/);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await waitFor(page, 'server-gatehouse', 'Not signed in');
+
+      // With user verification the passkey stands for both factors: no code is asked.
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await waitFor(page, 'server-gatehouse', ada);
+      await waitFor(page, 'client-session', ada);
+      await shot(page, '7-signed-in-with-a-passkey');
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await waitFor(page, 'server-gatehouse', 'Not signed in');
+      await cdp.detach();
+    });
+
     it('without AUTH_URL on Gatehouse, sign-in is refused as cross-site and the form says what to set', async (context) => {
       if (unavailable) return context.skip(unavailable);
       await stopGroup(servers[0]!);
@@ -395,7 +528,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await fresh.getByLabel('Password').fill(password);
       await fresh.getByRole('button', { name: 'Sign in', exact: true }).click();
       await fresh.getByRole('alert').filter({ hasText: 'is AUTH_URL on Gatehouse' }).waitFor();
-      await shot(fresh, '6-no-auth-url');
+      await shot(fresh, '8-no-auth-url');
       expect(await text(fresh, 'server-gatehouse')).toBe('Not signed in');
       expect(gatehouse.output()).toMatch(/403/);
       await fresh.close();

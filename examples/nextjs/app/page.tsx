@@ -2,6 +2,7 @@ import Link from 'next/link';
 import { auth } from '../auth';
 import { sessionFromGatehouse } from '../lib/gatehouse';
 import { ClientSession } from './client-session';
+import { PasskeyButton } from './passkey-button';
 import { SignInForm } from './sign-in-form';
 import { SignOutButton } from './sign-out-button';
 
@@ -30,7 +31,10 @@ export default async function Home() {
           <SignOutButton />
         </>
       ) : (
-        <SignInForm />
+        <>
+          <SignInForm />
+          <PasskeyButton />
+        </>
       )}
     </main>
   );

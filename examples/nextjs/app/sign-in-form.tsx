@@ -4,31 +4,56 @@ import { signIn } from 'next-auth/react';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
 
+/** What a refused sign-in says, by Gatehouse's `code`. */
+function explain(code: string | undefined): string {
+  switch (code) {
+    case 'rate_limited':
+      return 'Too many attempts: wait a few minutes, then try again.';
+    case 'email_unverified':
+      return 'Confirm your address first: we have sent you a new link.';
+    case 'second_factor_invalid':
+      return 'That code is not right, or was used already: try the next one your app shows.';
+    default:
+      // One answer for an unknown email and a wrong password.
+      return 'Wrong email or password.';
+  }
+}
+
 export function SignInForm() {
   const router = useRouter();
+  // 'password' first; 'code' once Gatehouse has accepted the password and wants the second step.
+  const [step, setStep] = useState<'password' | 'code'>('password');
   const [problem, setProblem] = useState('');
   const [pending, setPending] = useState(false);
 
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
+    const code = String(form.get('code') ?? '').trim();
     setPending(true);
     try {
       const result = await signIn('credentials', {
-        email: form.get('email'),
-        password: form.get('password'),
         redirect: false,
+        // The second step sends only the code: the cookie Gatehouse set after the right
+        // password stands for it, so the password is not kept past the first request. Six
+        // digits are the authenticator app's code; anything else is a recovery code.
+        ...(step === 'code'
+          ? /^\d{6}$/.test(code)
+            ? { otp: code }
+            : { recoveryCode: code }
+          : { email: form.get('email'), password: form.get('password') }),
       });
       if (result?.error) {
-        // One answer for an unknown email and a wrong password; others when throttled, and
-        // (REQUIRE_VERIFIED_EMAIL on Gatehouse) for a right password of an unconfirmed address.
-        setProblem(
-          result.code === 'rate_limited'
-            ? 'Too many attempts: wait a few minutes, then try again.'
-            : result.code === 'email_unverified'
-              ? 'Confirm your address first: we have sent you a new link.'
-              : 'Wrong email or password.',
-        );
+        if (result.code === 'second_factor_required') {
+          setStep('code');
+          setProblem('');
+        } else if (step === 'code' && result.code === 'credentials') {
+          // The second step's cookie is gone (five minutes passed, or it was used).
+          setStep('password');
+          setProblem('That took too long: sign in with your password again.');
+        } else {
+          setProblem(explain(result.code));
+        }
         return;
       }
       setProblem('');
@@ -45,19 +70,30 @@ export function SignInForm() {
 
   return (
     <form onSubmit={(event) => void submit(event)}>
-      <p>
-        <label>
-          Email <input name="email" type="email" autoComplete="username" required />
-        </label>
-      </p>
-      <p>
-        <label>
-          Password{' '}
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-      </p>
+      {step === 'password' ? (
+        <>
+          <p>
+            <label>
+              Email <input name="email" type="email" autoComplete="username" required />
+            </label>
+          </p>
+          <p>
+            <label>
+              Password{' '}
+              <input name="password" type="password" autoComplete="current-password" required />
+            </label>
+          </p>
+        </>
+      ) : (
+        <p>
+          <label>
+            Code from your authenticator app (or a recovery code){' '}
+            <input name="code" autoComplete="one-time-code" autoFocus required />
+          </label>
+        </p>
+      )}
       <button type="submit" disabled={pending}>
-        Sign in
+        {step === 'password' ? 'Sign in' : 'Verify'}
       </button>
       {problem && <p role="alert">{problem}</p>}
     </form>
