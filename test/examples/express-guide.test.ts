@@ -91,7 +91,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       if (guide.unavailable) return context.skip(guide.unavailable);
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill('not the password at all');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByText('Wrong email or password').first().waitFor();
       const url = new URL(page.url());
       expect(url.origin).toBe(app);
@@ -103,7 +103,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await page.goto(app);
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.locator('#server-gatehouse', { hasText: 'Ada Lovelace' }).waitFor();
       const decoded = await text('server-decoded');
       expect(decoded).toMatch(/^Signed in as Ada Lovelace \(id [0-9a-f-]{8,}\)$/);

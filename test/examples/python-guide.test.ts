@@ -94,14 +94,14 @@ describe.skipIf(missing.length > 0)(
     it('refuses a wrong password there, saying so', async () => {
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill('not the password at all');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByText('Wrong email or password').first().waitFor();
     });
 
     it('signs Ada in and brings her back to the dashboard; the home page shows her id', async () => {
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.locator('#dashboard').waitFor();
       expect(new URL(page.url()).pathname).toBe('/dashboard');
       expect(await page.locator('#dashboard').innerText()).toContain(

@@ -88,12 +88,12 @@ describe.skipIf(missing.length > 0)(
 
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill('not the password at all');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
       expect(await who.innerText()).toBe('Not signed in');
 
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.locator('#who', { hasText: 'Ada Lovelace' }).waitFor();
       expect(await who.innerText()).toMatch(/^Signed in as Ada Lovelace \(id [0-9a-f-]{8,}\)$/);
       expect(await page.locator('#dashboard').innerText()).toContain('Ada Lovelace');
