@@ -48,6 +48,11 @@ export interface FlowPage<Body, Extra = undefined> {
   show(view: PageView): PageOutcome | Promise<PageOutcome>;
   /** What the done and refused pages need to know from before the action (read only). */
   before?: (view: PageView) => Promise<Extra>;
+  /**
+   * The page's own check of the form before the action (a repeated new password that
+   * differs): its refusal is answered as the action's would be, and nothing is run or counted.
+   */
+  precheck?: (body: Record<string, unknown>) => HttpError | undefined;
   action: (deps: AccountDeps, input: ActionInput) => Promise<ActionResult<Body>>;
   done(body: Body, view: PageView, extra: Extra): string;
   refused(error: HttpError, view: PageView, extra: Extra): PageOutcome | Promise<PageOutcome>;
@@ -119,6 +124,8 @@ export function registerFlowPage<Body, Extra = undefined>(
     const extra = (await page.before?.(view)) as Extra;
     let result: ActionResult<Body>;
     try {
+      const own = page.precheck?.(body);
+      if (own !== undefined) throw own;
       result = await flow.perform(page.action, request, reply, body);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;

@@ -1,12 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isSecure, originOf } from '../auth/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
-import type { HttpError } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import { paletteFor } from '../pages/colour.js';
 import { createShell, type PageShell } from '../pages/layout.js';
 import { formatWait, type Notice } from '../pages/notices.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
+import { passwordMismatchText, repeatDiffers } from '../pages/new-password-fields.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { createFormCsrf } from './form-csrf.js';
 import { sendPage } from '../pages/send-page.js';
@@ -93,6 +94,31 @@ export const mailedLinkNotice = (error: HttpError): Notice => ({
             : error.message,
   fieldsInvalid: error.code === 'weak_password' || error.code === 'invalid_field',
 });
+
+/** Why a page's form is refused when its repeated new password differs (the page's own check). */
+export const passwordMismatchReason = 'password_mismatch';
+
+/** A flow page's precheck: the new password `name` and its `<name>Repeat` must match. */
+export const repeatedPassword =
+  (name: string) =>
+  (body: Record<string, unknown>): HttpError | undefined =>
+    repeatDiffers(body, name)
+      ? new HttpError('invalid_field', {}, passwordMismatchText, {
+          field: `${name}Repeat`,
+          reason: passwordMismatchReason,
+        })
+      : undefined;
+
+/** Which of a new password's two fields a refusal is about, for renderNewPasswordFields. */
+export const newPasswordInvalid = (error: HttpError | undefined): ('password' | 'repeat')[] =>
+  error === undefined
+    ? []
+    : error.reason === passwordMismatchReason
+      ? ['password', 'repeat']
+      : error.code === 'weak_password' ||
+          (error.code === 'invalid_field' && error.field === 'password')
+        ? ['password']
+        : [];
 
 /** A form field's value when it is text. */
 export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -10,6 +10,7 @@ import {
   type PageShell,
 } from './layout.js';
 import type { Notice } from './notices.js';
+import { renderNewPasswordFields } from './new-password-fields.js';
 
 /** The account as the page shows it (`GET /api/account`'s user). */
 export interface AccountUser {
@@ -66,13 +67,28 @@ export interface AccountPageView extends SecurityView {
   recent?: boolean;
 }
 
-const rulesId = 'password-rules';
-
-/** `aria-invalid` and the notice as description on a field the refused form is about. */
+/**
+ * `aria-invalid` and the notice as description on a field the refused form is about; the first
+ * such field takes the focus, which also scrolls the long page to it.
+ */
 function fieldState(view: AccountPageView, form: AccountForm, field: string, describedBy = '') {
-  const invalid = view.sent?.form === form && view.sent.invalid.includes(field);
+  const sent = view.sent?.form === form ? view.sent : undefined;
+  const invalid = sent !== undefined && sent.invalid.includes(field);
   const ids = [describedBy, invalid ? noticeId : ''].filter((id) => id !== '').join(' ');
-  return markup`${ids !== '' && markup` aria-describedby="${ids}"`}${invalid && markup` aria-invalid="true"`}`;
+  return markup`${ids !== '' && markup` aria-describedby="${ids}"`}${invalid && markup` aria-invalid="true"`}${sent?.invalid[0] === field && markup` autofocus`}`;
+}
+
+/**
+ * The forms whose refusal is told inside the form, beside its fields; the others' (a session's
+ * sign-out) stays at the top of the page.
+ */
+const toldInForm = (form: AccountForm) => form !== 'session' && form !== 'sessions';
+
+/** A refused form's notice, inside that form (the page's top only points to it). */
+function formNotice(view: AccountPageView, form: AccountForm): SafeHtml | undefined {
+  return view.sent?.form === form && view.notice?.tone === 'error' && toldInForm(form)
+    ? renderNotice(view.notice)
+    : undefined;
 }
 
 const csrfField = (view: AccountPageView) =>
@@ -85,6 +101,7 @@ function profileSection(view: AccountPageView): SafeHtml {
 <h2 id="profile-title">Profile</h2>
 <form method="post" action="/account/profile">
 ${csrfField(view)}
+${formNotice(view, 'profile')}
 <label for="name">Name</label>
 <input id="name" name="name" type="text" autocomplete="name" maxlength="200" required value="${typed ?? user.name}"${fieldState(view, 'profile', 'name')}>
 <button type="submit">Save name</button>
@@ -109,6 +126,7 @@ function emailSection(view: AccountPageView): SafeHtml {
     markup`<p>We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?</p>
 <form method="post" action="/account/email/verification">
 ${csrfField(view)}
+${formNotice(view, 'verification')}
 <button type="submit" class="secondary">Send the confirmation mail again</button>
 </form>`;
   // Folded away until wanted (no script: `<details>`), open again when its post was refused.
@@ -116,6 +134,7 @@ ${csrfField(view)}
 <summary>Change your address</summary>
 <form method="post" action="/account/email/change">
 ${csrfField(view)}
+${formNotice(view, 'email')}
 <input type="email" autocomplete="username" value="${user.email}" hidden>
 <label for="newEmail">New address</label>
 <input id="newEmail" name="email" type="email" autocomplete="email" autocapitalize="none" spellcheck="false" maxlength="254" required value="${typed ?? ''}"${state('email')}>
@@ -133,22 +152,34 @@ ${view.mailEnabled === true && change}
 </section>`;
 }
 
+/** The new password's fields at fault, in the shared fields' terms. */
+const newPasswordFaults = (invalid: readonly string[]) =>
+  [
+    invalid.includes('newPassword') ? ('password' as const) : undefined,
+    invalid.includes('newPasswordRepeat') ? ('repeat' as const) : undefined,
+  ].filter((one) => one !== undefined);
+
 function passwordSection(view: AccountPageView): SafeHtml {
-  const state = (field: string, describedBy?: string) =>
-    fieldState(view, 'password', field, describedBy);
-  // The username beside the passwords lets a password manager file the new one under it.
+  const state = (field: string) => fieldState(view, 'password', field);
+  const sent = view.sent?.form === 'password' ? view.sent : undefined;
+  // The username beside the passwords (in the new password's fields) lets a password manager
+  // file the new one under it.
   return markup`<section aria-labelledby="password-title">
 <h2 id="password-title">Password</h2>
 <form method="post" action="/account/password/change">
 ${csrfField(view)}
-<input type="email" autocomplete="username" value="${view.user.email}" hidden>
+${formNotice(view, 'password')}
 <label for="currentPassword">Current password</label>
 <input id="currentPassword" name="currentPassword" type="password" autocomplete="current-password" required${state('currentPassword')}>
-<label for="newPassword">New password</label>
-<p id="${rulesId}" class="hint field-hint">At least ${view.passwordMinLength} characters, and not a commonly used password.</p>
-<input id="newPassword" name="newPassword" type="password" autocomplete="new-password" minlength="${view.passwordMinLength}" required${state('newPassword', rulesId)}>
-<label for="newPasswordRepeat">Repeat the new password</label>
-<input id="newPasswordRepeat" name="newPasswordRepeat" type="password" autocomplete="new-password" required${state('newPasswordRepeat')}>
+${renderNewPasswordFields({
+  minLength: view.passwordMinLength,
+  username: view.user.email,
+  name: 'newPassword',
+  label: 'New password',
+  invalid: sent === undefined ? [] : newPasswordFaults(sent.invalid),
+  messageId: noticeId,
+  mayFocus: sent?.invalid[0] !== 'currentPassword',
+})}
 <button type="submit">Change password</button>
 </form>
 <p class="hint after">Your other sessions will be signed out; you stay signed in here.</p>
@@ -208,6 +239,7 @@ function passkeysSection(view: AccountPageView, passkeys: readonly PasskeyRow[])
 <summary>Rename or remove<span hidden> ${passkey.name}</span></summary>
 <form method="post" action="/account/passkeys/rename">
 ${csrfField(view)}
+${renaming && formNotice(view, 'passkey-rename')}
 <input type="hidden" name="id" value="${passkey.id}">
 <label for="${rename}">New name</label>
 <input id="${rename}" name="name" type="text" maxlength="200" required value="${typed ?? passkey.name}"${renaming ? fieldState(view, 'passkey-rename', 'name') : markup``}>
@@ -215,6 +247,7 @@ ${csrfField(view)}
 </form>
 <form method="post" action="/account/passkeys/remove">
 ${csrfField(view)}
+${removing && formNotice(view, 'passkey-remove')}
 <input type="hidden" name="id" value="${passkey.id}">
 ${
   askPassword &&
@@ -268,8 +301,9 @@ function secondFactorSection(view: AccountPageView, factor: SecondFactorView): S
 <p class="fact"><span class="label">Key</span> <code>${factor.enrolment.secret}</code></p>
 <form method="post" action="/account/totp/confirm">
 ${csrfField(view)}
+${formNotice(view, 'totp_confirm')}
 <label for="confirmCode">Code from your authenticator app</label>
-<input id="confirmCode" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required autofocus${fieldState(view, 'totp_confirm', 'code')}>
+<input id="confirmCode" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required${view.sent?.invalid[0] !== 'code' && markup` autofocus`}${fieldState(view, 'totp_confirm', 'code')}>
 <button type="submit">Turn on two-step sign-in</button>
 </form>`;
   } else if (factor.totp) {
@@ -281,6 +315,7 @@ ${
 <summary>New recovery codes</summary>
 <form method="post" action="/account/recovery-codes">
 ${csrfField(view)}
+${formNotice(view, 'recovery_codes')}
 ${proofFields(view, 'recovery_codes', 'codes', true)}
 <button type="submit">Make new recovery codes</button>
 </form>
@@ -290,6 +325,7 @@ ${proofFields(view, 'recovery_codes', 'codes', true)}
 <summary>Turn off two-step sign-in</summary>
 <form method="post" action="/account/totp/disable">
 ${csrfField(view)}
+${formNotice(view, 'totp_disable')}
 ${proofFields(view, 'totp_disable', 'off', true)}
 <button type="submit" class="secondary">Turn off</button>
 </form>
@@ -301,6 +337,7 @@ ${proofFields(view, 'totp_disable', 'off', true)}
 <summary>Set up two-step sign-in</summary>
 <form method="post" action="/account/totp/setup">
 ${csrfField(view)}
+${formNotice(view, 'totp_setup')}
 ${proofFields(view, 'totp_setup', 'setup', false)}
 <button type="submit">Continue</button>
 </form>
@@ -313,17 +350,29 @@ ${body}
 }
 
 /**
+ * The top of the page: news, or a refusal not tied to a form; a refused form's notice is in the
+ * form itself (on a phone the top is a long way from it), and the top only points to it.
+ */
+function topNotice(view: AccountPageView): SafeHtml | undefined {
+  const sent = view.sent;
+  if (sent === undefined || view.notice?.tone !== 'error' || !toldInForm(sent.form))
+    return renderNotice(view.notice);
+  return markup`<p class="notice notice-error">Nothing was changed: <a href="#${noticeId}">see why, beside the form</a>.</p>`;
+}
+
+/**
  * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password,
  * where one is signed in, the security history; second factors slot in as sections too), each with a plain form posting
  * to `/account/…`, then the sign-out button. No script: the forms work as they are, and a
- * refused one comes back with its notice at the top and its fields marked.
+ * refused one comes back with its notice inside it, its fields marked and the first of them
+ * focused, and a pointer to it at the top.
  */
 export function renderAccountPage(shell: PageShell, view: AccountPageView): string {
   const sections = [profileSection(view), emailSection(view), passwordSection(view)];
   if (view.secondFactor !== undefined) sections.push(secondFactorSection(view, view.secondFactor));
   if (view.passkeys !== undefined) sections.push(passkeysSection(view, view.passkeys));
   sections.push(sessionsSection(view), historySection(view));
-  const content = markup`${renderNotice(view.notice)}
+  const content = markup`${topNotice(view)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true })}
 </section>${view.passkeys !== undefined && markup`\n<script>${trustedHtml(passkeyScript)}</script>`}`;

@@ -121,10 +121,21 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
     ],
     [
       'password-wrong-current',
-      async (page) => {
+      async (page, variant) => {
         await signedInAtAccount(page);
         await changePassword(page, 'not the password at all', newPassword);
         await page.waitForURL(`${server.url}/account/password/change`);
+        // The refusal is inside the form, and the field it is about has the focus: the page
+        // opens scrolled to it, not at its top (what a phone shows first).
+        await expect(
+          page.locator('form[action="/account/password/change"] [role="alert"]').count(),
+        ).resolves.toBe(1);
+        await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe(
+          'currentPassword',
+        );
+        await page.screenshot({
+          path: path.join(artifacts, `password-refused-view-${variant}.png`),
+        });
         await expect(page.title()).resolves.toBe('Error: Your account – Gatehouse');
         await expect(page.getByRole('alert').innerText()).resolves.toMatch(
           /^Your current password is not correct/,

@@ -236,7 +236,14 @@ describe('the account page', () => {
       'The password must be at least 14 characters. Your password was not changed.',
     );
     expect(input(html, 'newPassword')).toContain(
-      'aria-describedby="password-rules notice" aria-invalid="true"',
+      'aria-describedby="newPassword-rules notice" aria-invalid="true" autofocus',
+    );
+    // The refusal is told inside the form it is about; the page's top only points to it.
+    expect(html).toMatch(
+      /<form method="post" action="\/account\/password\/change">\n<input type="hidden" name="csrfToken" value="[^"]*">\n<div id="notice" class="notice notice-error" role="alert">/,
+    );
+    expect(html).toContain(
+      '<p class="notice notice-error">Nothing was changed: <a href="#notice">see why, beside the form</a>.</p>',
     );
     const common = await submit(client, '/account/password/change', {
       currentPassword: password,

@@ -277,6 +277,10 @@ describe('the invitation page, as a plain form (SQLite)', () => {
     expect(html).toContain("You're invited to Acme Portal as <strong>page@example.com</strong>");
     expect(html).toContain('value="Pat &lt;Page&gt;"');
     expect(html).not.toContain('<script');
+    expect(html).toContain(
+      '<input type="email" name="username" autocomplete="username" value="page@example.com" hidden>',
+    );
+    expect(html).toContain('<input id="passwordRepeat" name="passwordRepeat" type="password"');
     // Opening it twice more spends nothing.
     expect((await person.get(pathOf(link))).status).toBe(200);
 
@@ -287,13 +291,16 @@ describe('the invitation page, as a plain form (SQLite)', () => {
         // Under no-referrer a browser posts with Origin: null (and Sec-Fetch-Site: same-origin).
         { origin: 'null', 'sec-fetch-site': 'same-origin' },
       );
-    const weak = await form({ name: 'Pat', password: 'short' }, html);
+    const differ = await form({ name: 'Pat', password, passwordRepeat: `${password}!` }, html);
+    expect(differ.status).toBe(422);
+    expect(await differ.text()).toMatch(/<input id="passwordRepeat" [^>]*aria-invalid="true"/);
+    const weak = await form({ name: 'Pat', password: 'short', passwordRepeat: 'short' }, html);
     expect(weak.status).toBe(422);
     const weakHtml = await weak.text();
     expect(weakHtml).toContain('<title>Error: Create your account – Acme Portal</title>');
     expect(weakHtml).toContain('aria-invalid="true"');
     expect(weakHtml).toContain('value="Pat"');
-    const done = await form({ name: 'Pat', password }, weakHtml);
+    const done = await form({ name: 'Pat', password, passwordRepeat: password }, weakHtml);
     expect(done.status).toBe(200);
     const doneHtml = await done.text();
     expect(doneHtml).toContain('Account created — sign in');

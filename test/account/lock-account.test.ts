@@ -362,6 +362,10 @@ describe('the lock pages, as plain forms (SQLite)', () => {
     expect(againHtml).toContain('<title>Error: Lock your account?');
     expect(againHtml).toContain('expired or been used already');
     expect(againHtml).not.toContain('name="token"');
+    // Opened again, the spent link says so at once, with no button to press.
+    const reopened = await (await owner.get(new URL(link).pathname + new URL(link).search)).text();
+    expect(reopened).toContain('expired or been used already');
+    expect(reopened).not.toContain('Lock my account</button>');
   });
 
   it('a link cut short shows no button', async () => {

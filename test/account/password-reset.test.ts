@@ -273,6 +273,30 @@ describe('the reset pages, as plain forms (SQLite)', () => {
     expect(resetPage.status).toBe(200);
     expect(resetPage.headers.get('referrer-policy')).toBe('no-referrer');
     const resetHtml = await resetPage.text();
+    // As every new-password form: the rules, a repeat, the account's address for password managers.
+    expect(resetHtml).toContain(
+      '<input type="email" name="username" autocomplete="username" value="page@example.com" hidden>',
+    );
+    expect(resetHtml).toMatch(
+      /<p id="password-rules" class="hint field-hint">At least \d+ characters/,
+    );
+    expect(resetHtml).toContain('<input id="passwordRepeat" name="passwordRepeat" type="password"');
+    // A differing repeat: refused by the page beside the field; nothing is checked or used.
+    const differ = await person.postForm(
+      '/account/password/reset',
+      {
+        csrfToken: csrfOf(resetHtml),
+        token: new URL(link).searchParams.get('token') ?? '',
+        password: newPassword,
+        passwordRepeat: `${newPassword}!`,
+      },
+      { origin: 'null', 'sec-fetch-site': 'same-origin' },
+    );
+    expect(differ.status).toBe(422);
+    const differHtml = await differ.text();
+    expect(differHtml).toContain('The new password and its repetition differ.');
+    expect(differHtml).toMatch(/<input id="passwordRepeat" [^>]*aria-invalid="true"/);
+    expect(differHtml).toContain('name="token"');
     // A weak password: the form again, the link kept.
     const weak = await person.postForm(
       '/account/password/reset',
@@ -280,6 +304,7 @@ describe('the reset pages, as plain forms (SQLite)', () => {
         csrfToken: csrfOf(resetHtml),
         token: new URL(link).searchParams.get('token') ?? '',
         password: 'short',
+        passwordRepeat: 'short',
       },
       // Under no-referrer a browser posts with Origin: null (and Sec-Fetch-Site: same-origin).
       { origin: 'null', 'sec-fetch-site': 'same-origin' },
@@ -294,12 +319,17 @@ describe('the reset pages, as plain forms (SQLite)', () => {
         csrfToken: csrfOf(weakHtml),
         token: new URL(link).searchParams.get('token') ?? '',
         password: newPassword,
+        passwordRepeat: newPassword,
       },
       { origin: 'null', 'sec-fetch-site': 'same-origin' },
     );
     expect(done.status).toBe(200);
     expect(await done.text()).toContain('Password changed — sign in');
     expect(person.sessionCookie()).toBeUndefined();
+    // The used link, opened again, says so at once: no password field to type into first.
+    const spent = await (await person.get(path)).text();
+    expect(spent).toContain('This link or code is not valid');
+    expect(spent).not.toContain('name="token"');
     // A foreign site's post is still refused.
     const foreign = await person.postForm(
       '/account/password/reset',

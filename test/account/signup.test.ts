@@ -442,7 +442,13 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
       const csrfToken = /name="csrfToken" value="([^"]+)"/.exec(html)?.[1] ?? '';
       const weak = await client.postForm(
         '/account/signup',
-        { csrfToken, email: 'form@example.com', name: 'Form Person', password: 'short' },
+        {
+          csrfToken,
+          email: 'form@example.com',
+          name: 'Form Person',
+          password: 'short',
+          passwordRepeat: 'short',
+        },
         { origin: service.url },
       );
       expect(weak.status).toBe(422);
@@ -450,9 +456,25 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
       expect(weakHtml).toContain('role="alert"');
       expect(weakHtml).toContain('value="form@example.com"');
       expect(weakHtml).not.toContain('value="short"');
+      expect(weakHtml).toContain(
+        '<input id="passwordRepeat" name="passwordRepeat" type="password"',
+      );
+      const differ = await client.postForm(
+        '/account/signup',
+        { csrfToken, email: 'form@example.com', name: 'Form Person', password, passwordRepeat: '' },
+        { origin: service.url },
+      );
+      expect(differ.status).toBe(422);
+      expect(await differ.text()).toMatch(/<input id="passwordRepeat" [^>]*aria-invalid="true"/);
       const sent = await client.postForm(
         '/account/signup',
-        { csrfToken, email: 'Form@Example.com', name: 'Form Person', password },
+        {
+          csrfToken,
+          email: 'Form@Example.com',
+          name: 'Form Person',
+          password,
+          passwordRepeat: password,
+        },
         { origin: service.url },
       );
       expect(sent.status).toBe(200);
@@ -463,7 +485,13 @@ describe.each(backends)('open sign-up on $name', ({ dialect: backend, skip }) =>
       // A taken address lands on the very same page.
       const taken = await client.postForm(
         '/account/signup',
-        { csrfToken, email: 'form@example.com', name: 'Form Person', password },
+        {
+          csrfToken,
+          email: 'form@example.com',
+          name: 'Form Person',
+          password,
+          passwordRepeat: password,
+        },
         { origin: service.url },
       );
       expect(taken.status).toBe(200);

@@ -440,6 +440,7 @@ describe.each([
         csrfToken: hidden(page, 'csrfToken'),
         token,
         password: 'a new passphrase here',
+        passwordRepeat: 'a new passphrase here',
       };
       const asked = await client.postForm('/account/password/reset', fields);
       expect(asked.status).toBe(401);

@@ -65,6 +65,7 @@ describe('gatehouse users invite, mailed through the service', () => {
         token: tokenOf(link),
         name: 'Grace Hopper',
         password,
+        passwordRepeat: password,
       },
       { origin: 'null', 'sec-fetch-site': 'same-origin' },
     );

@@ -36,11 +36,13 @@ describe.skipIf(!screensRun)('an invitation in Chromium', () => {
       await shot('1-invitation');
       // Long enough for the field's minlength, so the server's policy answers.
       await page.getByLabel('Password', { exact: true }).fill('password1234567');
+      await page.getByLabel('Repeat the password').fill('password1234567');
       await page.getByRole('button', { name: 'Create my account' }).click();
       expect(await page.getByRole('alert').textContent()).toMatch(/commonly used/);
       await shot('2-weak');
       await page.getByLabel('Name', { exact: true }).fill('Ada');
       await page.getByLabel('Password', { exact: true }).fill(password);
+      await page.getByLabel('Repeat the password').fill(password);
       await page.getByRole('button', { name: 'Create my account' }).click();
       expect(await page.getByRole('heading').textContent()).toBe('Account created — sign in');
       await shot('3-accepted');

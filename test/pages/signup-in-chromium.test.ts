@@ -29,14 +29,18 @@ describe.skipIf(!screensRun)('open sign-up in Chromium', () => {
       expect(await page.getByRole('heading').textContent()).toBe('Create an account');
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Name', { exact: true }).fill('Ada Lovelace');
-      await page.getByLabel('Password').fill('password1234567');
+      await page.getByLabel('Password', { exact: true }).fill('password1234567');
+      await page.getByLabel('Repeat the password').fill('password1234567');
       await shot('2-form');
       await page.getByRole('button', { name: 'Create the account' }).click();
       expect(await page.getByRole('alert').textContent()).toContain('commonly used');
-      expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.getByLabel('Password', { exact: true }).getAttribute('aria-invalid')).toBe(
+        'true',
+      );
       expect(await page.getByLabel('Email').inputValue()).toBe(email);
       await shot('3-weak');
-      await page.getByLabel('Password').fill(password);
+      await page.getByLabel('Password', { exact: true }).fill(password);
+      await page.getByLabel('Repeat the password').fill(password);
       const before = smtp.received.length;
       await page.getByRole('button', { name: 'Create the account' }).click();
       expect(await page.getByRole('heading').textContent()).toBe('Check your inbox');

@@ -11,7 +11,13 @@ import { refuseSecret } from '../attempts.js';
 import type { FlowPorts } from '../adapter.js';
 import { acceptInvitationAction } from './accept.js';
 import { findLiveInvitation } from './invitations.js';
-import { createPageKit, textOf as text, type PageKitSettings } from '../page-kit.js';
+import {
+  createPageKit,
+  newPasswordInvalid,
+  repeatedPassword,
+  textOf as text,
+  type PageKitSettings,
+} from '../page-kit.js';
 import { registerFlowPage, type PageView } from '../flow-page.js';
 
 const tooMany = (error: HttpError): Notice => ({
@@ -71,6 +77,7 @@ export function registerInvitationPages(
     },
     // For the pages only (the address to show); the action decides on its own.
     before: (view) => lookUp(view, text(view.body.token) ?? ''),
+    precheck: repeatedPassword('password'),
     action: acceptInvitationAction,
     done: (_body, _view, invitation) =>
       renderInvitationAcceptedPage(shell, { email: invitation?.email ?? '' }),
@@ -89,11 +96,8 @@ export function registerInvitationPages(
         email: invitation.email,
         name: text(view.body.name) ?? invitation.name ?? '',
         passwordMinLength: deps.passwordMinLength,
-        notice: {
-          tone: 'error',
-          text: error.message,
-          fieldsInvalid: error.code === 'weak_password',
-        },
+        notice: { tone: 'error', text: error.message },
+        invalid: newPasswordInvalid(error),
       });
     },
   });

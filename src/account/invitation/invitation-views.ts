@@ -2,11 +2,10 @@ import { markup } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { pagePaths } from '../paths.js';
+import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
 
 /** Where an invitation's link leads (the mail, or `gatehouse users invite --print-link`). */
 export const invitationPath = pagePaths.invitation;
-
-const rulesId = 'password-rules';
 
 /**
  * "Create your account": "You're invited to <product> as <address>", a name (the operator's,
@@ -22,22 +21,28 @@ export function renderInvitationPage(
     name: string;
     passwordMinLength: number;
     notice?: Notice | undefined;
+    /** Which of the new password's fields the notice is about. */
+    invalid?: readonly ('password' | 'repeat')[];
   },
 ): string {
   const { notice } = view;
-  const passwordState = markup` aria-describedby="${rulesId}${notice !== undefined ? ` ${noticeId}` : ''}"${notice?.fieldsInvalid === true && markup` aria-invalid="true"`}`;
   // The username beside the new password lets a password manager file it under the address.
   const content = markup`<p class="lead">You're invited to ${shell.productName} as <strong>${view.email}</strong>. Choose your name and a password.</p>
 ${renderNotice(notice)}
 <form method="post" action="${invitationPath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
-<input type="email" autocomplete="username" value="${view.email}" hidden>
 <label for="name">Name</label>
 <input id="name" name="name" type="text" autocomplete="name" maxlength="200" value="${view.name}">
-<label for="password">Password</label>
-<p id="${rulesId}" class="hint field-hint">At least ${String(view.passwordMinLength)} characters, and not a commonly used password.</p>
-<input id="password" name="password" type="password" autocomplete="new-password" minlength="${String(view.passwordMinLength)}" required autofocus${passwordState}>
+${renderNewPasswordFields({
+  minLength: view.passwordMinLength,
+  username: view.email,
+  name: 'password',
+  label: 'Password',
+  invalid: view.invalid,
+  messageId: notice === undefined ? undefined : noticeId,
+  autofocus: true,
+})}
 <button type="submit">Create my account</button>
 </form>
 <p class="hint">The invitation works once. Already accepted it? <a href="${shell.signInUrl}">Sign in</a></p>`;

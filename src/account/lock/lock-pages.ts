@@ -9,6 +9,7 @@ import {
 } from '../page-kit.js';
 import { registerFlowPage } from '../flow-page.js';
 import { lockAccountAction } from './lock.js';
+import { lockLinkLooksLive } from './lock-transaction.js';
 import { lockPagePath, renderLockedPage, renderLockPage } from './lock-views.js';
 
 /**
@@ -22,20 +23,28 @@ export function registerLockPages(
 ): void {
   const kit = createPageKit(settings);
   const { shell } = kit;
+  const spentNotice: Notice = {
+    tone: 'error',
+    text: 'This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact your administrator.',
+  };
   registerFlowPage(scope, flow, kit, {
     path: lockPagePath,
-    show: (view) => renderLockPage(shell, { csrfToken: view.csrfToken, token: view.token }),
+    // The link is read, never used: one that can no longer be used says so at once, without
+    // the button.
+    show: async (view) => {
+      const { token } = view;
+      if (token === undefined) return renderLockPage(shell, { csrfToken: view.csrfToken });
+      const live = await view.read(() => lockLinkLooksLive(flow.deps.db, token, flow.deps.now()));
+      return live
+        ? renderLockPage(shell, { csrfToken: view.csrfToken, token })
+        : renderLockPage(shell, { csrfToken: view.csrfToken, notice: spentNotice });
+    },
     action: lockAccountAction,
     done: () => renderLockedPage(shell),
     refused: (error, view) => {
       // A spent or wrong link cannot be posted again: the page explains, without the button.
       const spent = error.code === 'invalid_token';
-      const notice: Notice = spent
-        ? {
-            tone: 'error',
-            text: 'This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact your administrator.',
-          }
-        : mailedLinkNotice(error);
+      const notice: Notice = spent ? spentNotice : mailedLinkNotice(error);
       const token = spent ? undefined : text(view.body.token) || undefined;
       return renderLockPage(shell, { csrfToken: view.csrfToken, token, notice });
     },

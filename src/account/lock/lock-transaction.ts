@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
-import { consume } from '../model/secrets.js';
+import { consume, findLive } from '../model/secrets.js';
 
 /**
  * "This wasn't me" (accounts spec, "Security notices"), in one transaction: the notice's `lock`
@@ -39,4 +39,13 @@ export async function lockAccount(
     });
     return { userId, endedSessions: changed.endedSessions };
   });
+}
+
+/** Whether a lock link could still be used (unused, unexpired), without using it. */
+export async function lockLinkLooksLive(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<boolean> {
+  return (await findLive(db, 'lock', token, now)) !== null;
 }

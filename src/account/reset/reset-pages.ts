@@ -3,12 +3,16 @@ import type { FlowPorts } from '../adapter.js';
 import {
   createPageKit,
   mailedLinkNotice,
+  newPasswordInvalid,
+  repeatedPassword,
   textOf as text,
   type PageKitSettings,
 } from '../page-kit.js';
 import { registerFlowPage } from '../flow-page.js';
+import { HttpError } from '../../http/errors.js';
 import { forgotPassword } from './forgot.js';
 import { resetPasswordAction } from './reset.js';
+import { liveResetLinkEmail } from './reset-transaction.js';
 import {
   forgotPagePath,
   renderForgotPage,
@@ -56,18 +60,42 @@ export function registerResetPages(
         email: text(view.body.email),
       }),
   });
+  const form = { passwordMinLength: flow.deps.passwordMinLength };
   registerFlowPage(scope, flow, kit, {
     path: resetPagePath,
-    show: (view) => renderResetPage(shell, { csrfToken: view.csrfToken, token: view.token }),
+    // The link is read, never used: one that can no longer be used says so before a new
+    // password is typed, and a live one names its account for password managers.
+    show: async (view) => {
+      const { token } = view;
+      if (token === undefined)
+        return renderResetPage(shell, { ...form, csrfToken: view.csrfToken });
+      const email = await view.read(() => liveResetLinkEmail(flow.deps.db, token, flow.deps.now()));
+      if (email === null)
+        return renderResetPage(shell, {
+          ...form,
+          csrfToken: view.csrfToken,
+          notice: mailedLinkNotice(new HttpError('invalid_token')),
+        });
+      return renderResetPage(shell, {
+        ...form,
+        csrfToken: view.csrfToken,
+        token,
+        username: email,
+      });
+    },
+    precheck: repeatedPassword('password'),
     action: resetPasswordAction,
     done: () => renderResetDonePage(shell),
     refused: (error, view) =>
       renderResetPage(shell, {
+        ...form,
         csrfToken: view.csrfToken,
         // A weak password keeps the link; a spent or wrong one leaves the code form.
         token: error.code === 'invalid_token' ? undefined : text(view.body.token) || undefined,
+        username: text(view.body.username),
         email: text(view.body.email),
         notice: mailedLinkNotice(error),
+        invalid: newPasswordInvalid(error),
         secondFactor:
           error.code === 'second_factor_required' || error.code === 'second_factor_invalid',
       }),

@@ -34,13 +34,16 @@ export async function issueResetMail(
   });
 }
 
-/** Whether a reset link could still be used (unused, unexpired), without using it. */
-export async function resetLinkLooksLive(
+/**
+ * The address of a reset link's account while the link could still be used (unused,
+ * unexpired), without using it; null otherwise.
+ */
+export async function liveResetLinkEmail(
   db: Kysely<Database>,
   token: string,
   now: number,
-): Promise<boolean> {
-  return (await findLive(db, 'reset', token, now)) !== null;
+): Promise<string | null> {
+  return (await findLive(db, 'reset', token, now))?.email ?? null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
+import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
 import { pagePaths } from '../paths.js';
 
 /** Where the reset pages live (the mails link to the second). */
@@ -47,9 +48,14 @@ export function renderResetPage(
   shell: PageShell,
   view: {
     csrfToken: string;
+    passwordMinLength: number;
     token?: string | undefined;
+    /** The link's account address (a hidden username for password managers). */
+    username?: string | undefined;
     email?: string | undefined;
     notice?: Notice | undefined;
+    /** Which of the new password's fields the notice is about. */
+    invalid?: readonly ('password' | 'repeat')[];
     /** The account asked for its second factor (a 401 or 403 to the last post). */
     secondFactor?: boolean;
   },
@@ -62,8 +68,17 @@ export function renderResetPage(
 <input id="${prefix}otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${describedBy(notice)}>
 <label for="${prefix}recoveryCode">Or a recovery code</label>
 <input id="${prefix}recoveryCode" name="recoveryCode" type="text" autocomplete="off" autocapitalize="none" spellcheck="false">`;
-  const passwordField = markup`<label for="password">New password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required${view.token !== undefined && markup` autofocus`}${describedBy(notice)}${invalid(notice)}>`;
+  const passwordFields = (id: string, linkForm: boolean) =>
+    renderNewPasswordFields({
+      minLength: view.passwordMinLength,
+      name: 'password',
+      id,
+      label: 'New password',
+      username: linkForm ? view.username : undefined,
+      invalid: linkForm === (view.token !== undefined) ? view.invalid : [],
+      messageId: notice === undefined ? undefined : noticeId,
+      autofocus: linkForm,
+    });
   const kept = view.email !== undefined && markup` value="${view.email}"`;
   const codeForm = (autofocus: boolean) => markup`<form method="post" action="${resetPagePath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
@@ -71,8 +86,7 @@ export function renderResetPage(
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${autofocus && markup` autofocus`}>
 <label for="code">Code from the mail</label>
 <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required${describedBy(notice)}>
-<label for="code-password">New password</label>
-<input id="code-password" name="password" type="password" autocomplete="new-password" required>
+${passwordFields('code-password', false)}
 ${factorFields('code-')}
 <button type="submit">Set the new password</button>
 </form>`;
@@ -82,7 +96,7 @@ ${factorFields('code-')}
 <form method="post" action="${resetPagePath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
-${passwordField}
+${passwordFields('password', true)}
 ${factorFields('')}
 <button type="submit">Set the new password</button>
 </form>
@@ -93,7 +107,7 @@ ${codeForm(false)}
   } else {
     content = markup`<p class="lead">Enter your address, the code from the mail and a new password.</p>
 ${renderNotice(notice)}
-${codeForm(true)}
+${codeForm(view.invalid === undefined || view.invalid.length === 0)}
 <p class="hint"><a href="${forgotPagePath}">Ask for a new mail</a></p>`;
   }
   return renderDocument(shell, 'Choose a new password', content, notice);

@@ -16,7 +16,13 @@ import type { FlowPorts } from '../adapter.js';
 import { signUpAction } from './signup.js';
 import { confirmEmailRequest } from '../email/verify.js';
 import { findPendingSignup } from '../email/signup-confirmation.js';
-import { createPageKit, textOf as text, type PageKitSettings } from '../page-kit.js';
+import {
+  createPageKit,
+  passwordMismatchReason,
+  repeatedPassword,
+  textOf as text,
+  type PageKitSettings,
+} from '../page-kit.js';
 import { registerFlowPage } from '../flow-page.js';
 
 export interface SignupPageSettings extends PageKitSettings {
@@ -37,6 +43,8 @@ function refusalOf(error: HttpError): { notice: Notice; field?: SignupField } {
         ),
       };
     case 'invalid_field':
+      if (error.reason === passwordMismatchReason)
+        return { notice: notice(error.message), field: 'passwordRepeat' };
       if (error.field === 'name')
         return {
           notice: notice('Enter your name: up to 200 characters, on one line.'),
@@ -114,6 +122,7 @@ export function registerSignupPages(
     referrer: 'same-origin',
     closed,
     show: (view) => renderSignupPage(shell, { ...form, csrfToken: view.csrfToken }),
+    precheck: repeatedPassword('password'),
     action: signUpAction,
     // The action checked the address; the page names it as the mail's recipient.
     done: (_body, view) =>
@@ -141,7 +150,9 @@ export function registerSignupPages(
       const { token } = view;
       // Only read: a mail scanner that opens the link uses nothing.
       const pending =
-        token === undefined ? null : await findPendingSignup(deps.db, { token }, deps.now());
+        token === undefined
+          ? null
+          : await view.read(() => findPendingSignup(deps.db, { token }, deps.now()));
       return token === undefined || pending !== null
         ? renderSignupConfirmPage(shell, {
             csrfToken: view.csrfToken,

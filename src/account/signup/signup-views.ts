@@ -2,6 +2,7 @@ import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { pagePaths } from '../paths.js';
+import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
 
 /** Where the sign-up form lives (the sign-in page links to it when SIGNUP=open). */
 export const signupPagePath = pagePaths.signup;
@@ -9,10 +10,8 @@ export const signupPagePath = pagePaths.signup;
 /** Where a sign-up's "confirm your address" mail links to: the password chosen, then the account. */
 export const signupConfirmPagePath = pagePaths.signupConfirm;
 
-const rulesId = 'password-rules';
-
 /** Which field a refusal is about, so only that one is marked invalid. */
-export type SignupField = 'email' | 'name' | 'password';
+export type SignupField = 'email' | 'name' | 'password' | 'passwordRepeat';
 
 export interface SignupView {
   csrfToken: string;
@@ -50,12 +49,23 @@ ${renderNotice(notice)}
 <form method="post" action="${signupPagePath}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="email" autocapitalize="none" spellcheck="false" required${email}${first}${state('email')}>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${email}${first}${state('email')}>
 <label for="name">Name</label>
 <input id="name" name="name" type="text" autocomplete="name" maxlength="200" required${name}${state('name')}>
-<label for="password">Password</label>
-<p id="${rulesId}" class="hint field-hint">At least ${String(view.passwordMinLength)} characters, and not a commonly used password.</p>
-<input id="password" name="password" type="password" autocomplete="new-password" minlength="${String(view.passwordMinLength)}" required${state('password', rulesId)}>
+${renderNewPasswordFields({
+  minLength: view.passwordMinLength,
+  name: 'password',
+  label: 'Password',
+  invalid:
+    notice === undefined
+      ? []
+      : field === 'passwordRepeat'
+        ? ['password', 'repeat']
+        : field === 'password'
+          ? ['password']
+          : [],
+  messageId: noticeId,
+})}
 <button type="submit">Create the account</button>
 </form>
 <p class="hint">Have an account? <a href="${shell.signInUrl}">Sign in</a></p>`;
