@@ -365,6 +365,8 @@ describe('the lock pages, as plain forms (SQLite)', () => {
     // Opened again, the spent link says so at once, with no button to press.
     const reopened = await (await owner.get(new URL(link).pathname + new URL(link).search)).text();
     expect(reopened).toContain('expired or been used already');
+    // This suite's SUPPORT_CONTACT is who to ask, not an unnamed administrator.
+    expect(reopened).toContain('using your account, contact help@acme.test.');
     expect(reopened).not.toContain('Lock my account</button>');
   });
 

@@ -25,7 +25,8 @@ export function registerLockPages(
   const { shell } = kit;
   const spentNotice: Notice = {
     tone: 'error',
-    text: 'This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact your administrator.',
+    // Who unlocks and helps: SUPPORT_CONTACT when set, as on the lock page itself.
+    text: `This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact ${shell.supportContact ?? 'your administrator'}.`,
   };
   registerFlowPage(scope, flow, kit, {
     path: lockPagePath,
