@@ -6,9 +6,13 @@
  * - the prune as it was before migration 007 (one statement, an OR over unindexed columns),
  *   run inside a transaction that is rolled back: how long it held the writer;
  * - migration 007 on this store (building its indexes);
- * - the service's own prune (`dist/`, batches of `pruneBatchRows`), while a session is written every
- *   2 ms on the same connection, as sign-ins are: how long each of those writes waited;
+ * - the service's own prune (`dist/`, batches sized toward `pruneStepTargetMs`, checkpoints
+ *   in a worker thread), while a session is written every 2 ms on the same connection, as
+ *   sign-ins are: each statement's time, and how long each of those writes waited;
  * - a second prune with nothing left to delete, and the old statement with nothing to delete.
+ *
+ * `PRUNE_WAL_AUTOCHECKPOINT=N` sets SQLite's automatic checkpoint on the service's connection
+ * before its prune (0: off), for comparing how checkpoints weigh on the statements.
  *
  * Loopback-free (one process, one temp folder, removed at exit).
  */
@@ -32,7 +36,12 @@ interface DistSessions {
   createKyselySessionStore(
     db: Closable,
     handles: { sqlite?: DatabaseSync },
-  ): { prune(createdBefore: number): Promise<void> };
+  ): {
+    prune(
+      createdBefore: number,
+      observe?: (ms: number, rows: number, checkpointMs?: number) => void,
+    ): Promise<void>;
+  };
 }
 
 const users = Number(process.env.PRUNE_USERS ?? 1_000_000);
@@ -143,13 +152,27 @@ async function main(): Promise<void> {
   const userId = (opened.sqlite?.prepare('select id from users limit 1').get() as { id: string })
     .id;
   const store = createKyselySessionStore(opened.db, { sqlite: opened.sqlite });
+  if (process.env.PRUNE_WAL_AUTOCHECKPOINT !== undefined)
+    opened.sqlite?.exec(
+      `pragma wal_autocheckpoint = ${Number(process.env.PRUNE_WAL_AUTOCHECKPOINT)}`,
+    );
   const stopProbe = signInProbe(opened.sqlite as DatabaseSync, userId);
+  const statements: { ms: number; rows: number }[] = [];
+  const checkpoints: number[] = [];
   started = now();
-  await store.prune(cut);
+  await store.prune(cut, (ms, rows, checkpointMs) => {
+    statements.push({ ms, rows });
+    if (checkpointMs !== undefined) checkpoints.push(checkpointMs);
+  });
+  checkpoints.sort((a, b) => a - b);
   const pruneMs = now() - started;
   const probeWaits = stopProbe();
   const deleted = rowsBefore - count() + probeWaits.length;
-  const batches = Math.ceil(deleted / 100) + 2;
+  const batches = statements.length;
+  const statementMs = statements.map((s) => s.ms).sort((a, b) => a - b);
+  const statementRows = statements.map((s) => s.rows).sort((a, b) => a - b);
+  const at_ = (list: number[], q: number) =>
+    list[Math.min(list.length - 1, Math.floor(q * list.length))] ?? 0;
   started = now();
   await store.prune(cut);
   const idleMs = now() - started;
@@ -173,7 +196,22 @@ async function main(): Promise<void> {
     [
       'prune, batched, backlog',
       `${deleted} rows, ≈${batches} statements`,
-      `${Math.round(pruneMs)} ms in all, ${round(pruneMs / batches)} ms per statement`,
+      `${Math.round(pruneMs)} ms in all`,
+    ],
+    [
+      '… each statement: time holding the writer',
+      `${batches} statements`,
+      `mean ${round(statementMs.reduce((a, b) => a + b, 0) / Math.max(1, batches))} ms, p50 ${round(at_(statementMs, 0.5))} ms, p99 ${round(at_(statementMs, 0.99))} ms, max ${round(statementMs.at(-1) ?? 0)} ms`,
+    ],
+    [
+      '… each checkpoint between statements (a turn of its own)',
+      `${checkpoints.length} checkpoints`,
+      `mean ${round(checkpoints.reduce((a, b) => a + b, 0) / Math.max(1, checkpoints.length))} ms, p50 ${round(at_(checkpoints, 0.5))} ms, p99 ${round(at_(checkpoints, 0.99))} ms, max ${round(checkpoints.at(-1) ?? 0)} ms`,
+    ],
+    [
+      '… rows per statement (sized from the last one)',
+      '',
+      `p50 ${at_(statementRows, 0.5)}, min ${statementRows[0] ?? 0}, max ${statementRows.at(-1) ?? 0}`,
     ],
     [
       "… a sign-in's write every 2 ms during it: its wait",

@@ -15,6 +15,7 @@ export function pruneAuditLog(
   batchRows = pruneBatchRows,
 ): Promise<number> {
   return deleteInBatches(
+    db,
     (limit) =>
       db.transaction().execute(async (trx) => {
         // Locks the head (PostgreSQL) or takes the writer (SQLite) before reading the oldest.
@@ -49,6 +50,6 @@ export function pruneAuditLog(
         // A short batch (fewer than `limit` old enough) ends the prune.
         return { numDeletedRows: count < limit ? deleted.numDeletedRows : BigInt(limit) };
       }),
-    batchRows,
+    { firstLimit: batchRows },
   );
 }

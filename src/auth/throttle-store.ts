@@ -132,7 +132,7 @@ export function createKyselyThrottleStore(
     },
 
     async prune(now, windowMs) {
-      await deleteInBatches((limit) =>
+      await deleteInBatches(db, (limit) =>
         db
           .deleteFrom('signin_throttle')
           .where('key', 'in', (eb) =>

@@ -5,6 +5,7 @@ import { Kysely, type Logger, type SqliteDatabase, type SqliteStatement } from '
 import { RecentCache } from '../util/recent-cache.js';
 import type { Database } from './schema.js';
 import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js';
+import { markSqlite } from './wal-checkpoints.js';
 
 // Node's own SQLite (`node:sqlite`), not better-sqlite3: on Node 24 better-sqlite3 13 (the only
 // line that exits cleanly there) runs a prepared `get` at a third of the speed (116,000 against
@@ -115,5 +116,7 @@ export function openSqlite(
   sqlite.exec('pragma foreign_keys = ON');
   sqlite.exec(`pragma busy_timeout = ${sqliteBusyTimeoutMs}`);
   const dialect = new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) });
-  return { db: new Kysely<Database>({ dialect, ...(log && { log }) }), sqlite };
+  const db = new Kysely<Database>({ dialect, ...(log && { log }) });
+  markSqlite(db, filePath);
+  return { db, sqlite };
 }

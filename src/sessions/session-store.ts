@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Kysely } from 'kysely';
-import { deleteInBatches } from '../db/delete-in-batches.js';
+import { deleteInBatches, type PruneStatementObserver } from '../db/delete-in-batches.js';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { toActive, type ActiveSession, type FindActive } from './active-session.js';
@@ -59,8 +59,11 @@ export interface SessionStore {
   findActive(sessionId: string): Promise<ActiveSession | null>;
   revoke(sessionId: string, at: number): Promise<void>;
   revokeAllForUser(userId: string, at: number): Promise<number>;
-  /** Deletes rows no token can use any more (revoked, or signed in before `createdBefore`). */
-  prune(createdBefore: number): Promise<void>;
+  /**
+   * Deletes rows no token can use any more (revoked, or signed in before `createdBefore`);
+   * `observe` is told of each statement (the prune benchmark).
+   */
+  prune(createdBefore: number, observe?: PruneStatementObserver): Promise<void>;
 }
 
 /** Live sessions a user may hold at once (`SESSIONS_PER_USER_MAX`). */
@@ -246,28 +249,38 @@ export function createKyselySessionStore(
       return count;
     },
 
-    async prune(createdBefore) {
+    async prune(createdBefore, observe) {
       // Two filters, one index each (migration 007), in short batches: an OR of the two would
       // scan the table, holding SQLite's writer for as long.
-      await deleteInBatches((limit) =>
-        db
-          .deleteFrom('sessions')
-          .where('id', 'in', (eb) =>
-            eb.selectFrom('sessions').select('id').where('revoked_at', 'is not', null).limit(limit),
-          )
-          .executeTakeFirst(),
+      await deleteInBatches(
+        db,
+        (limit) =>
+          db
+            .deleteFrom('sessions')
+            .where('id', 'in', (eb) =>
+              eb
+                .selectFrom('sessions')
+                .select('id')
+                .where('revoked_at', 'is not', null)
+                .limit(limit),
+            )
+            .executeTakeFirst(),
+        { observe },
       );
-      await deleteInBatches((limit) =>
-        db
-          .deleteFrom('sessions')
-          .where('id', 'in', (eb) =>
-            eb
-              .selectFrom('sessions')
-              .select('id')
-              .where('created_at', '<', createdBefore)
-              .limit(limit),
-          )
-          .executeTakeFirst(),
+      await deleteInBatches(
+        db,
+        (limit) =>
+          db
+            .deleteFrom('sessions')
+            .where('id', 'in', (eb) =>
+              eb
+                .selectFrom('sessions')
+                .select('id')
+                .where('created_at', '<', createdBefore)
+                .limit(limit),
+            )
+            .executeTakeFirst(),
+        { observe },
       );
     },
   };

@@ -148,7 +148,7 @@ export async function listEvents(db: Kysely<Database>, userId: string): Promise<
 
 /** Deletes events older than the list reaches (the audit log keeps its own, longer). */
 export async function pruneEvents(db: Kysely<Database>, before: number): Promise<void> {
-  await deleteInBatches((limit) =>
+  await deleteInBatches(db, (limit) =>
     db
       .deleteFrom('account_events')
       .where('id', 'in', (eb) =>

@@ -344,7 +344,7 @@ export async function findLive(
 export async function pruneTokens(db: Kysely<Database>, before: number): Promise<void> {
   // One index per filter (migration 007), in short batches.
   for (const column of ['expires_at', 'used_at'] as const) {
-    await deleteInBatches((limit) =>
+    await deleteInBatches(db, (limit) =>
       db
         .deleteFrom('account_tokens')
         .where('id', 'in', (eb) =>

@@ -168,7 +168,7 @@ export function createPasskeyStore(db: Kysely<Database>) {
 
     /** Forgets answered challenges past their expiry: their cookies are refused anyway. */
     prune: (now: number) =>
-      deleteInBatches((limit) =>
+      deleteInBatches(db, (limit) =>
         db
           .deleteFrom('passkey_challenges_used')
           .where('challenge_hash', 'in', (eb) =>

@@ -71,7 +71,7 @@ export async function spendChallenge(
 
 /** Deletes challenges past their time (the account wing's prune). */
 export async function pruneChallenges(db: Kysely<Database>, before: number): Promise<void> {
-  await deleteInBatches((limit) =>
+  await deleteInBatches(db, (limit) =>
     db
       .deleteFrom('signin_challenges')
       .where('token_hash', 'in', (eb) =>
