@@ -1,12 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Secret, TOTP } from 'otpauth';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
@@ -15,12 +17,13 @@ import { freePort } from '../helpers/processes.js';
 
 // docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
 // for byte; then the test lays out gatehouse/ (this checkout, built) and my-app/ (the example)
-// side by side, runs every `<!-- run: … -->` command of the guide in order, and signs in as Ada
-// in Chromium. The guide's last section says what the test changes (ports, and skipping work an
-// earlier run or the suite has done). About 5 s with a cached build (under 1 s of steps, 4 s in
-// the browser); `next build` adds 7 s on an idle machine, more on two busy cores, once per change
-// of the example (the fast-paths-off run reuses it), and npm install about 10 s when
-// examples/nextjs/node_modules is missing.
+// side by side, runs every `<!-- run: … -->` command of the guide in order, signs in as Ada in
+// Chromium, and checks the app's own table of users that Gatehouse's webhooks keep. The guide's
+// last section says what the test changes (ports, and skipping work an earlier run or the suite
+// has done). About 7 s with a cached build (under 1 s of steps, 6 s in the browser); `next build`
+// adds 7 s on an idle machine, more on two busy cores, once per change of the example (the
+// fast-paths-off run reuses it), and npm install about 10 s when examples/nextjs/node_modules is
+// missing.
 
 const root = path.resolve(import.meta.dirname, '../..');
 const exampleDir = path.join(root, 'examples/nextjs');
@@ -31,7 +34,7 @@ const mode = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'fast-paths-off' 
 const password = 'correct horse battery staple';
 const ada = 'Signed in as Ada Lovelace';
 /** Made by the example's own commands, never part of it. */
-const generated = /^(node_modules|\.next)\/|^next-env\.d\.ts$|^\.env.*\.local$|\.tsbuildinfo$/;
+const generated = /^(node_modules|\.next|data)\/|^next-env\.d\.ts$|^\.env.*\.local$|\.tsbuildinfo$/;
 
 /** The example's files, relative to its folder, sorted. */
 function exampleFiles(): string[] {
@@ -66,9 +69,10 @@ describe('docs/integrate.md shows examples/nextjs', () => {
     expect([...shown].sort()).toEqual(expected);
   });
 
-  it('marks the commands this test follows: Gatehouse, a user, install, secret, build, start', () => {
+  it('marks the commands this test follows: webhook secret, Gatehouse, a user, install, secrets, build, start', () => {
     const runs = blocks.filter((b): b is RunBlock => b.kind === 'run');
     expect(runs.map((b) => `${b.folder} ${b.role}`)).toEqual([
+      'gatehouse command',
       'gatehouse server',
       'gatehouse command',
       'my-app install',
@@ -210,6 +214,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let appPort = 0;
     let appUrl = '';
     let gatehouseDir = '';
+    let appDir = '';
     let gatehouseEnv: NodeJS.ProcessEnv = {};
     const timings: Record<string, number> = {};
 
@@ -254,7 +259,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
           fs.symlinkSync(path.join(root, entry), path.join(gatehouseDir, entry));
 
       // my-app/: the example's files, as the guide's file blocks make them (checked above).
-      const appDir = path.join(work, 'my-app');
+      appDir = path.join(work, 'my-app');
       const built = path.join(appDir, '.guide-build-complete');
       if (!fs.existsSync(built)) {
         fs.rmSync(appDir, { recursive: true, force: true });
@@ -396,6 +401,89 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await shot(page, '3-dashboard');
       await page.getByRole('link', { name: 'Home' }).click();
       await waitFor(page, 'server-gatehouse', ada);
+    });
+
+    /** The dashboard's line on the app's own table, once it says `hasText` (webhooks come later). */
+    async function tableSays(hasText: string): Promise<void> {
+      await expect
+        .poll(
+          async () => {
+            await page.goto(`${appUrl}/dashboard`);
+            return text(page, 'mirror');
+          },
+          { timeout: 15_000, interval: 250 },
+        )
+        .toContain(hasText);
+    }
+
+    it("keeps Ada in the app's own table from Gatehouse's webhooks: her row after her sign-in, her new name after a rename", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      // Added by a CLI without the webhook variables: her sign-in (session.created) brings her.
+      await tableSays("In this app's own table: Ada Lovelace <ada@example.com>");
+      await shot(page, '3-dashboard-own-table');
+      const api = new Client(`http://127.0.0.1:${gatehousePort}`, { origin: appUrl });
+      expect((await api.signIn('ada@example.com', password)).status).toBe(200);
+      const rename = (name: string) => postWithCsrf(api, '/api/account/profile', { name });
+      expect((await rename('Ada King')).status).toBe(200);
+      await tableSays("In this app's own table: Ada King <ada@example.com>");
+      // Her name back for the tests after this one (Gatehouse's answer; the table follows).
+      expect((await rename('Ada Lovelace')).status).toBe(200);
+      await page.getByRole('link', { name: 'Home' }).click();
+      await waitFor(page, 'server-gatehouse', ada);
+    });
+
+    it("the webhook route answers 401 to a delivery not signed with Gatehouse's secret now, and applies one id once", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      const secret = fs.readFileSync(path.join(gatehouseDir, 'data/webhook-secret'), 'utf8').trim();
+      const user = {
+        id: randomUUID(),
+        email: 'grace@example.com',
+        name: 'Grace Hopper',
+        emailVerified: true,
+        disabled: false,
+      };
+      const event = (name: string) =>
+        JSON.stringify({
+          type: 'user.created',
+          timestamp: new Date().toISOString(),
+          data: { ...user, name },
+        });
+      const signed = (key: string, id: string, at: Date, body: string) => ({
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': new Webhook(key).sign(id, at, body),
+      });
+      const post = (body: string, headers: Record<string, string>) =>
+        fetch(`${appUrl}/api/gatehouse-webhooks`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        });
+      const nameInTable = () => {
+        const db = new DatabaseSync(path.join(appDir, 'data/app.sqlite'), { readOnly: true });
+        try {
+          const row = db.prepare('SELECT name FROM users WHERE id = ?').get(user.id);
+          return row?.name;
+        } finally {
+          db.close();
+        }
+      };
+      const id = `msg_${randomUUID().replaceAll('-', '')}`;
+      const body = event('Grace Hopper');
+      const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
+      expect((await post(body, signed(otherSecret, id, new Date(), body))).status).toBe(401);
+      const sixMinutesAgo = new Date(Date.now() - 6 * 60_000);
+      expect((await post(body, signed(secret, id, sixMinutesAgo, body))).status).toBe(401);
+      expect((await post(body, {})).status).toBe(401);
+      expect((await post(event('Mallory'), signed(secret, id, new Date(), body))).status).toBe(401);
+      expect(nameInTable()).toBeUndefined();
+
+      expect((await post(body, signed(secret, id, new Date(), body))).status).toBe(204);
+      expect(nameInTable()).toBe('Grace Hopper');
+      // The same id again (a retry after a lost answer), even with another body: applied once.
+      const again = event('Grace Brewster Hopper');
+      expect((await post(again, signed(secret, id, new Date(), again))).status).toBe(204);
+      expect(nameInTable()).toBe('Grace Hopper');
     });
 
     it('signs out; a cookie copied before reads as no session when asking Gatehouse, and as Ada when decoded locally', async (context) => {

@@ -1,6 +1,7 @@
 import Link from 'next/link';
 import { redirect } from 'next/navigation';
 import { sessionFromGatehouse } from '../../lib/gatehouse';
+import { MirroredUser } from './mirrored-user';
 
 // proxy.ts already sent visitors without a session cookie away. This page must not show a
 // signed-out or revoked session either, so it asks Gatehouse instead of decoding the cookie.
@@ -13,6 +14,7 @@ export default async function Dashboard() {
       <p id="dashboard">
         Only for signed-in people: {session.user.name ?? session.user.email}, this page is yours.
       </p>
+      <MirroredUser id={session.user.id} />
       <Link href="/">Home</Link>
     </main>
   );
