@@ -10,6 +10,7 @@ import {
   type PageShell,
 } from './layout.js';
 import type { Notice } from './notices.js';
+import { appKeyPart, recoveryCodesPart } from './totp-parts.js';
 import { renderNewPasswordFields } from './new-password-fields.js';
 
 /** The account as the page shows it (`GET /api/account`'s user). */
@@ -199,15 +200,6 @@ ${
 }`;
 }
 
-/** Recovery codes just made: listed once, with a download (a `data:` link: no script). */
-function freshCodesPart(codes: readonly string[]): SafeHtml {
-  const text = `Recovery codes (each works once)\n\n${codes.join('\n')}\n`;
-  const href = `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`;
-  return markup`<p><strong>Your recovery codes.</strong> Save them now: they are shown only this once. Each one signs you in once in place of the app's code.</p>
-<ul class="codes">${codes.map((code) => markup`<li><code>${code}</code></li>`)}</ul>
-<a class="button secondary" href="${href}" download="recovery-codes.txt">Download as a text file</a>`;
-}
-
 /** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
 function day(iso: string): string {
   const date = new Date(iso);
@@ -297,8 +289,7 @@ function secondFactorSection(view: AccountPageView, factor: SecondFactorView): S
   let body: SafeHtml;
   if (factor.enrolment !== undefined) {
     body = markup`<p>Scan this with your authenticator app (or type the key into it), then enter the 6-digit code it shows.</p>
-<div class="qr" role="img" aria-label="QR code of the key for your authenticator app">${trustedHtml(factor.enrolment.qrSvg)}</div>
-<p class="fact"><span class="label">Key</span> <code>${factor.enrolment.secret}</code></p>
+${appKeyPart(factor.enrolment)}
 <form method="post" action="/account/totp/confirm">
 ${csrfField(view)}
 ${formNotice(view, 'totp_confirm')}
@@ -307,7 +298,7 @@ ${formNotice(view, 'totp_confirm')}
 <button type="submit">Turn on two-step sign-in</button>
 </form>`;
   } else if (factor.totp) {
-    body = markup`${factor.freshCodes !== undefined && freshCodesPart(factor.freshCodes)}
+    body = markup`${factor.freshCodes !== undefined && recoveryCodesPart(factor.freshCodes)}
 <p class="fact"><span class="label">Authenticator app</span> On <span class="hint">(${factor.recoveryCodes} recovery ${factor.recoveryCodes === 1 ? 'code' : 'codes'} left)</span></p>
 ${
   factor.offered &&
