@@ -152,6 +152,7 @@ export function createAccountWing(deps: AccountWingDeps) {
     authUrl: config.authUrl,
     mail,
     factors,
+    secondFactorRequired: totp?.mode === 'required',
     now: deps.now,
     log: deps.log,
   });

@@ -1,8 +1,10 @@
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
 import { resetSecondFactor } from '../../src/operator/operations.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
+import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
@@ -205,6 +207,86 @@ describe.each([
       expect(new URL(body.url).searchParams.get('error')).toBeNull();
       expect(body.recoveryCodes).toHaveLength(10);
       expect(client.sessionCookie()).toBeDefined();
+    },
+  );
+
+  /** The options, then the assertion posted as next-auth/webauthn posts it. */
+  async function passkeySignIn(
+    client: Client,
+    key: SoftPasskey,
+    userVerified: boolean,
+    counter: number,
+  ) {
+    const got = (await (
+      await client.get('/api/auth/webauthn-options/passkey?action=authenticate')
+    ).json()) as { options: { challenge: string } };
+    const data = key.assert({
+      challenge: got.options.challenge,
+      origin: server.url,
+      userVerified,
+      counter,
+    });
+    return client.postForm(
+      '/api/auth/callback/passkey',
+      { csrfToken: await client.csrfToken(), action: 'authenticate', data },
+      { 'x-auth-return-redirect': '1' },
+    );
+  }
+
+  it.skipIf(skip)(
+    'an account whose second factor is a passkey: the password alone is passkey_required, a passkey without user verification enrols an app, with it signs in; its last passkey stays',
+    async () => {
+      const { email, userId } = await newAccount();
+      const key = softPasskey();
+      const passkeyId = await createPasskeyStore(server.db).add(
+        server.db,
+        {
+          userId,
+          credentialId: key.id,
+          publicKey: key.publicKey,
+          counter: 0,
+          transports: ['internal'],
+          backedUp: false,
+          name: 'Soft key',
+        },
+        base,
+      );
+      const byPassword = new Client(server.url);
+      expect(await refusalCode(await byPassword.signIn(email, password))).toBe('passkey_required');
+      expect(byPassword.cookies.get('gatehouse.second-step')).toBeUndefined();
+      expect(byPassword.sessionCookie()).toBeUndefined();
+
+      const withoutUv = new Client(server.url);
+      const uvLess = await passkeySignIn(withoutUv, key, false, 1);
+      expect(await refusalCode(uvLess)).toBe('second_factor_enrolment_required');
+      expect(withoutUv.sessionCookie()).toBeUndefined();
+      expect(withoutUv.cookies.get('gatehouse.second-step')).toMatch(/^[\w-]{43}$/);
+
+      const withUv = new Client(server.url);
+      expect((await passkeySignIn(withUv, key, true, 2)).status).toBe(200);
+      expect(withUv.sessionCookie()).toBeDefined();
+      expect(await proofsOf(userId)).toEqual(['passkey user_verification']);
+      const removed = await postJson(withUv, `/api/account/passkeys/${passkeyId}/remove`);
+      expect(removed.status).toBe(409);
+      expect(await errorCode(removed)).toBe('last_second_factor');
+
+      // The challenge the UV-less passkey left enrols an app (that passkey proved one factor).
+      const step = await (
+        await withoutUv.get(
+          '/api/auth/signin?error=CredentialsSignin&code=second_factor_enrolment_required',
+        )
+      ).text();
+      const enrolled = await withoutUv.postForm(
+        '/api/auth/callback/credentials',
+        { csrfToken: await withoutUv.csrfToken(), otp: codeAt(keyOf(step), 0) },
+        { 'x-auth-return-redirect': '1' },
+      );
+      expect(enrolled.status).toBe(200);
+      expect(withoutUv.sessionCookie()).toBeDefined();
+      // With TOTP on too, the passkey may go.
+      expect((await postJson(withUv, `/api/account/passkeys/${passkeyId}/remove`)).status).toBe(
+        200,
+      );
     },
   );
 
