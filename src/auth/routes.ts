@@ -12,7 +12,7 @@ import type { AccountEventSink } from './account-events.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
 import type { PasskeyPort } from './passkey-port.js';
-import type { EnrolmentPort } from './enrolment-port.js';
+import type { EnrolmentKey, EnrolmentPort } from './enrolment-port.js';
 import { parseCookies } from './cookies.js';
 import { challengeCookieName as secondStepCookieName } from '../pages/second-step-cookie.js';
 import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
@@ -32,7 +32,8 @@ type AuthAction =
   | 'signout'
   | 'error'
   | 'webauthn-options/passkey'
-  | 'callback/passkey';
+  | 'callback/passkey'
+  | 'enrolment/totp';
 
 /** Every /api/auth route Gatehouse serves, with its methods (the rest is 404 or 405). */
 export const authRoutes: Record<AuthAction, readonly ('GET' | 'POST')[]> = {
@@ -46,6 +47,7 @@ export const authRoutes: Record<AuthAction, readonly ('GET' | 'POST')[]> = {
   error: ['GET'],
   'webauthn-options/passkey': ['GET'],
   'callback/passkey': ['POST'],
+  'enrolment/totp': ['GET'],
 };
 
 export interface AuthRouteDeps {
@@ -249,6 +251,36 @@ export function registerAuthRoutes(
     return deps.passkeys.options(request, reply);
   }
 
+  /**
+   * `GET /api/auth/enrolment/totp` (SECOND_FACTOR=required): for an app whose user got
+   * `second_factor_enrolment_required`, the authenticator app's key its challenge enrols, to show
+   * before the code is sent back through the credentials callback. 401 without a live challenge
+   * of an account to enrol; 404 unless factors are required.
+   */
+  async function enrolmentKey(request: FastifyRequest, reply: FastifyReply) {
+    if (deps.enrolment === undefined) return sendError(reply, new HttpError('not_found'));
+    const challenge = parseCookies(request.headers.cookie).get(
+      secondStepCookieName(isSecure(request, publicOrigin)),
+    );
+    let key: EnrolmentKey | null = null;
+    try {
+      if (challenge !== undefined && challenge !== '') key = await deps.enrolment.keyFor(challenge);
+    } catch (error) {
+      request.log.error({ err: error }, 'database unavailable during an enrolment read');
+      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+    }
+    if (key === null)
+      return sendError(
+        reply,
+        new HttpError(
+          'unauthenticated',
+          {},
+          'No sign-in is waiting for an enrolment here: sign in with the password first.',
+        ),
+      );
+    return reply.code(200).header('cache-control', 'no-store').send(key);
+  }
+
   /** A session or CSRF read: session-read's fast branch unless it is Auth.js's. */
   const read = (action: 'session' | 'csrf') =>
     async function fastRead(request: FastifyRequest, reply: FastifyReply) {
@@ -338,6 +370,7 @@ export function registerAuthRoutes(
     error: toAuthjs,
     'webauthn-options/passkey': passkeyOptions,
     'callback/passkey': passkeyCallback,
+    'enrolment/totp': enrolmentKey,
   };
   // A browser's sign-in form post: a failure's answer keeps the email for the page, a success
   // forgets it (src/pages/kept-email.ts). Other callers' answers are left as they are.

@@ -190,12 +190,16 @@ describe.each([
       expect(await refusalCode(await client.signIn(email, password))).toBe(
         'second_factor_enrolment_required',
       );
-      const step = await (
-        await client.get(
-          '/api/auth/signin?error=CredentialsSignin&code=second_factor_enrolment_required',
-        )
-      ).text();
-      const key = keyOf(step);
+      const keyAnswer = await client.get('/api/auth/enrolment/totp');
+      expect(keyAnswer.status).toBe(200);
+      expect(keyAnswer.headers.get('cache-control')).toBe('no-store');
+      const { secret: key, uri, qrSvg } = (await keyAnswer.json()) as Record<string, string>;
+      expect(uri).toContain(`secret=${key}`);
+      expect(qrSvg).toMatch(/^<svg/);
+      // Without the challenge there is nothing to enrol.
+      const none = await new Client(server.url).get('/api/auth/enrolment/totp');
+      expect(none.status).toBe(401);
+      expect(await errorCode(none)).toBe('unauthenticated');
       const csrfToken = await client.csrfToken();
       const enrolled = await client.postForm(
         '/api/auth/callback/credentials',
