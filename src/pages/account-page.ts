@@ -39,6 +39,11 @@ export interface SentForm {
 export interface SecondFactorView {
   /** New set-ups are allowed (SECOND_FACTOR is not off). */
   offered: boolean;
+  /**
+   * SECOND_FACTOR=required and the account has none yet (its session is older than the
+   * setting): say that its next sign-in will ask it to set one up.
+   */
+  needed?: boolean;
   totp: boolean;
   /** Unused recovery codes. */
   recoveryCodes: number;
@@ -323,8 +328,12 @@ ${proofFields(view, 'totp_disable', 'off', true)}
 </details>`
 }`;
   } else {
-    body = markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>
-<details${view.sent?.form === 'totp_setup' && markup` open`}>
+    body = markup`${
+      factor.needed === true
+        ? markup`<p class="notice notice-info">Every account here needs two-step sign-in now. Set it up here, or your next sign-in will ask you to.</p>`
+        : markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>`
+    }
+<details${(view.sent?.form === 'totp_setup' || factor.needed === true) && markup` open`}>
 <summary>Set up two-step sign-in</summary>
 <form method="post" action="/account/totp/setup">
 ${csrfField(view)}

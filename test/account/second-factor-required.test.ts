@@ -321,6 +321,11 @@ describe.each([
         { userId, actor: { label: 'gatehouse CLI' } },
       );
       expect(reset).toMatchObject({ changed: true });
+      // A session from before lives on to its end (the session read is unchanged); its /account
+      // page asks for the set-up.
+      expect(await client.session()).toMatchObject({ user: { email } });
+      const page = await (await client.get('/account', { accept: 'text/html' })).text();
+      expect(page).toContain('Every account here needs two-step sign-in now.');
       expect(await refusalCode(await new Client(server.url).signIn(email, password))).toBe(
         'second_factor_enrolment_required',
       );
