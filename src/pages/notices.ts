@@ -68,7 +68,7 @@ export const enrolmentNotices = {
   },
   done: {
     tone: 'info',
-    text: 'Two-step sign-in is on, and you are signed in.',
+    text: 'You are signed in.',
   },
 } as const satisfies Record<string, Notice>;
 
@@ -81,7 +81,7 @@ const enrolmentAgain: Notice = {
 // not lead to enrolling an app (whoever holds only the password would get in).
 const passkeyRequired: Notice = {
   tone: 'error',
-  text: 'Your password was right, but this account signs in with its passkey as well. Choose "Sign in with a passkey". No passkey at hand? Ask your administrator.',
+  text: 'Your password was right, but this account needs its passkey to sign in: choose "Sign in with a passkey". No passkey at hand? Ask your administrator.',
 };
 
 function throttled(retryAfterSeconds: number | undefined): Notice {
