@@ -142,6 +142,9 @@ describe.each([
 
       const right = await post(codeAt(key, 0));
       expect(right.status).toBe(200);
+      // The recovery codes are in this answer alone: never kept by a cache.
+      expect(right.headers.get('cache-control')).toBe('no-store');
+      expect(right.headers.get('content-security-policy')).toContain("default-src 'none'");
       const done = await right.text();
       const codes = [...done.matchAll(/<li><code>([0-9a-z-]{19})<\/code><\/li>/g)].map(
         (match) => match[1],
