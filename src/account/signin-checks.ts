@@ -7,6 +7,8 @@ export interface SignInCheckSettings {
   requireVerifiedEmail: boolean;
   /** The registered second factors (src/account/factors.ts). */
   factors: readonly Factor[];
+  /** SECOND_FACTOR=required: enrolment for an account without a factor, checked last. */
+  enrolment?: SignInCheck | undefined;
 }
 
 /**
@@ -23,5 +25,6 @@ export function createSignInChecks(
     ...settings.factors.flatMap((factor) =>
       factor.signInCheck === undefined ? [] : [factor.signInCheck],
     ),
+    ...(settings.enrolment === undefined ? [] : [settings.enrolment]),
   ];
 }

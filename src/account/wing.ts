@@ -19,6 +19,7 @@ import { createEventSink } from './event-sink.js';
 import type { SecondFactorMode } from '../config/factors.js';
 import { registeredFactors } from './factors.js';
 import { createSecondStep } from './totp/second-step.js';
+import { createSignInEnrolment } from './totp/signin-enrolment.js';
 import { createSecretBox } from './totp/secret-box.js';
 import {
   findChallenge,
@@ -36,6 +37,7 @@ import { createSignInChecks } from './signin-checks.js';
 import { createPasskeys } from './passkeys/passkeys.js';
 import { createPasskeyStore } from './passkeys/passkey-store.js';
 import type { PasskeyPort } from '../auth/passkey-port.js';
+import type { EnrolmentPort } from '../auth/enrolment-port.js';
 
 export { countEventsWith } from './model/events.js';
 
@@ -101,6 +103,8 @@ export interface ForAuth {
   signupUrl?: string;
   /** Passkeys: Auth.js's Passkey provider's routes and the assertion check. */
   passkeys: PasskeyPort;
+  /** SECOND_FACTOR=required: the key an account without a factor enrols at sign-in. */
+  enrolment?: EnrolmentPort;
 }
 
 export function createAccountWing(deps: AccountWingDeps) {
@@ -148,9 +152,40 @@ export function createAccountWing(deps: AccountWingDeps) {
     authUrl: config.authUrl,
     mail,
     factors,
+    secondFactorRequired: totp?.mode === 'required',
     now: deps.now,
     log: deps.log,
   });
+  const signInChallenges: SignInChallenges = {
+    issue: (user) => issueChallenge(deps.db, user, deps.now()),
+    async resume(token) {
+      const challenge = await findChallenge(deps.db, token, deps.now());
+      if (challenge === null) return null;
+      const user = await deps.users.findById(challenge.userId);
+      // A password change or reset since voids it, as it voids sign-ins in flight.
+      return user !== null &&
+        !user.disabled &&
+        user.credentialVersion === challenge.credentialVersion
+        ? user
+        : null;
+    },
+    spend: (token) => spendChallenge(deps.db, token, deps.now()),
+  };
+  // SECOND_FACTOR=required: enrolment at sign-in, the last check after the password.
+  const enrolment =
+    totp !== undefined && totp.mode === 'required'
+      ? createSignInEnrolment({
+          db: deps.db,
+          box,
+          throttle: deps.throttle,
+          factors,
+          challenges: signInChallenges,
+          mail,
+          issuer: totp.issuer,
+          now: deps.now,
+          log: deps.log,
+        })
+      : undefined;
   const forAuth: ForAuth = {
     events: createEventSink({
       db: deps.db,
@@ -164,6 +199,7 @@ export function createAccountWing(deps: AccountWingDeps) {
       {
         requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
         factors,
+        enrolment: enrolment?.check,
       },
       {
         db: deps.db,
@@ -174,22 +210,9 @@ export function createAccountWing(deps: AccountWingDeps) {
         log: deps.log,
       },
     ),
-    signInChallenges: {
-      issue: (user) => issueChallenge(deps.db, user, deps.now()),
-      async resume(token) {
-        const challenge = await findChallenge(deps.db, token, deps.now());
-        if (challenge === null) return null;
-        const user = await deps.users.findById(challenge.userId);
-        // A password change or reset since voids it, as it voids sign-ins in flight.
-        return user !== null &&
-          !user.disabled &&
-          user.credentialVersion === challenge.credentialVersion
-          ? user
-          : null;
-      },
-      spend: (token) => spendChallenge(deps.db, token, deps.now()),
-    },
+    signInChallenges,
     passkeys: passkeys.port,
+    ...(enrolment !== undefined && { enrolment: enrolment.port }),
     ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
     ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
   };

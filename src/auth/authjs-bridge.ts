@@ -36,6 +36,15 @@ export interface AuthjsBridgeOptions {
   events?: AccountEventSink;
   /** Passkeys are served: the provider list names Auth.js's Passkey provider too. */
   passkeyProvider?: boolean;
+  /**
+   * A sign-in that enrolled TOTP (SECOND_FACTOR=required) and got Auth.js's redirect: the page
+   * showing its recovery codes once, with the redirect's cookies; undefined: the redirect as is.
+   */
+  enrolled?: (
+    reply: FastifyReply,
+    response: Response,
+    recoveryCodes: readonly string[],
+  ) => Answer | undefined;
 }
 
 /**
@@ -127,6 +136,26 @@ function withCookie(response: Response, setCookie: string): Response {
   const headers = new Headers(response.headers);
   headers.append('set-cookie', setCookie);
   return new Response(response.body, { status: response.status, headers });
+}
+
+/**
+ * Auth.js's JSON answer (`{url}`) to a sign-in that enrolled TOTP, with the recovery codes it
+ * made beside the url: the only time they are shown. Stock clients read `url` and ignore them.
+ */
+async function withRecoveryCodes(response: Response, codes: readonly string[]): Promise<Response> {
+  let body: Record<string, unknown>;
+  try {
+    body = (await response.clone().json()) as Record<string, unknown>;
+  } catch {
+    // Not Auth.js's JSON answer: left as it is.
+    return response;
+  }
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify({ ...body, recoveryCodes: codes }), {
+    status: response.status,
+    headers,
+  });
 }
 
 /** The second step's challenge set (after a right password) or cleared (after a sign-in). */
@@ -292,6 +321,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       // The challenge is spent whatever the outcome: Auth.js clears its cookie after use too.
       if (route.passkey === true) response = withCookie(response, clearChallenge(secure));
       let event = context.accountEvent;
+      let enrolledPage: (() => Answer | undefined) | undefined;
       if (signingIn) {
         const outcome = signInOutcome(context);
         options.observer.signIn(outcome);
@@ -302,6 +332,15 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
           response = withChallengeCookie(response, context.issuedChallenge, secure);
         else if (outcome === 'success' && context.challengeCookie !== undefined)
           response = withChallengeCookie(response, null, secure);
+        const codes = context.recoveryCodes;
+        if (outcome === 'success' && codes !== undefined) {
+          if (response.headers.get('content-type')?.startsWith('application/json'))
+            response = await withRecoveryCodes(response, codes);
+          else if (response.status === 302) {
+            const redirect = response;
+            enrolledPage = () => options.enrolled?.(reply, redirect, codes);
+          }
+        }
         const userId = context.verifiedCredential?.userId;
         if (outcome === 'success' && userId !== undefined) {
           event = {
@@ -312,7 +351,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         }
       }
       if (event !== undefined) noteAfterAnswer(request, reply, event);
-      return answerInterruption(request, reply, context, response);
+      return enrolledPage?.() ?? answerInterruption(request, reply, context, response);
     },
 
     /**

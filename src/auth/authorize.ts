@@ -28,7 +28,12 @@ export class SignInCheckRefused extends CredentialsSignin {
 
 /** What a check after the password says: go on (with what it proved), or refuse with a code. */
 export type SignInVerdict =
-  | { ok: true; proof?: string }
+  | {
+      ok: true;
+      proof?: string;
+      /** Recovery codes this sign-in made (an enrolment), for its answer to show once. */
+      recoveryCodes?: readonly string[];
+    }
   | {
       ok: false;
       /** The code the client receives (`email_unverified`, `second_factor_required`, …). */
@@ -48,6 +53,8 @@ export interface SignInAttempt {
   knownDevice: boolean;
   /** The public origin, for any link a check mails. */
   origin: string;
+  /** The second step's challenge, when it stands for the password in this post. */
+  challenge?: string | undefined;
 }
 
 /**
@@ -61,6 +68,9 @@ export interface SignInCheck {
   check(user: User, attempt: SignInAttempt): Promise<SignInVerdict>;
 }
 
+/** The refusals after which the browser holds a challenge for the second step. */
+const challengedCodes = new Set(['second_factor_required', 'second_factor_enrolment_required']);
+
 /**
  * The second step without the password again (src/account/totp/challenges.ts implements it):
  * after a right password that a check answered `second_factor_required`, a challenge the
@@ -68,7 +78,7 @@ export interface SignInCheck {
  * code with it.
  */
 export interface SignInChallenges {
-  issue(user: User): Promise<string>;
+  issue(user: Pick<User, 'id' | 'credentialVersion'>): Promise<string>;
   /** The enabled account a live challenge stands for, still at its credential version. */
   resume(token: string): Promise<User | null>;
   /** Spends it: true for exactly one caller. */
@@ -132,11 +142,13 @@ export function createAuthorize(deps: AuthorizeDeps) {
         device: context.device ?? '',
         knownDevice,
         origin: context.origin,
+        challenge,
       };
       for (const check of deps.checks ?? []) {
         const verdict = await fromStore(context, () => check.check(user, attempt));
         if (verdict.ok) {
           if (verdict.proof !== undefined) proofs.push(verdict.proof);
+          if (verdict.recoveryCodes !== undefined) context.recoveryCodes = verdict.recoveryCodes;
           continue;
         }
         if (verdict.retryAfterSeconds !== undefined) {
@@ -150,7 +162,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
         context.signInResult = 'invalid';
         context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
         const challenges = deps.challenges;
-        if (reason === 'second_factor_required' && challenge === undefined && challenges) {
+        if (challengedCodes.has(reason) && challenge === undefined && challenges) {
           context.issuedChallenge = await fromStore(context, () => challenges.issue(user));
         }
         throw new SignInCheckRefused(verdict.code);

@@ -1,10 +1,17 @@
 import { WebAuthnVerificationError } from '@auth/core/errors';
-import { RateLimited, SignInCheckRefused, type SignedInUser } from './authorize.js';
+import {
+  RateLimited,
+  SignInCheckRefused,
+  type SignedInUser,
+  type SignInChallenges,
+} from './authorize.js';
 import type { PasskeyPort } from './passkey-port.js';
 import { fromStore, interrupt, type AuthRequestContext } from './request-context.js';
 
 export interface PasskeyAuthorizeDeps {
   passkeys: Pick<PasskeyPort, 'assert'>;
+  /** The second step's challenges: an enrolment refusal leaves one, as a password's does. */
+  challenges?: Pick<SignInChallenges, 'issue'> | undefined;
   log: { info(fields: object, message: string): void };
 }
 
@@ -50,7 +57,14 @@ export function createPasskeyAuthorize(deps: PasskeyAuthorizeDeps) {
             detail: { reason, method: 'passkey' },
           };
         }
-        if (verdict.outcome === 'refused') throw new SignInCheckRefused(verdict.code);
+        if (verdict.outcome === 'refused') {
+          const challenges = deps.challenges;
+          if (verdict.code === 'second_factor_enrolment_required' && challenges !== undefined) {
+            const user = { id: verdict.userId, credentialVersion: verdict.credentialVersion };
+            context.issuedChallenge = await fromStore(context, () => challenges.issue(user));
+          }
+          throw new SignInCheckRefused(verdict.code);
+        }
         throw new WebAuthnVerificationError();
       }
       case 'right': {

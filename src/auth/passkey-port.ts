@@ -17,7 +17,7 @@ export type PasskeyVerdict =
       proofs: string[];
     }
   /** A right assertion that may not sign in alone (no UV, and the account has a factor). */
-  | { outcome: 'refused'; code: string; userId: string }
+  | { outcome: 'refused'; code: string; userId: string; credentialVersion: number }
   /** Unknown or removed credential, bad signature or counter, used or missing challenge. */
   | { outcome: 'wrong'; reason: string; userId?: string }
   | { outcome: 'throttled'; retryAfterSeconds: number };

@@ -23,6 +23,7 @@ import type { LastSeen } from '../sessions/last-seen.js';
 import type { Throttle } from './throttle.js';
 import { createPasskeyAuthorize } from './passkey-authorize.js';
 import type { PasskeyPort } from './passkey-port.js';
+import type { EnrolmentPort } from './enrolment-port.js';
 
 export type AuthSettings = Pick<
   Config,
@@ -54,6 +55,8 @@ export interface AuthRegistration {
   signInChallenges?: SignInChallenges;
   /** Passkeys (the account wing's); absent: their routes answer 404. */
   passkeys?: PasskeyPort;
+  /** SECOND_FACTOR=required: the key a sign-in's challenge enrols (the account wing's). */
+  enrolment?: EnrolmentPort;
 }
 
 /** What other route groups use of the auth wing. */
@@ -165,7 +168,11 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
         sessionCookiePrefix: config.sessionCookiePrefix,
         authorize,
         ...(deps.passkeys !== undefined && {
-          passkeyAuthorize: createPasskeyAuthorize({ passkeys: deps.passkeys, log: site.app.log }),
+          passkeyAuthorize: createPasskeyAuthorize({
+            passkeys: deps.passkeys,
+            challenges: deps.signInChallenges,
+            log: site.app.log,
+          }),
         }),
         claims: claimsFor(secure),
         log: site.app.log,
@@ -207,6 +214,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
       ...(deps.passkeys !== undefined && { passkeys: deps.passkeys }),
+      ...(deps.enrolment !== undefined && { enrolment: deps.enrolment }),
     }));
     done();
   });

@@ -36,6 +36,11 @@ export interface AuthRequestContext {
   challengeCookie?: string;
   /** A challenge issued after a right password, for the bridge to set as a cookie. */
   issuedChallenge?: string;
+  /**
+   * Recovery codes the sign-in made (TOTP enrolled on the way in): the answer shows them once,
+   * the page's as a page, a JSON one beside its `url`.
+   */
+  recoveryCodes?: readonly string[];
   /** The device cookie a sign-in carried (src/auth/device-cookie.ts), unverified. */
   deviceCookie?: string;
   /** A device cookie value for this account, issued when the password was right. */

@@ -12,6 +12,9 @@ import type { AccountEventSink } from './account-events.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
 import type { PasskeyPort } from './passkey-port.js';
+import type { EnrolmentKey, EnrolmentPort } from './enrolment-port.js';
+import { parseCookies } from './cookies.js';
+import { challengeCookieName as secondStepCookieName } from '../pages/second-step-cookie.js';
 import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
 import { createPageCsrf } from './page-csrf.js';
 import { StoreUnavailableError } from './request-context.js';
@@ -29,7 +32,8 @@ type AuthAction =
   | 'signout'
   | 'error'
   | 'webauthn-options/passkey'
-  | 'callback/passkey';
+  | 'callback/passkey'
+  | 'enrolment/totp';
 
 /** Every /api/auth route Gatehouse serves, with its methods (the rest is 404 or 405). */
 export const authRoutes: Record<AuthAction, readonly ('GET' | 'POST')[]> = {
@@ -43,6 +47,7 @@ export const authRoutes: Record<AuthAction, readonly ('GET' | 'POST')[]> = {
   error: ['GET'],
   'webauthn-options/passkey': ['GET'],
   'callback/passkey': ['POST'],
+  'enrolment/totp': ['GET'],
 };
 
 export interface AuthRouteDeps {
@@ -75,6 +80,8 @@ export interface AuthRouteDeps {
   events?: AccountEventSink;
   /** Passkeys (the account wing's); without them their routes answer 404. */
   passkeys?: PasskeyPort;
+  /** SECOND_FACTOR=required: the key a sign-in's challenge enrols (the account wing's). */
+  enrolment?: EnrolmentPort;
 }
 
 /**
@@ -146,13 +153,42 @@ export function registerAuthRoutes(
       return undefined;
     }
   };
+  /**
+   * The sign-in page after `second_factor_enrolment_required` (or a wrong code of it): the key
+   * the browser's challenge enrols, or null when there is none to enrol.
+   */
+  const enrolmentKeyFor = async (request: FastifyRequest, query: string) => {
+    const params = new URLSearchParams(query);
+    const code = params.get('code');
+    if (
+      deps.enrolment === undefined ||
+      params.get('error') !== 'CredentialsSignin' ||
+      (code !== 'second_factor_enrolment_required' && code !== 'second_factor_invalid')
+    )
+      return null;
+    const challenge = parseCookies(request.headers.cookie).get(
+      secondStepCookieName(isSecure(request, publicOrigin)),
+    );
+    if (challenge === undefined || challenge === '') return null;
+    return deps.enrolment.keyFor(challenge);
+  };
   /** A sign-in or sign-out we cannot take now: a browser's form post sees the page, others JSON. */
   const refuse = (request: FastifyRequest, reply: FastifyReply, error: HttpError) =>
     pages?.busy(request, reply, error, async (): Promise<PageView | undefined> => {
       const view = await pageView(request, '');
       return view instanceof Response ? undefined : view;
     }) ?? sendError(reply, error);
-  const bridge = authjsBridge({ ...deps, refuse, passkeyProvider: deps.passkeys !== undefined });
+  const bridge = authjsBridge({
+    ...deps,
+    refuse,
+    passkeyProvider: deps.passkeys !== undefined,
+    enrolled(reply, response, recoveryCodes) {
+      const continueUrl = response.headers.get('location');
+      if (pages === undefined || continueUrl === null) return undefined;
+      const cookies = response.headers.getSetCookie();
+      return pages.enrolled(reply, { recoveryCodes, continueUrl, cookies });
+    },
+  });
   const pageCsrf = createPageCsrf({ fast: fastReader, bridge });
   const assertSameOrigin = loginCsrfGuard({
     signInPaths: new Set([...signInPaths, passkeyCallbackPath]),
@@ -215,6 +251,36 @@ export function registerAuthRoutes(
     return deps.passkeys.options(request, reply);
   }
 
+  /**
+   * `GET /api/auth/enrolment/totp` (SECOND_FACTOR=required): for an app whose user got
+   * `second_factor_enrolment_required`, the authenticator app's key its challenge enrols, to show
+   * before the code is sent back through the credentials callback. 401 without a live challenge
+   * of an account to enrol; 404 unless factors are required.
+   */
+  async function enrolmentKey(request: FastifyRequest, reply: FastifyReply) {
+    if (deps.enrolment === undefined) return sendError(reply, new HttpError('not_found'));
+    const challenge = parseCookies(request.headers.cookie).get(
+      secondStepCookieName(isSecure(request, publicOrigin)),
+    );
+    let key: EnrolmentKey | null = null;
+    try {
+      if (challenge !== undefined && challenge !== '') key = await deps.enrolment.keyFor(challenge);
+    } catch (error) {
+      request.log.error({ err: error }, 'database unavailable during an enrolment read');
+      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+    }
+    if (key === null)
+      return sendError(
+        reply,
+        new HttpError(
+          'unauthenticated',
+          {},
+          'No sign-in is waiting for an enrolment here: sign in with the password first.',
+        ),
+      );
+    return reply.code(200).header('cache-control', 'no-store').send(key);
+  }
+
   /** A session or CSRF read: session-read's fast branch unless it is Auth.js's. */
   const read = (action: 'session' | 'csrf') =>
     async function fastRead(request: FastifyRequest, reply: FastifyReply) {
@@ -250,9 +316,15 @@ export function registerAuthRoutes(
     async function showPage(request: FastifyRequest, reply: FastifyReply) {
       if (request.method === 'POST' || pages === undefined) return toAuthjs(request, reply);
       const at = request.url.indexOf('?');
-      const view = await pageView(request, at === -1 ? '' : request.url.slice(at));
+      const query = at === -1 ? '' : request.url.slice(at);
+      const view = await pageView(request, query);
       if (view instanceof Response) return sendWebResponse(reply, view);
-      return pages.show(action, request, reply, { ...view, signedIn: await signedInFor(request) });
+      const enrolmentKey = action === 'signin' ? await enrolmentKeyFor(request, query) : undefined;
+      return pages.show(action, request, reply, {
+        ...view,
+        signedIn: await signedInFor(request),
+        ...(enrolmentKey != null && { enrolmentKey }),
+      });
     };
 
   /**
@@ -298,6 +370,7 @@ export function registerAuthRoutes(
     error: toAuthjs,
     'webauthn-options/passkey': passkeyOptions,
     'callback/passkey': passkeyCallback,
+    'enrolment/totp': enrolmentKey,
   };
   // A browser's sign-in form post: a failure's answer keeps the email for the page, a success
   // forgets it (src/pages/kept-email.ts). Other callers' answers are left as they are.

@@ -22,8 +22,8 @@ export const factors = z.pipe(
       NODE_ENV: nodeEnv,
       SECOND_FACTOR: noted(
         z.optional(
-          z.enum(['off', 'optional'], {
-            error: 'must be one of off, optional',
+          z.enum(['off', 'optional', 'required'], {
+            error: 'must be one of off, optional, required',
           }),
         ),
         { default: 'optional (off in production without FACTOR_KEY)', example: 'optional' },
@@ -43,7 +43,7 @@ export const factors = z.pipe(
     .check(
       z.superRefine((e, ctx) => {
         if (e.NODE_ENV !== 'production' || e.FACTOR_KEY.length > 0) return;
-        if (e.SECOND_FACTOR === 'optional') {
+        if (e.SECOND_FACTOR === 'optional' || e.SECOND_FACTOR === 'required') {
           ctx.addIssue({
             code: 'custom',
             path: ['FACTOR_KEY'],
@@ -65,4 +65,4 @@ export const factors = z.pipe(
 );
 
 /** SECOND_FACTOR, resolved. */
-export type SecondFactorMode = 'off' | 'optional';
+export type SecondFactorMode = 'off' | 'optional' | 'required';

@@ -45,6 +45,12 @@ export const errorCatalogue = {
   signup_closed: { status: 403, message: 'This service does not take sign-ups.' },
   // The admin API (src/admin/): the target is not in a state that allows the call.
   conflict: { status: 409, message: 'This cannot be done in the current state.' },
+  // SECOND_FACTOR=required: the account's last second factor cannot be removed.
+  last_second_factor: {
+    status: 409,
+    message:
+      'Every account here needs a second factor: add another (an authenticator app or a passkey) before removing this one.',
+  },
   invalid_field: { status: 422, message: 'A field is missing or not valid.' },
   weak_password: { status: 422, message: 'The new password is not acceptable.' },
   internal_error: { status: 500, message: 'Something went wrong on our side.' },

@@ -114,6 +114,12 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
       );
     case 'second_factor_required':
       return error('Enter the code from your authenticator app too.', ['code']);
+    case 'last_second_factor':
+      return error(
+        form === 'passkey-remove'
+          ? 'Nothing was removed: every account here needs a second factor, and this passkey is your last one. Set up an authenticator app first, then remove it.'
+          : 'Two-step sign-in stays on: every account here needs a second factor. Add a passkey first if you want to turn off the authenticator app.',
+      );
     case 'second_factor_invalid':
       return error('The code from your authenticator app is not right, or was used already.', [
         'code',

@@ -10,6 +10,7 @@ import {
   type PageShell,
 } from './layout.js';
 import type { Notice } from './notices.js';
+import { appKeyPart, recoveryCodesPart } from './totp-parts.js';
 import { renderNewPasswordFields } from './new-password-fields.js';
 
 /** The account as the page shows it (`GET /api/account`'s user). */
@@ -38,6 +39,11 @@ export interface SentForm {
 export interface SecondFactorView {
   /** New set-ups are allowed (SECOND_FACTOR is not off). */
   offered: boolean;
+  /**
+   * SECOND_FACTOR=required and the account has none yet (its session is older than the
+   * setting): say that its next sign-in will ask it to set one up.
+   */
+  needed?: boolean;
   totp: boolean;
   /** Unused recovery codes. */
   recoveryCodes: number;
@@ -199,15 +205,6 @@ ${
 }`;
 }
 
-/** Recovery codes just made: listed once, with a download (a `data:` link: no script). */
-function freshCodesPart(codes: readonly string[]): SafeHtml {
-  const text = `Recovery codes (each works once)\n\n${codes.join('\n')}\n`;
-  const href = `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`;
-  return markup`<p><strong>Your recovery codes.</strong> Save them now: they are shown only this once. Each one signs you in once in place of the app's code.</p>
-<ul class="codes">${codes.map((code) => markup`<li><code>${code}</code></li>`)}</ul>
-<a class="button secondary" href="${href}" download="recovery-codes.txt">Download as a text file</a>`;
-}
-
 /** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
 function day(iso: string): string {
   const date = new Date(iso);
@@ -297,8 +294,7 @@ function secondFactorSection(view: AccountPageView, factor: SecondFactorView): S
   let body: SafeHtml;
   if (factor.enrolment !== undefined) {
     body = markup`<p>Scan this with your authenticator app (or type the key into it), then enter the 6-digit code it shows.</p>
-<div class="qr" role="img" aria-label="QR code of the key for your authenticator app">${trustedHtml(factor.enrolment.qrSvg)}</div>
-<p class="fact"><span class="label">Key</span> <code>${factor.enrolment.secret}</code></p>
+${appKeyPart(factor.enrolment)}
 <form method="post" action="/account/totp/confirm">
 ${csrfField(view)}
 ${formNotice(view, 'totp_confirm')}
@@ -307,7 +303,7 @@ ${formNotice(view, 'totp_confirm')}
 <button type="submit">Turn on two-step sign-in</button>
 </form>`;
   } else if (factor.totp) {
-    body = markup`${factor.freshCodes !== undefined && freshCodesPart(factor.freshCodes)}
+    body = markup`${factor.freshCodes !== undefined && recoveryCodesPart(factor.freshCodes)}
 <p class="fact"><span class="label">Authenticator app</span> On <span class="hint">(${factor.recoveryCodes} recovery ${factor.recoveryCodes === 1 ? 'code' : 'codes'} left)</span></p>
 ${
   factor.offered &&
@@ -332,8 +328,12 @@ ${proofFields(view, 'totp_disable', 'off', true)}
 </details>`
 }`;
   } else {
-    body = markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>
-<details${view.sent?.form === 'totp_setup' && markup` open`}>
+    body = markup`${
+      factor.needed === true
+        ? markup`<p class="notice notice-info">Every account here needs two-step sign-in now. Set it up here, or your next sign-in will ask you to.</p>`
+        : markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>`
+    }
+<details${(view.sent?.form === 'totp_setup' || factor.needed === true) && markup` open`}>
 <summary>Set up two-step sign-in</summary>
 <form method="post" action="/account/totp/setup">
 ${csrfField(view)}

@@ -18,7 +18,7 @@ import { signInBusy, signInNotice, signOutBusy } from './notices.js';
 import { pagePolicy } from './page-csp.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
-import { renderSignInPage } from './signin-page.js';
+import { renderEnrolledPage, renderSignInPage } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';
 import { sendPage } from './send-page.js';
 
@@ -56,6 +56,11 @@ export interface PageView {
   secure: boolean;
   csrf: PageCsrf;
   signedIn?: SignedInUser | null | undefined;
+  /**
+   * SECOND_FACTOR=required: the app's key the browser's challenge enrols (the account wing
+   * derives it), when the sign-in page is the enrolment step.
+   */
+  enrolmentKey?: { secret: string; qrSvg: string } | undefined;
 }
 
 /** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
@@ -102,6 +107,15 @@ export interface AuthPages {
    * answers are left exactly as they are.
    */
   afterSignInPost(request: FastifyRequest, reply: FastifyReply, secure: boolean): void;
+  /**
+   * A browser's enrolment at sign-in succeeded: instead of Auth.js's redirect, the recovery
+   * codes (shown this once) and a link on to where the redirect led, with its cookies (the
+   * session's among them).
+   */
+  enrolled(
+    reply: FastifyReply,
+    view: { recoveryCodes: readonly string[]; continueUrl: string; cookies: string[] },
+  ): FastifyReply;
 }
 
 /**
@@ -185,7 +199,7 @@ export function createAuthPages(
   }
 
   return {
-    async show(action, request, reply, { origin, secure, csrf, signedIn }) {
+    async show(action, request, reply, { origin, secure, csrf, signedIn, enrolmentKey }) {
       const params = new URLSearchParams(queryOf(request.url));
       let page: string;
       if (action === 'signin') {
@@ -195,7 +209,12 @@ export function createAuthPages(
           ? readKeptEmail(request.headers.cookie, secure)
           : undefined;
         const code = params.get('error') === 'CredentialsSignin' ? params.get('code') : null;
+        const enrolment =
+          enrolmentKey === undefined
+            ? undefined
+            : { key: enrolmentKey, invalid: code === 'second_factor_invalid' };
         const secondStep =
+          enrolment === undefined &&
           (code === 'second_factor_required' || code === 'second_factor_invalid') &&
           holdsChallenge(request.headers.cookie, secure)
             ? { invalid: code === 'second_factor_invalid' }
@@ -207,6 +226,7 @@ export function createAuthPages(
           notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
           email,
           secondStep,
+          enrolment,
           signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
           forgotPasswordUrl,
           signupUrl,
@@ -255,6 +275,16 @@ export function createAuthPages(
         error.headers,
         [],
         renderCrossSitePage(shell, { action, ...view }),
+      );
+    },
+
+    enrolled(reply, { recoveryCodes, continueUrl, cookies }) {
+      return send(
+        reply,
+        200,
+        {},
+        cookies,
+        renderEnrolledPage(shell, { recoveryCodes, continueUrl }),
       );
     },
 

@@ -55,6 +55,35 @@ export const secondStepNotices = {
   },
 } as const satisfies Record<string, Notice>;
 
+/** The enrolment step's notices (SECOND_FACTOR=required; src/pages/signin-page.ts). */
+export const enrolmentNotices = {
+  required: {
+    tone: 'info',
+    text: 'Your password was right. Every account here needs two-step sign-in: set up an authenticator app now to finish signing in.',
+  },
+  invalid: {
+    tone: 'error',
+    text: 'That code is not right. Enter the code your app shows now for this account (a new one comes every 30 seconds).',
+    fieldsInvalid: true,
+  },
+  done: {
+    tone: 'info',
+    text: 'You are signed in.',
+  },
+} as const satisfies Record<string, Notice>;
+
+const enrolmentAgain: Notice = {
+  tone: 'error',
+  text: 'Your sign-in took too long to finish. Enter your password again, then set up your authenticator app.',
+};
+
+// SECOND_FACTOR=required and the account's second factor is a passkey: the password alone may
+// not lead to enrolling an app (whoever holds only the password would get in).
+const passkeyRequired: Notice = {
+  tone: 'error',
+  text: 'Your password was right, but this account needs its passkey to sign in: choose "Sign in with a passkey". No passkey at hand? Ask your administrator.',
+};
+
 function throttled(retryAfterSeconds: number | undefined): Notice {
   const when =
     retryAfterSeconds === undefined
@@ -139,6 +168,10 @@ export function signInNotice(
         case 'second_factor_required':
         case 'second_factor_invalid':
           return secondStepAgain;
+        case 'second_factor_enrolment_required':
+          return enrolmentAgain;
+        case 'passkey_required':
+          return passkeyRequired;
         default:
           return wrongCredentials;
       }

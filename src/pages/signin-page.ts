@@ -9,7 +9,8 @@ import {
   type PageShell,
   type SignedInUser,
 } from './layout.js';
-import { secondStepNotices, type Notice } from './notices.js';
+import { enrolmentNotices, secondStepNotices, type Notice } from './notices.js';
+import { appKeyPart, recoveryCodesPart } from './totp-parts.js';
 
 export interface SignInView {
   /** Auth.js's CSRF token, the pair of the double-submit cookie sent with the page. */
@@ -27,6 +28,12 @@ export interface SignInView {
    * challenge cookie stands for the password). `invalid`: a code was just refused.
    */
   secondStep?: { invalid: boolean } | undefined;
+  /**
+   * SECOND_FACTOR=required and the account has no second factor: the app's key to enrol, and a
+   * code of it is asked for (the challenge cookie stands for the password). `invalid`: a code
+   * was just refused.
+   */
+  enrolment?: { key: { secret: string; qrSvg: string }; invalid: boolean } | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
@@ -75,7 +82,46 @@ ${hidden}
   return renderDocument(shell, `Sign in to ${shell.productName}`, content, notice);
 }
 
+/**
+ * The enrolment step: the app's key (QR code, and as text for another device) and its code,
+ * posted to the same callback with the challenge cookie; a right code turns two-step sign-in on
+ * and signs in (the recovery codes follow: renderEnrolledPage). No script.
+ */
+function renderEnrolment(
+  shell: PageShell,
+  view: SignInView,
+  enrolment: NonNullable<SignInView['enrolment']>,
+): string {
+  const notice = enrolment.invalid ? enrolmentNotices.invalid : enrolmentNotices.required;
+  const marked = enrolment.invalid && markup` aria-invalid="true"`;
+  const content = markup`${renderNotice(notice)}
+<p>Scan this with an authenticator app on your phone (or type the key into it), then enter the 6-digit code it shows.</p>
+${appKeyPart(enrolment.key)}
+<form method="post" action="${shell.basePath}/callback/credentials">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
+<label for="otp">Code from your authenticator app</label>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus aria-describedby="${noticeId}"${marked}>
+<button type="submit">Turn on and sign in</button>
+</form>
+<p class="hint"><a href="${shell.basePath}/signin">Start again</a></p>`;
+  return renderDocument(shell, 'Set up two-step sign-in', content, notice);
+}
+
+/** After an enrolment at sign-in: the recovery codes, shown this once, then on to the app. */
+export function renderEnrolledPage(
+  shell: PageShell,
+  view: { recoveryCodes: readonly string[]; continueUrl: string },
+): string {
+  const notice = enrolmentNotices.done;
+  const content = markup`${renderNotice(notice)}
+${recoveryCodesPart(view.recoveryCodes)}
+<a class="button" href="${view.continueUrl}">Continue</a>`;
+  return renderDocument(shell, 'Two-step sign-in is on', content, notice);
+}
+
 export function renderSignInPage(shell: PageShell, view: SignInView): string {
+  if (view.enrolment !== undefined) return renderEnrolment(shell, view, view.enrolment);
   if (view.secondStep !== undefined) return renderSecondStep(shell, view, view.secondStep.invalid);
   const { notice, email, signedIn } = view;
   const describedBy = notice !== undefined && markup` aria-describedby="${noticeId}"`;

@@ -402,7 +402,7 @@ describe('signing in with a passkey over HTTP (a software authenticator)', () =>
     const { userId, key } = await enrolled('factor@example.com');
     // The account as TOTP reports it once enrolled (the factor's own folder registers it).
     const withTotp = { name: 'totp', summary: () => Promise.resolve({ totp: true }) };
-    const check = async (userVerified: boolean, counter: number) => {
+    const check = async (userVerified: boolean, counter: number, required = false) => {
       const challenge = Buffer.from(`challenge-${counter}`).toString('base64url');
       const cookie = await sealChallenge([testSecret], false, { challenge }, Date.now());
       return checkAssertion(
@@ -410,7 +410,8 @@ describe('signing in with a passkey over HTTP (a software authenticator)', () =>
           passkeys: createPasskeyStore(server.db),
           users: server.services.users,
           secrets: [testSecret],
-          factors: [withTotp],
+          factors: required ? [] : [withTotp],
+          secondFactorRequired: required,
           throttle: server.services.throttle,
           now: () => Date.now(),
           log: { error: () => undefined },
@@ -435,8 +436,21 @@ describe('signing in with a passkey over HTTP (a software authenticator)', () =>
       outcome: 'refused',
       code: 'second_factor_required',
       userId,
+      credentialVersion: 0,
     });
     expect(await check(true, 2)).toMatchObject({
+      outcome: 'right',
+      proofs: ['passkey', 'user_verification'],
+    });
+    // SECOND_FACTOR=required and no other factor: without UV the person enrols one first; with
+    // UV the passkey proved both.
+    expect(await check(false, 3, true)).toEqual({
+      outcome: 'refused',
+      code: 'second_factor_enrolment_required',
+      userId,
+      credentialVersion: 0,
+    });
+    expect(await check(true, 4, true)).toMatchObject({
       outcome: 'right',
       proofs: ['passkey', 'user_verification'],
     });

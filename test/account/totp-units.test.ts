@@ -72,6 +72,19 @@ describe('SECOND_FACTOR and FACTOR_KEY', () => {
     expect(modeOf({ ...production, SECOND_FACTOR: 'optional' })).toEqual([
       'FACTOR_KEY: is required in production with SECOND_FACTOR=optional (at least 32 bytes, not AUTH_SECRET; generate one with: openssl rand -base64 33)',
     ]);
+    expect(modeOf({ ...production, SECOND_FACTOR: 'required' })).toEqual([
+      'FACTOR_KEY: is required in production with SECOND_FACTOR=required (at least 32 bytes, not AUTH_SECRET; generate one with: openssl rand -base64 33)',
+    ]);
+    expect(
+      modeOf({
+        ...production,
+        SECOND_FACTOR: 'required',
+        FACTOR_KEY: 'k3V8rT0k5Zx1Lw9PmB2nY7cJ4hD6fGsA+E/uKiRoWt',
+      }),
+    ).toBe('required');
+    expect(modeOf({ SECOND_FACTOR: 'always' })).toEqual([
+      expect.stringMatching(/^SECOND_FACTOR: must be one of off, optional, required/),
+    ]);
     expect(modeOf({ FACTOR_KEY: 'short' })).toEqual([
       'FACTOR_KEY: each comma-separated key must be at least 32 bytes; generate one with: openssl rand -base64 33',
     ]);

@@ -40,6 +40,7 @@ const routes: [weight: number, path: string, methods: string[]][] = [
   [1, '/api/auth/error', ['GET']],
   [2, '/api/auth/webauthn-options/passkey', ['GET']],
   [2, '/api/auth/callback/passkey', ['POST']],
+  [1, '/api/auth/enrolment/totp', ['GET']],
   [1, '/api/health', ['GET', 'HEAD']],
   [1, '/api/health/ready', ['GET']],
   [1, '/api/auth/verify-request', ['GET']],

@@ -87,6 +87,7 @@ describe('docs/openapi.yaml', () => {
         '/api/auth/callback/credentials',
         '/api/auth/callback/passkey',
         '/api/auth/csrf',
+        '/api/auth/enrolment/totp',
         '/api/auth/error',
         '/api/auth/providers',
         '/api/auth/session',
@@ -126,6 +127,8 @@ describe('docs/openapi.yaml', () => {
     await conforms(await fetch(url('/api/auth/signin')), 'GET', '/api/auth/signin');
     await conforms(await fetch(url('/api/auth/signout')), 'GET', '/api/auth/signout');
     await conforms(await fetch(url('/api/auth/error')), 'GET', '/api/auth/error');
+    // Factors are not required here.
+    await conforms(await fetch(url('/api/auth/enrolment/totp')), 'GET', '/api/auth/enrolment/totp');
     await conforms(await fetch(url('/'), { redirect: 'manual' }), 'GET', '/');
     await conforms(await fetch(url('/account'), { redirect: 'manual' }), 'GET', '/account');
     await conforms(await fetch(url('/api/nothing-here')), 'GET', undefined, 'NotFound');

@@ -17,6 +17,8 @@ export interface AssertionPorts extends Pick<AttemptPorts, 'throttle' | 'now'> {
   secrets: readonly string[];
   /** The registered factors, asked whether the account has a second factor. */
   factors: readonly Factor[];
+  /** SECOND_FACTOR=required: without user verification an account with no other factor enrols. */
+  secondFactorRequired?: boolean;
 }
 
 /** What the session records of a passkey sign-in. */
@@ -80,8 +82,22 @@ export async function checkAssertion(
   }
   if (!result.right) return { outcome: 'wrong', ...result.seen };
   const { user, userVerified } = result.value;
-  if (!userVerified && hasSecondFactor(await secondFactorsOf(ports.factors, user.id))) {
-    return { outcome: 'refused', code: 'second_factor_required', userId: user.id };
+  if (!userVerified) {
+    const has = hasSecondFactor(await secondFactorsOf(ports.factors, user.id));
+    // Required and nothing else proves a second factor: this passkey proved one, as a password
+    // does, and the person enrols an app with the challenge the refusal leaves.
+    const code = has
+      ? 'second_factor_required'
+      : ports.secondFactorRequired === true
+        ? 'second_factor_enrolment_required'
+        : undefined;
+    if (code !== undefined)
+      return {
+        outcome: 'refused',
+        code,
+        userId: user.id,
+        credentialVersion: user.credentialVersion,
+      };
   }
   return {
     outcome: 'right',

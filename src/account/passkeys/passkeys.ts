@@ -19,6 +19,8 @@ export interface PasskeyDeps {
   authUrl: string | undefined;
   mail: MailQueue | undefined;
   factors: readonly Factor[];
+  /** SECOND_FACTOR=required: a sign-in without user verification needs another factor. */
+  secondFactorRequired?: boolean;
   now: () => number;
   log: { error(fields: object, message: string): void };
 }
@@ -60,6 +62,7 @@ export function createPasskeys(deps: PasskeyDeps) {
           users: deps.users,
           secrets: deps.secrets,
           factors: deps.factors,
+          secondFactorRequired: deps.secondFactorRequired === true,
           throttle: deps.throttle,
           now: deps.now,
           log: deps.log,

@@ -268,6 +268,8 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
         ? undefined
         : {
             offered: actionDeps.totp !== undefined,
+            // A session from before SECOND_FACTOR=required, of an account without a factor.
+            needed: actionDeps.totp?.mode === 'required' && !factors.totp && factors.passkeys === 0,
             totp: factors.totp,
             recoveryCodes: factors.recoveryCodes,
             ...said.shown,

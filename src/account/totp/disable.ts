@@ -4,6 +4,7 @@ import { answer, type AccountAction } from '../action.js';
 import { rateLimited } from '../attempts.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { recordFactorChange } from './factor-change.js';
+import { secondFactorsOf } from '../factors.js';
 import { removeTotp } from './totp-store.js';
 
 const fields = z.object({
@@ -21,6 +22,9 @@ export const disableTotp: AccountAction = async (deps, { signedIn, body, client 
   if (totp === undefined) throw new HttpError('not_found');
   const input = fieldsOf(fields, body);
   const { user } = signedIn;
+  // Before the code is checked (and spent): it would change nothing.
+  if (totp.mode === 'required' && (await secondFactorsOf(deps.factors, user.id)).passkeys === 0)
+    throw new HttpError('last_second_factor');
   const result = await totp.secondStep.prove(
     user,
     { otp: input.code, recoveryCode: input.recoveryCode },

@@ -156,3 +156,36 @@ export async function factorSummary(
   ]);
   return { totp: totp !== undefined, recoveryCodes: Number(codes.count) };
 }
+
+/**
+ * TOTP on with `sealed` as its secret and `step` as its first accepted step, for an account that
+ * has none on (an enrolment at sign-in: nothing was pending). True for exactly one caller: two
+ * enrolments racing, or one racing a set-up in `/account`, move the row once.
+ */
+export async function enableTotp(
+  db: Kysely<Database>,
+  userId: string,
+  sealed: string,
+  step: number,
+  now: number,
+): Promise<boolean> {
+  await db
+    .insertInto('user_totp')
+    .values({ user_id: userId, updated_at: now })
+    .onConflict((conflict) => conflict.column('user_id').doNothing())
+    .execute();
+  const result = await db
+    .updateTable('user_totp')
+    .set({
+      secret: sealed,
+      pending_secret: null,
+      last_step: step,
+      enabled_at: now,
+      updated_at: now,
+    })
+    .where('user_id', '=', userId)
+    .where('secret', 'is', null)
+    .where('last_step', '<', step)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

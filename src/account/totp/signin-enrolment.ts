@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { Secret } from 'otpauth';
+import type { SignInCheck, SignInChallenges, SignInVerdict } from '../../auth/authorize.js';
+import type { EnrolmentPort } from '../../auth/enrolment-port.js';
+import { attempt } from '../../auth/password-proof.js';
+import type { Throttle } from '../../auth/throttle.js';
+import type { Database } from '../../db/schema.js';
+import type { MailQueue } from '../../mail/mail-queue.js';
+import { secondFactorsOf, type Factor } from '../factors.js';
+import { recordFactorChange } from './factor-change.js';
+import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js';
+import type { SecretBox } from './secret-box.js';
+import { enrolmentOf, matchingStep, readTotpCode } from './totp-code.js';
+import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
+
+/*
+ * SECOND_FACTOR=required: a right password of an account without a second factor signs nobody
+ * in; it is answered `second_factor_enrolment_required` with the second step's challenge
+ * (src/account/totp/challenges.ts), and the person enrols an authenticator app with it, without
+ * typing the password again. The app's key is derived from the challenge (so the page shows the
+ * same key however often it is reloaded, and nothing is stored until a code of it comes back);
+ * the sign-in post carrying the challenge and a right code turns TOTP on, makes the recovery
+ * codes, and signs in with both factors proven.
+ *
+ * An account with a passkey has a second factor (a passkey with user verification proves both
+ * factors): its password alone is answered `passkey_required`, and it gets no challenge, so
+ * whoever holds only the password cannot enrol an app of their own. A challenge left by a
+ * passkey sign-in without user verification (src/account/passkeys/assertion.ts) may enrol: that
+ * passkey proved one factor, as a password does.
+ */
+
+/** The authenticator app's key for a challenge: its holder alone can compute it. */
+export function enrolmentSecret(challenge: string): string {
+  const digest = createHash('sha256')
+    .update(`gatehouse sign-in enrolment key\0${challenge}`)
+    .digest();
+  return new Secret({ buffer: new Uint8Array(digest.subarray(0, 20)).buffer }).base32;
+}
+
+export interface SignInEnrolmentDeps {
+  db: Kysely<Database>;
+  box: SecretBox;
+  throttle: Throttle;
+  factors: readonly Factor[];
+  challenges: Pick<SignInChallenges, 'resume'>;
+  /** For the notice TOTP's enrolment sends; none when mail is off. */
+  mail: MailQueue | undefined;
+  /** The issuer an authenticator app shows beside the account (PAGE_PRODUCT_NAME). */
+  issuer: string;
+  now: () => number;
+  log: { error(fields: object, message: string): void };
+}
+
+export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
+  check: SignInCheck;
+  port: EnrolmentPort;
+} {
+  const enrolmentRequired: SignInVerdict = { ok: false, code: 'second_factor_enrolment_required' };
+
+  const check: SignInCheck = {
+    name: 'second_factor_enrolment',
+    async check(user, signIn): Promise<SignInVerdict> {
+      const factors = await secondFactorsOf(deps.factors, user.id);
+      // The TOTP check before this one asked for its code.
+      if (factors.totp) return { ok: true };
+      if (signIn.challenge === undefined)
+        return factors.passkeys > 0 ? { ok: false, code: 'passkey_required' } : enrolmentRequired;
+      const typed = signIn.credentials.otp;
+      if (typeof typed !== 'string' || typed === '') return enrolmentRequired;
+      const secret = enrolmentSecret(signIn.challenge);
+      const scope = { email: user.email, ip: signIn.ip, knownDevice: signIn.knownDevice };
+      const result = await attempt({ throttle: deps.throttle, now: deps.now }, scope, async () => {
+        const code = readTotpCode(typed);
+        const now = deps.now();
+        const step = code === null ? null : matchingStep(secret, code, now);
+        if (step === null) return { right: false as const, seen: undefined };
+        const fresh = newRecoveryCodes();
+        const done = await deps.db.transaction().execute(async (trx) => {
+          if (!(await enableTotp(trx, user.id, deps.box.seal(user.id, secret), step, now)))
+            return false;
+          const hashes = fresh.map((one) => recoveryCodeHash(user.id, one));
+          await replaceRecoveryCodes(trx, user.id, hashes, now);
+          await recordFactorChange(trx, {
+            user,
+            type: 'totp_enabled',
+            client: { ip: signIn.ip, device: signIn.device, origin: signIn.origin },
+            mail: deps.mail,
+            now,
+            says: `Two-step sign-in with an authenticator app was turned on for your account as it signed in.`,
+          });
+          return true;
+        });
+        return done
+          ? { right: true as const, value: fresh }
+          : { right: false as const, seen: undefined };
+      });
+      if ('throttled' in result)
+        return { ok: false, code: 'rate_limited', retryAfterSeconds: result.retryAfterSeconds };
+      if (!result.right) return { ok: false, code: 'second_factor_invalid' };
+      return { ok: true, proof: 'otp', recoveryCodes: result.value };
+    },
+  };
+
+  const port: EnrolmentPort = {
+    async keyFor(challenge) {
+      const user = await deps.challenges.resume(challenge);
+      if (user === null) return null;
+      if ((await secondFactorsOf(deps.factors, user.id)).totp) return null;
+      const secret = enrolmentSecret(challenge);
+      return { secret, ...enrolmentOf(secret, deps.issuer, user.email) };
+    },
+  };
+
+  return { check, port };
+}
