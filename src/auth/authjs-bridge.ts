@@ -282,7 +282,6 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
       const context: AuthRequestContext = {
         clientIp: request.ip,
         userAgent: request.headers['user-agent'] ?? '',
-        device: request.headers['user-agent'] ?? '',
         origin,
         // As Auth.js reads it (chunked or not): signing in again must end the session held.
         previousSessionToken: held.token,

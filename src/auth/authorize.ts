@@ -139,7 +139,7 @@ export function createAuthorize(deps: AuthorizeDeps) {
       const attempt = {
         credentials,
         ip: clientIp,
-        device: context.device ?? '',
+        device: context.userAgent ?? '',
         knownDevice,
         origin: context.origin,
         challenge,

@@ -17,10 +17,11 @@ export type Interruption =
  */
 export interface AuthRequestContext {
   clientIp: string;
-  /** The request's User-Agent ('' when none): a new session keeps it for its owner's list. */
+  /**
+   * The request's User-Agent ('' when none): a new session keeps it for its owner's list, and
+   * what a check after the password records names the device by it.
+   */
   userAgent?: string;
-  /** The User-Agent ('' when none), for what a check after the password records. */
-  device?: string;
   /** The public origin mailed links are built on (AUTH_URL's, else the request's). */
   origin: string;
   /** The session token the client held when it signed in again (fixation: it is revoked). */
