@@ -7,7 +7,6 @@ export const outboxStates: readonly OutboxState[] = ['held', 'queued', 'sending'
 
 /** A mail's record as `mail list` and `mail show` read it; bodies are null once erased. */
 export interface OutboxMail extends LeasedRecord<OutboxState> {
-  id: string;
   kind: string;
   recipient: string;
   subject: string;
@@ -40,14 +39,14 @@ export const unexpiringBodyKeptMs = 7 * 24 * 3600 * 1000;
 const erased = { body_text: null, body_html: null } as const;
 
 function fromRow(row: Selectable<MailOutboxTable>): OutboxMail {
+  const { kind, recipient, subject } = row;
   return {
-    id: row.id,
-    kind: row.kind,
-    recipient: row.recipient,
-    subject: row.subject,
+    ...leasedRecord(row),
+    kind,
+    recipient,
+    subject,
     bodyText: row.body_text,
     bodyHtml: row.body_html,
-    ...leasedRecord(row),
     expiresAt: row.expires_at === null ? null : Number(row.expires_at),
   };
 }

@@ -1,5 +1,5 @@
-import { sql, type Generated, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { Database, LeasedOutboxColumns } from '../db/schema.js';
 
 /*
  * The statements of a leased outbox, shared by the mail outbox (src/mail/outbox-store.ts) and
@@ -14,23 +14,8 @@ export type LeasedTableName = 'mail_outbox' | 'webhook_outbox';
 /** Every state a leased outbox row can be in; a table may use fewer (webhooks are never held). */
 export type LeasedState = 'held' | 'queued' | 'sending' | 'sent' | 'failed';
 
-/**
- * The columns both outbox tables have, name for name and type for type (migrations 003 and
- * 014): all the shared statements write or filter on. `next_attempt_at` is the next try of a
- * queued row, or the end of the lease of a row being sent, so one index range finds every due row.
- */
-interface LeasedColumns {
-  id: string;
-  state: LeasedState;
-  attempts: Generated<number>;
-  next_attempt_at: number;
-  retry_until: number;
-  lease_holder: string | null;
-  lease_until: number | null;
-  last_error: string | null;
-  created_at: number;
-  sent_at: number | null;
-}
+/** The columns both outbox tables have (src/db/schema.ts): all the shared statements touch. */
+type LeasedColumns = LeasedOutboxColumns<LeasedState>;
 
 /** Both outbox tables seen through the columns they share. */
 type LeasedView = Kysely<Record<LeasedTableName, LeasedColumns>>;
@@ -48,6 +33,7 @@ function leasedView<DB extends Record<LeasedTableName, LeasedColumns>>(db: Kysel
 
 /** What a row shows of its lease and attempts, whichever outbox it is in. */
 export interface LeasedRecord<State extends LeasedState> {
+  id: string;
   state: State;
   attempts: number;
   nextAttemptAt: number;
@@ -61,11 +47,10 @@ export interface LeasedRecord<State extends LeasedState> {
 
 /** The common columns of a row read back (bigints may come as strings on PostgreSQL). */
 export function leasedRecord<State extends LeasedState>(
-  row: Pick<Selectable<LeasedColumns>, Exclude<keyof LeasedColumns, 'id' | 'state'>> & {
-    state: State;
-  },
+  row: Omit<Selectable<LeasedColumns>, 'state'> & { state: State },
 ): LeasedRecord<State> {
   return {
+    id: row.id,
     state: row.state,
     attempts: Number(row.attempts),
     nextAttemptAt: Number(row.next_attempt_at),

@@ -7,7 +7,6 @@ export const webhookStates: readonly WebhookState[] = ['queued', 'sending', 'sen
 
 /** A delivery's record as `webhooks list` and the admin API show it (never the payload's secret: it has none). */
 export interface WebhookDelivery extends LeasedRecord<WebhookState> {
-  id: string;
   eventId: string;
   endpoint: string;
   type: string;
@@ -20,14 +19,8 @@ export type WebhookRetryResult = 'queued' | 'missing' | 'not-failed';
 export const finishedWebhookKeptMs = 30 * 24 * 3600 * 1000;
 
 function fromRow(row: Selectable<WebhookOutboxTable>): WebhookDelivery {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    endpoint: row.endpoint,
-    type: row.type,
-    payload: row.payload,
-    ...leasedRecord(row),
-  };
+  const { endpoint, type, payload } = row;
+  return { ...leasedRecord(row), eventId: row.event_id, endpoint, type, payload };
 }
 
 /**
