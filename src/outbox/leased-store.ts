@@ -299,5 +299,3 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
     },
   };
 }
-
-export type LeasedStore<Row> = ReturnType<typeof createLeasedStore<LeasedTableName, Row>>;
