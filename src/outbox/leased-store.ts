@@ -67,8 +67,8 @@ export function leasedRecord<State extends LeasedState>(
 export interface LeasedTable<Name extends LeasedTableName, Row> {
   name: Name;
   /**
-   * The states a due row is claimed from (besides `sending` rows whose lease ran out, which
-   * every table lists too): as the table's partial claim index lists them, so it serves the claim.
+   * The states a due row is claimed from, `sending` among them (a row whose lease ran out): the
+   * states of the table's partial claim index, so that index serves the claim.
    */
   claimable: readonly LeasedState[];
   /** The claim's order: the columns of that index. */
