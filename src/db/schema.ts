@@ -79,15 +79,14 @@ export interface AccountEventsTable {
   detail: string | null;
 }
 
-/** A mail on its way (src/mail/outbox-store.ts); its bodies are erased once no longer needed. */
-export interface MailOutboxTable {
+/**
+ * The columns of a leased outbox (src/outbox/leased-store.ts), the same in the mail and the
+ * webhook outbox. `next_attempt_at` is the next try of a queued row, or the end of the lease of a
+ * row being sent (held by `lease_holder` until `lease_until`).
+ */
+export interface LeasedOutboxColumns<State extends string> {
   id: string;
-  kind: string;
-  recipient: string;
-  subject: string;
-  body_text: string | null;
-  body_html: string | null;
-  state: 'held' | 'queued' | 'sending' | 'sent' | 'failed';
+  state: State;
   attempts: Generated<number>;
   next_attempt_at: number;
   retry_until: number;
@@ -96,6 +95,17 @@ export interface MailOutboxTable {
   last_error: string | null;
   created_at: number;
   sent_at: number | null;
+}
+
+/** A mail on its way (src/mail/outbox-store.ts); its bodies are erased once no longer needed. */
+export interface MailOutboxTable extends LeasedOutboxColumns<
+  'held' | 'queued' | 'sending' | 'sent' | 'failed'
+> {
+  kind: string;
+  recipient: string;
+  subject: string;
+  body_text: string | null;
+  body_html: string | null;
   expires_at: number | null;
   /** Claimed lowest first (migration 008, src/mail/priority.ts): security mail before the rest. */
   priority: number;
@@ -130,23 +140,15 @@ export interface AuditHeadTable {
 }
 
 /** A webhook on its way to one endpoint (src/webhooks/outbox-store.ts, migration 014). */
-export interface WebhookOutboxTable {
-  id: string;
+export interface WebhookOutboxTable extends LeasedOutboxColumns<
+  'queued' | 'sending' | 'sent' | 'failed'
+> {
   /** The `webhook-id`: one per event, the same for every endpoint and every attempt. */
   event_id: string;
   endpoint: string;
   type: string;
   /** The JSON body, `{type, timestamp, data}`, as every attempt sends it. */
   payload: string;
-  state: 'queued' | 'sending' | 'sent' | 'failed';
-  attempts: Generated<number>;
-  next_attempt_at: number;
-  retry_until: number;
-  lease_holder: string | null;
-  lease_until: number | null;
-  last_error: string | null;
-  created_at: number;
-  sent_at: number | null;
 }
 
 /** A person's TOTP (migration 011, src/account/totp/): secrets encrypted, never in clear. */

@@ -1,3 +1,9 @@
+import {
+  backoffMs,
+  createLeasedWorker,
+  type LeasedWorker,
+  type LeasedWorkerLog,
+} from '../outbox/leased-worker.js';
 import type { ClaimedMail, OutboxStore } from './outbox-store.js';
 import { smtpConnections, type MailTransport, type SendResult } from './smtp-transport.js';
 
@@ -54,10 +60,7 @@ export const defaultDeliverySettings: DeliverySettings = {
   rateLimit: { count: 120, windowMs: 60_000 },
 };
 
-export interface DeliveryLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-}
+export type DeliveryLog = LeasedWorkerLog;
 
 export interface DeliveryEvents {
   mailSent(): void;
@@ -66,22 +69,19 @@ export interface DeliveryEvents {
 
 export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'pending';
 
-export interface DeliveryWorker {
-  start(): void;
-  /** A mail was queued in this process: look now rather than at the next idle poll. */
-  wake(): void;
-  /** Finishes the sends in flight (up to `drainMs`), then gives back any lease it still holds. */
-  stop(): Promise<void>;
-}
-
-/** After a wake that found nothing: the caller's transaction may not have committed yet. */
-const wakeRecheckMs = [100, 1_000];
+/**
+ * `wake`: a mail was queued in this process, look now. `stop`: finishes the sends in flight (up
+ * to `drainMs`), then gives back any lease it still holds.
+ */
+export type DeliveryWorker = LeasedWorker;
 
 /**
- * Delivers the outbox: claims due mails with a lease (outbox-store.ts: no two instances send
- * one mail), sends each, records the outcome. Polls every `idlePollMs` while idle, at once after
- * a wake, and straight again while mails keep coming. Without a transport (development without
- * SMTP_URL: mails are held for `mail show`) it only sweeps.
+ * Delivers the outbox on the leased-outbox loop (src/outbox/leased-worker.ts: claims due mails
+ * with a lease, so no two instances send one mail; polls every `idlePollMs` while idle, at once
+ * after a wake, and straight again while mails keep coming), sends each, records the outcome.
+ * The mail's own: the rate cap, one mail per SMTP connection, the lease renewed while the server
+ * takes its time, and a drain that leaves an attempt it cut off to its lease. Without a
+ * transport (development without SMTP_URL: mails are held for `mail show`) it only sweeps.
  */
 export function createDeliveryWorker(options: {
   store: OutboxStore;
@@ -95,31 +95,18 @@ export function createDeliveryWorker(options: {
   const { store, transport, holder, log, events } = options;
   const settings = { ...defaultDeliverySettings, ...options.settings };
   const now = options.now ?? (() => Date.now());
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  // Until `start`: a mail queued before then (or by the CLI, which never starts it) wakes nothing.
-  let stopping = true;
-  let wokenWhileRunning = false;
-  let rechecks: number[] = [];
-  let nextSweepAt = 0;
   // Attempts started and not yet recorded, by mail id: they hold a connection and a lease.
   const inFlight = new Map<string, Promise<unknown>>();
   // Attempts `stop` gave up waiting for: a failure they come to is not recorded (the lease runs out).
   const abandoned = new Set<string>();
   // When the attempts of the last rate window started, oldest first (at most `rateLimit.count`).
   const started: number[] = [];
-  // Set by a poll that found the rate cap reached: when the oldest start leaves the window.
-  let capLiftsAt: number | undefined;
 
   /** Attempts the rate cap still allows at `at`. */
   function rateAllowance(at: number): number {
     const { count, windowMs } = settings.rateLimit;
     while (started.length > 0 && (started[0] as number) <= at - windowMs) started.shift();
     return count - started.length;
-  }
-
-  function retryDelayMs(attempts: number): number {
-    return Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempts - 1));
   }
 
   async function deliver(mail: ClaimedMail): Promise<DeliveryOutcome> {
@@ -213,7 +200,7 @@ export function createDeliveryWorker(options: {
       );
       return 'failed';
     }
-    const delayMs = retryDelayMs(mail.attempts);
+    const delayMs = backoffMs(mail.attempts, settings.retryBaseMs, settings.retryMaxMs);
     await store.markRetry(mail.id, holder, at + delayMs, result.error);
     log.warn(
       { ...fields, error: result.error, retryInSeconds: delayMs / 1000, setting: 'SMTP_URL' },
@@ -222,114 +209,60 @@ export function createDeliveryWorker(options: {
     return 'retry';
   }
 
-  /** Never rejects: a failure to record an outcome leaves the lease to run out, and the mail is tried again. */
-  async function deliverSafely(mail: ClaimedMail): Promise<DeliveryOutcome | 'error'> {
-    try {
-      return await deliver(mail);
-    } catch (error) {
-      log.warn(
-        { mail: mail.id, err: error },
-        'recording a mail delivery failed; it is tried again when its lease ends',
-      );
-      return 'error';
-    }
-  }
-
-  async function poll(): Promise<boolean> {
-    const at = now();
-    if (at >= nextSweepAt) {
-      nextSweepAt = at + settings.sweepIntervalMs;
-      await store.sweep(at);
-    }
-    if (transport === undefined) return false;
+  /** Attempts a poll at `at` may start: one per free connection, within the rate cap. */
+  function room(at: number): number | { liftsAt: number } {
+    if (transport === undefined) return 0;
     // One mail per free connection: a mail waiting in nodemailer's queue behind a slow attempt
     // would be neither sent nor given back.
     const allowed = rateAllowance(at);
-    if (allowed <= 0) {
-      capLiftsAt = (started[0] as number) + settings.rateLimit.windowMs;
-      return false;
+    // Capped: when the oldest start leaves the window.
+    if (allowed <= 0) return { liftsAt: (started[0] as number) + settings.rateLimit.windowMs };
+    return Math.min(settings.batch - inFlight.size, allowed);
+  }
+
+  /**
+   * The sends in flight (a poll goes on without an attempt slower than `attemptWaitMs`, which
+   * still holds its mail), up to `drainMs`; those still waiting then keep their leases.
+   */
+  async function drain(poll: Promise<void> | undefined): Promise<readonly string[]> {
+    let giveUp: NodeJS.Timeout | undefined;
+    const deadline = new Promise((resolve) => {
+      giveUp = setTimeout(resolve, settings.drainMs);
+    });
+    await Promise.race([poll, deadline]);
+    while (inFlight.size > 0) {
+      const settled = await Promise.race([
+        Promise.all(inFlight.values()).then(() => true),
+        deadline.then(() => false),
+      ]);
+      if (!settled) break;
     }
-    const free = Math.min(settings.batch - inFlight.size, allowed);
-    if (free <= 0) return false;
-    const mails = await store.claimDue(at, holder, settings.leaseMs, free);
-    for (let i = 0; i < mails.length; i += 1) started.push(at);
-    await Promise.all(mails.map(deliverSafely));
-    return mails.length > 0;
+    clearTimeout(giveUp);
+    const cut = [...inFlight.keys()];
+    for (const id of cut) abandoned.add(id);
+    if (cut.length > 0)
+      log.warn(
+        { mails: cut },
+        'stopping with mail attempts still waiting for the SMTP server: their leases are left to run out before they are tried again (the server may have taken them already: such a mail can arrive twice)',
+      );
+    transport?.close();
+    return cut;
   }
 
-  function schedule(delayMs: number): void {
-    if (stopping) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, delayMs);
-    // The worker never keeps the process alive by itself: the drain decides when to exit.
-    timer.unref();
-  }
-
-  function tick(): void {
-    timer = undefined;
-    if (stopping || running !== undefined) return;
-    wokenWhileRunning = false;
-    capLiftsAt = undefined;
-    running = poll().then(
-      (busy) => {
-        running = undefined;
-        // Capped: nothing can start before the oldest start leaves the window; look again then.
-        if (capLiftsAt !== undefined) return schedule(Math.max(1, capLiftsAt - now()));
-        if (busy || wokenWhileRunning) return schedule(0);
-        const recheck = rechecks.shift();
-        schedule(recheck ?? settings.idlePollMs);
-      },
-      (error: unknown) => {
-        running = undefined;
-        log.warn({ err: error }, 'mail outbox poll failed; trying again shortly');
-        schedule(settings.idlePollMs);
-      },
-    );
-  }
-
-  return {
-    start() {
-      stopping = false;
-      schedule(0);
+  return createLeasedWorker({
+    noun: 'mail',
+    queue: store,
+    holder,
+    settings,
+    now,
+    log,
+    room,
+    deliver(mail, polledAt) {
+      // Counted against the rate cap from the poll that claimed it.
+      started.push(polledAt);
+      return deliver(mail);
     },
-    wake() {
-      if (stopping) return;
-      rechecks = [...wakeRecheckMs];
-      if (running !== undefined) wokenWhileRunning = true;
-      else schedule(0);
-    },
-    async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      timer = undefined;
-      // The poll and every attempt in flight (a poll goes on without an attempt slower than
-      // `attemptWaitMs`, which still holds its mail), up to `drainMs`.
-      let giveUp: NodeJS.Timeout | undefined;
-      const deadline = new Promise((resolve) => {
-        giveUp = setTimeout(resolve, settings.drainMs);
-      });
-      await Promise.race([running, deadline]);
-      while (inFlight.size > 0) {
-        const settled = await Promise.race([
-          Promise.all(inFlight.values()).then(() => true),
-          deadline.then(() => false),
-        ]);
-        if (!settled) break;
-      }
-      clearTimeout(giveUp);
-      const cut = [...inFlight.keys()];
-      for (const id of cut) abandoned.add(id);
-      if (cut.length > 0)
-        log.warn(
-          { mails: cut },
-          'stopping with mail attempts still waiting for the SMTP server: their leases are left to run out before they are tried again (the server may have taken them already: such a mail can arrive twice)',
-        );
-      transport?.close();
-      try {
-        await store.release(holder, now(), cut);
-      } catch (error) {
-        log.warn({ err: error }, 'giving back mail leases failed; they end by themselves');
-      }
-    },
-  };
+    describe: (mail) => ({ mail: mail.id }),
+    drain,
+  });
 }

@@ -1,3 +1,9 @@
+import {
+  backoffMs,
+  createLeasedWorker,
+  type LeasedWorker,
+  type LeasedWorkerLog,
+} from '../outbox/leased-worker.js';
 import type { WebhookDelivery, WebhookStore } from './outbox-store.js';
 import { signedHeaders } from './sign.js';
 
@@ -34,16 +40,10 @@ export interface WebhookEvents {
   webhookFailed(): void;
 }
 
-export interface WebhookLog {
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-}
+export type WebhookLog = LeasedWorkerLog;
 
-export interface WebhookWorker {
-  start(): void;
-  /** Waits for the poll in flight (each attempt is bounded by its timeout), then gives back leases. */
-  stop(): Promise<void>;
-}
+/** `stop` waits for the poll in flight (each attempt is bounded by its timeout), then gives back leases. */
+export type WebhookWorker = Pick<LeasedWorker, 'start' | 'stop'>;
 
 /** What a failed attempt left for `webhooks list`: the status, or why there was none. */
 async function attempt(
@@ -73,8 +73,8 @@ async function attempt(
 }
 
 /**
- * Delivers the webhook outbox: claims due rows with a lease (outbox-store.ts: no two instances
- * hold one row), posts each, records the outcome. A 2xx is success; anything else is tried again
+ * Delivers the webhook outbox on the leased-outbox loop (src/outbox/leased-worker.ts: claims due
+ * rows with a lease, so no two instances hold one row), posts each, records the outcome. A 2xx is success; anything else is tried again
  * with a doubling delay until the row's retry window (more than a day) ends, then it is failed.
  */
 export function createWebhookWorker(options: {
@@ -89,10 +89,6 @@ export function createWebhookWorker(options: {
   const { store, secret, holder, log, events } = options;
   const settings = { ...defaultWebhookDeliverySettings, ...options.settings };
   const now = options.now ?? (() => Date.now());
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopping = true;
-  let nextSweepAt = 0;
 
   async function deliver(delivery: WebhookDelivery): Promise<void> {
     const fields = { webhook: delivery.eventId, type: delivery.type, attempt: delivery.attempts };
@@ -112,10 +108,7 @@ export function createWebhookWorker(options: {
       );
       return;
     }
-    const delayMs = Math.min(
-      settings.retryMaxMs,
-      settings.retryBaseMs * 2 ** Math.max(0, delivery.attempts - 1),
-    );
+    const delayMs = backoffMs(delivery.attempts, settings.retryBaseMs, settings.retryMaxMs);
     await store.markRetry(delivery.id, holder, at + delayMs, result.error);
     log.warn(
       {
@@ -128,64 +121,15 @@ export function createWebhookWorker(options: {
     );
   }
 
-  async function poll(): Promise<boolean> {
-    const at = now();
-    if (at >= nextSweepAt) {
-      nextSweepAt = at + settings.sweepIntervalMs;
-      await store.sweep(at);
-    }
-    const due = await store.claimDue(at, holder, settings.leaseMs, settings.batch);
-    await Promise.all(
-      due.map((delivery) =>
-        deliver(delivery).catch((error: unknown) =>
-          log.warn(
-            { webhook: delivery.eventId, err: error },
-            'recording a webhook delivery failed; it is tried again when its lease ends',
-          ),
-        ),
-      ),
-    );
-    return due.length > 0;
-  }
-
-  function schedule(delayMs: number): void {
-    if (stopping) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, delayMs);
-    timer.unref();
-  }
-
-  function tick(): void {
-    timer = undefined;
-    if (stopping || running !== undefined) return;
-    running = poll().then(
-      (busy) => {
-        running = undefined;
-        schedule(busy ? 0 : settings.idlePollMs);
-      },
-      (error: unknown) => {
-        running = undefined;
-        log.warn({ err: error }, 'webhook outbox poll failed; trying again shortly');
-        schedule(settings.idlePollMs);
-      },
-    );
-  }
-
-  return {
-    start() {
-      stopping = false;
-      schedule(0);
-    },
-    async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      timer = undefined;
-      await running;
-      try {
-        await store.release(holder, now());
-      } catch (error) {
-        log.warn({ err: error }, 'giving back webhook leases failed; they end by themselves');
-      }
-    },
-  };
+  return createLeasedWorker({
+    noun: 'webhook',
+    queue: store,
+    holder,
+    settings,
+    now,
+    log,
+    room: () => settings.batch,
+    deliver,
+    describe: (delivery) => ({ webhook: delivery.eventId }),
+  });
 }
