@@ -19,13 +19,15 @@ export interface MethodRefusal {
  * Every method Node's parser accepts becomes one Fastify can route (Fastify alone knows
  * seven), so refusals can cover them all. CONNECT never reaches a route (connect-refusal.ts).
  *
- * Fastify's own methods get a refusal route per path, as before. The other twenty-odd (PROPFIND,
- * PURGE, M-SEARCH…) share one catch-all route that looks the target up in a router of its own
- * holding every declared path once, with the options Fastify's router has (its defaults: case
- * sensitive, no trailing or duplicate slash folding, no `;` delimiter, parameters up to 100
- * characters), so it finds exactly the path Fastify would: a 405 with that path's `Allow`, or
- * the 404 every unknown path gets. A route per path and per method was 35 trees in Fastify's
- * router, most of start-up's route building and a tenth of start-up (docs/performance.md).
+ * One catch-all route, for every method, takes what no route of the site took: it looks the
+ * target up in a router of its own holding every declared path once, with the options Fastify's
+ * router has (its defaults: case sensitive, no trailing or duplicate slash folding, no `;`
+ * delimiter, parameters up to 100 characters), so it finds exactly the path Fastify would: a
+ * 405 with that path's `Allow`, or the 404 every unknown path gets (also for a method the path
+ * declares but whose route this start did not register). The site's own routes always win
+ * over a catch-all in Fastify's router, so this sees only what they leave. A refusal route per path and per method was 35
+ * trees in that router, each node compiled with `new Function`: the largest part of start-up's
+ * route building (docs/performance.md).
  */
 export function routeEveryMethod(app: FastifyInstance): MethodRefusal {
   const own = [...app.supportedMethods];
@@ -41,42 +43,30 @@ export function routeEveryMethod(app: FastifyInstance): MethodRefusal {
   const noHandler = () => undefined;
   const answer = (request: FastifyRequest, reply: FastifyReply) => {
     const found = declared.find('GET', request.url);
-    const allow = (found?.store as { allow: string } | undefined)?.allow;
+    const allowed = (found?.store as { allowed: readonly string[]; allow: string } | undefined) ?? {
+      allowed: [],
+      allow: '',
+    };
     return sendError(
       reply,
-      allow === undefined
+      allowed.allowed.length === 0 || allowed.allowed.includes(request.method)
         ? new HttpError('not_found')
-        : new HttpError('method_not_allowed', { allow }),
+        : new HttpError('method_not_allowed', { allow: allowed.allow }),
     );
   };
-  if (others.length > 0) {
-    app.route({
-      method: others,
-      url: '*',
-      // Answered here, before any body is read; the handler (which Fastify requires) is never
-      // reached.
-      onRequest: (request, reply) => {
-        void answer(request, reply);
-      },
-      handler: answer,
-    });
-  }
+  app.route({
+    method: [...own, ...others],
+    url: '*',
+    // Answered here, before any body is read; the handler (which Fastify requires) is never
+    // reached.
+    onRequest: (request, reply) => {
+      void answer(request, reply);
+    },
+    handler: answer,
+  });
   return {
     refuse(path, allowed) {
-      const allow = allowed.join(', ');
-      declared.on('GET', path, noHandler, { allow });
-      const refused = own.filter((method) => !allowed.includes(method));
-      if (refused.length === 0) return;
-      const refuse = (_request: unknown, reply: FastifyReply) =>
-        sendError(reply, new HttpError('method_not_allowed', { allow }));
-      app.route({
-        method: refused,
-        url: path,
-        onRequest: (request, reply) => {
-          void refuse(request, reply);
-        },
-        handler: refuse,
-      });
+      declared.on('GET', path, noHandler, { allowed, allow: allowed.join(', ') });
     },
   };
 }
