@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { countEventsWith, pruneAccountRecords } from './account/wing.js';
-import { listenAdmin, type AdminListener } from './admin/start.js';
+import type { AdminListener } from './admin/start.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/dev-secret.js';
 import { createJweCodec } from './auth/jwe-codec.js';
@@ -150,8 +150,10 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   adminServer =
     adminConfig === undefined
       ? undefined
-      : await during('admin', config, () =>
-          listenAdmin(
+      : await during('admin', config, async () =>
+          // Loaded only when the admin API is configured: its app and routes are not every
+          // service's start-up (docs/performance.md).
+          (await import('./admin/start.js')).listenAdmin(
             adminConfig,
             {
               config,

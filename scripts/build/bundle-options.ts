@@ -2,7 +2,7 @@
 // the dev loop (scripts/build/dev.ts), so `npm run dev` runs the very bundle `npm start` runs.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BuildOptions } from 'esbuild';
+import type { BuildOptions, Plugin } from 'esbuild';
 
 const common: BuildOptions = {
   bundle: true,
@@ -34,6 +34,33 @@ const commonJs: BuildOptions = {
   minifySyntax: true,
 };
 
+/**
+ * Fastify's server module loads node:https and node:http2 when it loads (with node:tls, five
+ * more modules of Node's own), though only a server built with `https` or `http2` options uses
+ * them, and Gatehouse's server is plain HTTP from its own factory (src/http/front-door.ts): ~4
+ * ms of every start. Here each becomes a stand-in that loads the module on its first property
+ * read. The build fails if Fastify no longer reads them so, rather than quietly keeping them.
+ */
+const lazyFastifyTransports: Plugin = {
+  name: 'lazy-fastify-transports',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]fastify[\\/]lib[\\/]server\.js$/ }, (args) => {
+      let source = fs.readFileSync(args.path, 'utf8');
+      for (const name of ['https', 'http2']) {
+        const eager = `const ${name} = require('node:${name}')`;
+        if (!source.includes(eager)) {
+          throw new Error(`${args.path} no longer has "${eager}": see lazyFastifyTransports`);
+        }
+        source = source.replace(
+          eager,
+          `const ${name} = new Proxy({}, { get: (_, key) => require('node:${name}')[key] })`,
+        );
+      }
+      return { contents: source, loader: 'js' };
+    });
+  },
+};
+
 export interface Bundles {
   /** dist/gatehouse.cjs: the server, exporting main(). */
   server: BuildOptions;
@@ -56,6 +83,7 @@ export function bundleOptions(root: string): Bundles {
       entryPoints: [src('main.ts')],
       outfile: path.join(dist, 'gatehouse.cjs'),
       sourcemap: true,
+      plugins: [lazyFastifyTransports],
     },
     cli: {
       ...commonJs,

@@ -78,6 +78,9 @@ function nearest(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
+    // Each letter of length between them is an edit: most pairs are out of reach before the
+    // table is made (every variable of the environment against every name, at every start).
+    if (Math.abs(candidate.length - name.length) > limit) continue;
     const distance = editDistance(name, candidate);
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
   }

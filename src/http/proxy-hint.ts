@@ -7,26 +7,32 @@ export const forwardedRequestsChecked = 10;
 const requestsCheckedMax = 200;
 
 // Where a reverse proxy in front of the service usually is: this machine, a private network,
-// a pod or container network (RFC 1918, RFC 6598 shared space, link-local, ULA).
-const proxyRanges = new BlockList();
-for (const [network, prefix] of [
-  ['127.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-  ['100.64.0.0', 10],
-  ['169.254.0.0', 16],
-] as const)
-  proxyRanges.addSubnet(network, prefix, 'ipv4');
-proxyRanges.addAddress('::1', 'ipv6');
-proxyRanges.addSubnet('fc00::', 7, 'ipv6');
-proxyRanges.addSubnet('fe80::', 10, 'ipv6');
+// a pod or container network (RFC 1918, RFC 6598 shared space, link-local, ULA). Made on the
+// first forwarded request, not at start-up: node:net's BlockList loads its own modules.
+let proxyRangesMade: BlockList | undefined;
+function proxyRanges(): BlockList {
+  if (proxyRangesMade !== undefined) return proxyRangesMade;
+  const ranges = new BlockList();
+  for (const [network, prefix] of [
+    ['127.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['172.16.0.0', 12],
+    ['192.168.0.0', 16],
+    ['100.64.0.0', 10],
+    ['169.254.0.0', 16],
+  ] as const)
+    ranges.addSubnet(network, prefix, 'ipv4');
+  ranges.addAddress('::1', 'ipv6');
+  ranges.addSubnet('fc00::', 7, 'ipv6');
+  ranges.addSubnet('fe80::', 10, 'ipv6');
+  return (proxyRangesMade = ranges);
+}
 
 /** Whether a socket address looks like a proxy's: loopback or private (IPv4-mapped too). */
 export function looksLikeProxy(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   const ip = mapped ?? address;
-  return proxyRanges.check(ip, isIPv4(ip) ? 'ipv4' : 'ipv6');
+  return proxyRanges().check(ip, isIPv4(ip) ? 'ipv4' : 'ipv6');
 }
 
 /**

@@ -11,7 +11,7 @@ import { createConnectRefusal } from './connect-refusal.js';
 import { defaultConnectionLimits, openFileLimit } from './connection-limits.js';
 import { installErrorHandlers } from './error-handler.js';
 import { serverWithFrontDoor, type Front } from './front-door.js';
-import { refuseOtherMethods, routeEveryMethod } from './method-refusal.js';
+import { routeEveryMethod } from './method-refusal.js';
 import { installProxyHint } from './proxy-hint.js';
 import { createBudgetDoor, fastifyRequestCost, installBudgetHook } from './request-budget-door.js';
 import { RequestBudget } from '../traffic/request-budget.js';
@@ -137,7 +137,7 @@ export function createSite(deps: SiteDeps): Site {
   });
 
   parserLog.current = app.log;
-  routeEveryMethod(app);
+  const refusal = routeEveryMethod(app);
   // A CONNECT request is answered 405, not dropped (Node destroys it when nobody listens).
   app.server.on('connect', createConnectRefusal(publicIsHttps));
   // A drain must not wait on connections that never sent a request (see front-door.ts).
@@ -173,7 +173,7 @@ export function createSite(deps: SiteDeps): Site {
     declareRoutes(declared) {
       for (const [path, methods] of Object.entries(declared)) {
         routes.add(path);
-        refuseOtherMethods(app, path, methods);
+        refusal.refuse(path, methods);
       }
     },
     hasRoute: (path) => routes.has(path),

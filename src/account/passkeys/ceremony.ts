@@ -1,13 +1,10 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-  type WebAuthnCredential,
+import type {
+  AuthenticationResponseJSON,
+  RegistrationResponseJSON,
+  WebAuthnCredential,
 } from '@simplewebauthn/server';
 import { challengeTtlSeconds } from '../../auth/webauthn-challenge.js';
+import { lazyModule } from '../../util/lazy-module.js';
 
 /*
  * The WebAuthn ceremonies, on @simplewebauthn/server, with the choices Auth.js's Passkey
@@ -31,8 +28,16 @@ export const relyingPartyOf = (origin: string): RelyingParty => {
 
 const timeoutMs = challengeTtlSeconds * 1000;
 
+/**
+ * The WebAuthn library and its ASN.1 and X.509 dependencies, a fifth of the bundle: loaded when
+ * a ceremony first runs, not at every start (evaluating them was ~10 % of start-up,
+ * docs/performance.md). Inside the bundle all the same, so nothing is fetched from disk then.
+ */
+const webauthn = lazyModule('the WebAuthn library', () => import('@simplewebauthn/server'));
+
 /** Options for `navigator.credentials.get`: no `allowCredentials`, the same for everyone. */
-export function authenticationOptions(rp: RelyingParty) {
+export async function authenticationOptions(rp: RelyingParty) {
+  const { generateAuthenticationOptions } = await webauthn();
   return generateAuthenticationOptions({
     rpID: rp.id,
     timeout: timeoutMs,
@@ -41,11 +46,12 @@ export function authenticationOptions(rp: RelyingParty) {
 }
 
 /** Options for `navigator.credentials.create`: a discoverable credential for this user. */
-export function registrationOptions(
+export async function registrationOptions(
   rp: RelyingParty,
   user: { email: string; name: string },
   existing: readonly { id: string; transports: string[] }[],
 ) {
+  const { generateRegistrationOptions } = await webauthn();
   return generateRegistrationOptions({
     rpID: rp.id,
     rpName: rp.name,
@@ -92,6 +98,8 @@ export async function verifyRegistration(
   response: unknown,
   expectedChallenge: string,
 ): Promise<VerifiedRegistration | null> {
+  // Outside the try: a library that cannot load is the service's fault, never a "no".
+  const { verifyRegistrationResponse } = await webauthn();
   try {
     const result = await verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
@@ -122,6 +130,7 @@ export async function verifyAssertion(
   expectedChallenge: string,
   credential: { credentialId: string; publicKey: string; counter: number; transports: string[] },
 ): Promise<{ newCounter: number; userVerified: boolean } | null> {
+  const { verifyAuthenticationResponse } = await webauthn();
   try {
     const result = await verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,
