@@ -30,7 +30,7 @@ import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
 import { pruneTokens } from './model/secrets.js';
-import { pagePaths } from './paths.js';
+import { pagePathsUnder } from './paths.js';
 import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
 import { createPasskeys } from './passkeys/passkeys.js';
@@ -122,12 +122,15 @@ export function createAccountWing(deps: AccountWingDeps) {
     secondFactor.keys,
     config.env === 'production' ? undefined : config.authSecrets[0],
   );
+  // ACCOUNT_PAGES_PATH: every page, form and mailed link of the wing follows it.
+  const pages = pagePathsUnder(config.page?.accountPagesPath);
   const secondStep = createSecondStep({
     db: deps.db,
     box,
     throttle: deps.throttle,
     now: deps.now,
     mail,
+    pages,
     log: deps.log,
   });
   const factors = registeredFactors({ db: deps.db, secondStep });
@@ -146,6 +149,7 @@ export function createAccountWing(deps: AccountWingDeps) {
     throttle: deps.throttle,
     secrets: config.authSecrets,
     authUrl: config.authUrl,
+    pages,
     mail,
     factors,
     now: deps.now,
@@ -170,6 +174,7 @@ export function createAccountWing(deps: AccountWingDeps) {
         mail,
         mailRequests: createMailRequestLimits(deps.throttleStore, mailRequestLimits, deps.now),
         mailTokenTtlSeconds,
+        pages,
         now: deps.now,
         log: deps.log,
       },
@@ -190,8 +195,8 @@ export function createAccountWing(deps: AccountWingDeps) {
       spend: (token) => spendChallenge(deps.db, token, deps.now()),
     },
     passkeys: passkeys.port,
-    ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
-    ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
+    ...(mail !== undefined && { forgotPasswordUrl: pages.forgot }),
+    ...(mail !== undefined && signupOpen && { signupUrl: pages.signup }),
   };
   return {
     forAuth,
@@ -200,6 +205,7 @@ export function createAccountWing(deps: AccountWingDeps) {
       registerAccount(site, {
         ...deps,
         mail,
+        pages,
         config: {
           ...config,
           reauthMaxAgeSeconds: config.reauthMaxAgeSeconds ?? accountDefaults.reauthMaxAgeSeconds,

@@ -69,7 +69,7 @@ export function createAccountPages(
       send(reply, renderCrossSitePage(shell, { action: 'account', ...view }), { status: 403 }),
     busy: (reply, headers) => {
       const content = markup`${renderNotice(busyNotice)}
-<a class="button" href="/account">Try again</a>`;
+<a class="button" href="${shell.accountPath}">Try again</a>`;
       const page = renderDocument(shell, 'Your account', content, busyNotice);
       return send(reply, page, { status: 503, headers });
     },

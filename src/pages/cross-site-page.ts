@@ -40,7 +40,7 @@ export function renderCrossSitePage(shell: PageShell, view: CrossSiteView): stri
 ${hint}
 ${
   view.action === 'account'
-    ? markup`<a class="button" href="/account">Go to your account</a>`
+    ? markup`<a class="button" href="${shell.accountPath}">Go to your account</a>`
     : markup`<a class="button" href="${shell.signInUrl}">Go to the sign-in page</a>`
 }`;
   const heading = {

@@ -10,6 +10,7 @@ import type { Guards } from '../guards.js';
 import { checkAssertion } from './assertion.js';
 import { createPasskeyRoutes } from './auth-routes.js';
 import { createPasskeyStore } from './passkey-store.js';
+import type { PagePaths } from '../paths.js';
 
 export interface PasskeyDeps {
   db: Kysely<Database>;
@@ -17,6 +18,8 @@ export interface PasskeyDeps {
   throttle: Throttle;
   secrets: readonly string[];
   authUrl: string | undefined;
+  /** Where the pages live (ACCOUNT_PAGES_PATH): the notices' lock links. */
+  pages: PagePaths;
   mail: MailQueue | undefined;
   factors: readonly Factor[];
   now: () => number;
@@ -47,6 +50,7 @@ export function createPasskeys(deps: PasskeyDeps) {
     now: deps.now,
     secrets: deps.secrets,
     authUrl: deps.authUrl,
+    pages: deps.pages,
     guards: () => guarded().guards,
     assertCsrf: () => guarded().assertCsrf,
   });
