@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 import { guideBlocks, type RunBlock } from '../helpers/guide.js';
+import { linkIn } from '../helpers/mail-reading.js';
 import { freePort } from '../helpers/processes.js';
+import { LoopbackSmtp } from '../helpers/smtp.js';
 
 // docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
 // for byte; then the test lays out gatehouse/ (this checkout, built) and my-app/ (the example)
@@ -30,6 +32,17 @@ const artifacts = path.join(root, 'test-artifacts/integrate-guide');
 const mode = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'fast-paths-off' : 'fast-paths-on';
 const password = 'correct horse battery staple';
 const ada = 'Signed in as Ada Lovelace';
+/** Who signs up through the app's own form, and the passwords she chooses on the way. */
+const grace = {
+  name: 'Grace Hopper',
+  email: 'grace@example.com',
+  newEmail: 'grace.hopper@example.com',
+  password: 'compilers all the way down',
+  changed: 'nanoseconds are a foot long',
+  reset: 'the first actual bug was a moth',
+};
+/** Where Gatehouse's account pages are on the app's origin (the guide's ACCOUNT_PAGES_PATH). */
+const pagesPath = '/api/auth/account';
 /** Made by the example's own commands, never part of it. */
 const generated = /^(node_modules|\.next)\/|^next-env\.d\.ts$|^\.env.*\.local$|\.tsbuildinfo$/;
 
@@ -211,6 +224,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let appUrl = '';
     let gatehouseDir = '';
     let gatehouseEnv: NodeJS.ProcessEnv = {};
+    /** The mail catcher Gatehouse mails to (the guide's Mailpit). */
+    let smtp: LoopbackSmtp | undefined;
     const timings: Record<string, number> = {};
 
     /** A guide's server command, left running once it listens on `port`. */
@@ -274,9 +289,12 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         NEXT_TELEMETRY_DISABLED: '1',
         npm_config_update_notifier: 'false',
       };
+      smtp = await LoopbackSmtp.start();
       gatehouseEnv = {
         ...base,
         PORT: String(gatehousePort),
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'My app <no-reply@example.com>',
         FAST_PATHS: mode === 'fast-paths-off' ? 'off' : 'on',
         npm_config_ignore_scripts: 'true',
       };
@@ -335,6 +353,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     afterAll(async () => {
       await browser?.close();
       for (const server of servers.reverse()) await stopGroup(server);
+      await smtp?.close();
     });
 
     const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();
@@ -429,6 +448,135 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       });
       expect(dashboard.status).toBe(307);
       expect(new URL(dashboard.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+    });
+
+    /** The link to `path` in the first mail to `to` (with `subject`) since `since` mails. */
+    async function mailedLink(to: string, subject: RegExp, path: string, since: number) {
+      const link = linkIn(await smtp!.mailTo(to, since, subject), path);
+      // Built on AUTH_URL, the app's origin: opened through the one rewrite.
+      expect(link.startsWith(`${appUrl}${path}?token=`)).toBe(true);
+      return link;
+    }
+
+    let own: Page;
+
+    it("keeps the app's own /account; Gatehouse's pages and account API answer through the one rewrite", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      const signedOut = await fetch(`${appUrl}/account`, { redirect: 'manual' });
+      expect(signedOut.status).toBe(307);
+      expect(new URL(signedOut.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+      const gatehouseAccount = await fetch(`${appUrl}${pagesPath}`, { redirect: 'manual' });
+      expect(gatehouseAccount.status).toBe(303);
+      expect(gatehouseAccount.headers.get('location')).toBe(
+        `${appUrl}/api/auth/signin?callbackUrl=${encodeURIComponent(pagesPath)}`,
+      );
+      expect((await fetch(`${appUrl}/api/account`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${gatehousePort}/account`)).status).toBe(404);
+      // Gatehouse's sign-in page links to its pages there.
+      const signIn = await (await fetch(`${appUrl}/api/auth/signin`)).text();
+      expect(signIn).toContain(`href="${pagesPath}/password/forgot"`);
+      expect(signIn).toContain(`href="${pagesPath}/signup"`);
+
+      own = await (await browser!.newContext()).newPage();
+      await own.goto(appUrl);
+      await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      await own.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
+      // The other way: Gatehouse's own page, on the app's origin.
+      await own.getByRole('link', { name: "Gatehouse's page" }).click();
+      await own.getByRole('heading', { name: 'Reset your password' }).waitFor();
+      expect(new URL(own.url()).pathname).toBe(`${pagesPath}/password/forgot`);
+      await shot(own, '5a-gatehouse-forgot-page');
+    });
+
+    it("signs Grace up with the app's form; the mailed link opens Gatehouse's page, which makes the account", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await own.goto(appUrl);
+      await own.getByRole('link', { name: 'Create an account' }).click();
+      await own.getByLabel('Name').fill(grace.name);
+      await own.getByLabel('Email').fill(grace.email);
+      await own.getByLabel('Password').fill(grace.password);
+      const since = smtp!.received.length;
+      await own.getByRole('button', { name: 'Sign up' }).click();
+      await own.getByRole('status').filter({ hasText: 'Check your inbox' }).waitFor();
+      await shot(own, '5b-signed-up');
+      await own.goto(
+        await mailedLink(grace.email, /Confirm your address/, `${pagesPath}/signup/confirm`, since),
+      );
+      await own.getByLabel('Password').fill(grace.password);
+      await own.getByRole('button', { name: 'Confirm and create the account' }).click();
+      await own.getByRole('heading', { name: 'Account created' }).waitFor();
+
+      await own.goto(appUrl);
+      await own.getByLabel('Email').fill(grace.email);
+      await own.getByLabel('Password').fill(grace.password);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await waitFor(own, 'server-gatehouse', 'Signed in as Grace Hopper');
+    });
+
+    it("changes Grace's password and address on the app's own /account; the new address is confirmed from the mail", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await own.getByRole('link', { name: 'Your account' }).click();
+      await waitFor(own, 'account-email', grace.email);
+      await own.getByRole('button', { name: 'Confirm my address' }).click();
+      await own.getByRole('status').filter({ hasText: 'confirmed already' }).waitFor();
+
+      const password = own.locator('#change-password');
+      await password.getByLabel('Current password').fill(grace.password);
+      await password.getByLabel('New password', { exact: true }).fill(grace.changed);
+      await password.getByLabel('New password again').fill(grace.changed);
+      await password.getByRole('button', { name: 'Change password' }).click();
+      await own.getByRole('status').filter({ hasText: 'Password changed' }).waitFor();
+
+      const address = own.locator('#change-email');
+      await address.getByLabel('New address').fill(grace.newEmail);
+      await address.getByLabel('Password').fill(grace.changed);
+      const since = smtp!.received.length;
+      await address.getByRole('button', { name: 'Change address' }).click();
+      await own
+        .getByRole('status')
+        .filter({ hasText: `mailed a link to ${grace.newEmail}` })
+        .waitFor();
+      await shot(own, '5c-own-account-page');
+      await own.goto(
+        await mailedLink(
+          grace.newEmail,
+          /Confirm your new address/,
+          `${pagesPath}/email/verify`,
+          since,
+        ),
+      );
+      await own.getByRole('button', { name: 'Confirm my address' }).click();
+      await own.getByRole('heading', { name: 'Address changed' }).waitFor();
+      // Confirmed from this browser: its session goes on, with the new address.
+      await own.goto(`${appUrl}/account`);
+      await waitFor(own, 'account-email', grace.newEmail);
+    });
+
+    it("resets Grace's forgotten password: the app's form, the mailed link to Gatehouse's page, then sign-in with the new one", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await own.goto(appUrl);
+      await own.getByRole('button', { name: 'Sign out' }).click();
+      await waitFor(own, 'server-gatehouse', 'Not signed in');
+      await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      await own.getByLabel('Email').fill(grace.newEmail);
+      const since = smtp!.received.length;
+      await own.getByRole('button', { name: 'Mail me a link' }).click();
+      await own.getByRole('status').filter({ hasText: 'If an account exists' }).waitFor();
+      await own.goto(
+        await mailedLink(grace.newEmail, /Reset your/, `${pagesPath}/password/reset`, since),
+      );
+      await own.locator('#password').fill(grace.reset);
+      await own.locator('#passwordRepeat').fill(grace.reset);
+      await own.getByRole('button', { name: 'Set the new password' }).click();
+      await own.getByRole('heading', { name: 'Password changed — sign in' }).waitFor();
+      await shot(own, '5d-reset-done');
+
+      await own.goto(appUrl);
+      await own.getByLabel('Email').fill(grace.newEmail);
+      await own.getByLabel('Password').fill(grace.reset);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await waitFor(own, 'server-gatehouse', 'Signed in as Grace Hopper');
+      await own.context().close();
     });
 
     it('with two-step sign-in on, the form asks for the code, refuses a wrong one in words, and signs in with the right one without sending the password again', async (context) => {
