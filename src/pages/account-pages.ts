@@ -26,7 +26,7 @@ export interface PageAnswer {
   referrerPolicy?: 'same-origin' | 'no-referrer';
 }
 
-/** The `/account/*` pages, answered with the sign-in page's look, CSP and caching rules. */
+/** The account pages (under ACCOUNT_PAGES_PATH, `/account` by default), answered with the sign-in page's look, CSP and caching rules. */
 export interface AccountPages {
   /** The signed-in account page. */
   account(reply: FastifyReply, view: AccountPageView, answer: PageAnswer): FastifyReply;

@@ -460,6 +460,14 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
 
     let own: Page;
 
+    /** Waits for a status line of the page to hold `text`; a refusal said instead fails naming it. */
+    async function said(page: Page, text: string) {
+      const statuses = () => page.getByRole('status').allInnerTexts();
+      await expect
+        .poll(async () => (await statuses()).join(' | '), { timeout: 10_000 })
+        .toContain(text);
+    }
+
     it("keeps the app's own /account; Gatehouse's pages and account API answer through the one rewrite", async (context) => {
       if (unavailable) return context.skip(unavailable);
       const signedOut = await fetch(`${appUrl}/account`, { redirect: 'manual' });
@@ -478,6 +486,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       expect(signIn).toContain(`href="${pagesPath}/signup"`);
 
       own = await (await browser!.newContext()).newPage();
+      // A step that cannot happen fails naming what it waited for, inside the test's time.
+      own.setDefaultTimeout(10_000);
       await own.goto(appUrl);
       await own.getByRole('link', { name: 'Forgot your password?' }).click();
       await own.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
@@ -497,7 +507,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByLabel('Password').fill(grace.password);
       const since = smtp!.received.length;
       await own.getByRole('button', { name: 'Sign up' }).click();
-      await own.getByRole('status').filter({ hasText: 'Check your inbox' }).waitFor();
+      await said(own, 'Check your inbox');
       await shot(own, '5b-signed-up');
       await own.goto(
         await mailedLink(grace.email, /Confirm your address/, `${pagesPath}/signup/confirm`, since),
@@ -518,24 +528,21 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByRole('link', { name: 'Your account' }).click();
       await waitFor(own, 'account-email', grace.email);
       await own.getByRole('button', { name: 'Confirm my address' }).click();
-      await own.getByRole('status').filter({ hasText: 'confirmed already' }).waitFor();
+      await said(own, 'confirmed already');
 
       const password = own.locator('#change-password');
       await password.getByLabel('Current password').fill(grace.password);
       await password.getByLabel('New password', { exact: true }).fill(grace.changed);
       await password.getByLabel('New password again').fill(grace.changed);
       await password.getByRole('button', { name: 'Change password' }).click();
-      await own.getByRole('status').filter({ hasText: 'Password changed' }).waitFor();
+      await said(own, 'Password changed');
 
       const address = own.locator('#change-email');
       await address.getByLabel('New address').fill(grace.newEmail);
       await address.getByLabel('Password').fill(grace.changed);
       const since = smtp!.received.length;
       await address.getByRole('button', { name: 'Change address' }).click();
-      await own
-        .getByRole('status')
-        .filter({ hasText: `mailed a link to ${grace.newEmail}` })
-        .waitFor();
+      await said(own, `mailed a link to ${grace.newEmail}`);
       await shot(own, '5c-own-account-page');
       await own.goto(
         await mailedLink(
@@ -561,7 +568,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByLabel('Email').fill(grace.newEmail);
       const since = smtp!.received.length;
       await own.getByRole('button', { name: 'Mail me a link' }).click();
-      await own.getByRole('status').filter({ hasText: 'If an account exists' }).waitFor();
+      await said(own, 'If an account exists');
       await own.goto(
         await mailedLink(grace.newEmail, /Reset your/, `${pagesPath}/password/reset`, since),
       );
