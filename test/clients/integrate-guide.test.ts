@@ -460,6 +460,15 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
 
     let own: Page;
 
+    /**
+     * The app's home page, once React has taken it over (useSession has answered): a click
+     * before that would be lost, and a form would be submitted by the browser itself.
+     */
+    async function home(page: Page, session: string) {
+      await page.goto(appUrl);
+      await waitFor(page, 'client-session', session);
+    }
+
     /** Waits for a status line of the page to hold `text`; a refusal said instead fails naming it. */
     async function said(page: Page, text: string) {
       const statuses = () => page.getByRole('status').allInnerTexts();
@@ -488,7 +497,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       own = await (await browser!.newContext()).newPage();
       // A step that cannot happen fails naming what it waited for, inside the test's time.
       own.setDefaultTimeout(10_000);
-      await own.goto(appUrl);
+      await home(own, 'Not signed in');
       await own.getByRole('link', { name: 'Forgot your password?' }).click();
       await own.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
       // The other way: Gatehouse's own page, on the app's origin.
@@ -500,7 +509,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
 
     it("signs Grace up with the app's form; the mailed link opens Gatehouse's page, which makes the account", async (context) => {
       if (unavailable) return context.skip(unavailable);
-      await own.goto(appUrl);
+      await home(own, 'Not signed in');
       await own.getByRole('link', { name: 'Create an account' }).click();
       await own.getByLabel('Name').fill(grace.name);
       await own.getByLabel('Email').fill(grace.email);
@@ -516,7 +525,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByRole('button', { name: 'Confirm and create the account' }).click();
       await own.getByRole('heading', { name: 'Account created' }).waitFor();
 
-      await own.goto(appUrl);
+      await home(own, 'Not signed in');
       await own.getByLabel('Email').fill(grace.email);
       await own.getByLabel('Password').fill(grace.password);
       await own.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -561,7 +570,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
 
     it("resets Grace's forgotten password: the app's form, the mailed link to Gatehouse's page, then sign-in with the new one", async (context) => {
       if (unavailable) return context.skip(unavailable);
-      await own.goto(appUrl);
+      await home(own, 'Signed in as Grace Hopper');
       await own.getByRole('button', { name: 'Sign out' }).click();
       await waitFor(own, 'server-gatehouse', 'Not signed in');
       await own.getByRole('link', { name: 'Forgot your password?' }).click();
@@ -578,7 +587,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByRole('heading', { name: 'Password changed — sign in' }).waitFor();
       await shot(own, '5d-reset-done');
 
-      await own.goto(appUrl);
+      await home(own, 'Not signed in');
       await own.getByLabel('Email').fill(grace.newEmail);
       await own.getByLabel('Password').fill(grace.reset);
       await own.getByRole('button', { name: 'Sign in', exact: true }).click();
