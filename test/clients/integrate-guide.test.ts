@@ -511,6 +511,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       if (unavailable) return context.skip(unavailable);
       await home(own, 'Not signed in');
       await own.getByRole('link', { name: 'Create an account' }).click();
+      await own.getByRole('heading', { name: 'Create an account' }).waitFor();
       await own.getByLabel('Name').fill(grace.name);
       await own.getByLabel('Email').fill(grace.email);
       await own.getByLabel('Password').fill(grace.password);
@@ -574,6 +575,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByRole('button', { name: 'Sign out' }).click();
       await waitFor(own, 'server-gatehouse', 'Not signed in');
       await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      // The home page's sign-in form has an Email field too: fill the new page's.
+      await own.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
       await own.getByLabel('Email').fill(grace.newEmail);
       const since = smtp!.received.length;
       await own.getByRole('button', { name: 'Mail me a link' }).click();

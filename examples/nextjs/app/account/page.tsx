@@ -5,7 +5,9 @@ import { sessionFromGatehouse } from '../../lib/gatehouse';
 import { ChangeEmailForm, ChangePasswordForm, ResendVerificationButton } from './account-forms';
 
 // This app's own /account page (Gatehouse's lives at /api/auth/account, so this one stays the
-// app's). Its forms post to Gatehouse's account API; Gatehouse's page is linked for the rest.
+// app's). proxy.ts sends visitors without a session cookie home first, as for /dashboard, and
+// this page asks Gatehouse. Its forms post to Gatehouse's account API; Gatehouse's page is
+// linked for the rest.
 export default async function Account() {
   const session = await sessionFromGatehouse();
   if (!session) redirect('/');
