@@ -17,10 +17,11 @@ import { LoopbackSmtp } from '../helpers/smtp.js';
 
 // docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
 // for byte; then the test lays out gatehouse/ (this checkout, built) and my-app/ (the example)
-// side by side, runs every `<!-- run: … -->` command of the guide in order, and signs in as Ada
-// in Chromium. The guide's last section says what the test changes (ports, and skipping work an
-// earlier run or the suite has done). About 5 s with a cached build (under 1 s of steps, 4 s in
-// the browser); `next build` adds 7 s on an idle machine, more on two busy cores, once per change
+// side by side, runs every `<!-- run: … -->` command of the guide in order, signs in as Ada in
+// Chromium, and takes Grace through the account self-service steps with her mail read from a
+// catcher. The guide's last section says what the test changes (ports, mail, and skipping work
+// an earlier run or the suite has done). About 12 s with a cached build (under 1 s of steps,
+// 11 s in the browser, 6 s of it Grace's); `next build` adds 7 s on an idle machine, more on two busy cores, once per change
 // of the example (the fast-paths-off run reuses it), and npm install about 10 s when
 // examples/nextjs/node_modules is missing.
 
