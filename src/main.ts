@@ -166,6 +166,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
                 mailStore: mail.store,
                 webhooks: webhooks.store,
                 origin: config.authUrl,
+                accountPagesPath: config.page.accountPagesPath,
                 inviteTtlSeconds: config.inviteTtlSeconds,
                 sessionLifetime: config.session,
               },

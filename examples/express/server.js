@@ -20,8 +20,10 @@ const authConfig = {
 
 const app = express();
 
-// Every Gatehouse path goes to Gatehouse, before anything reads a body.
-app.use('/api/auth', forwardToGatehouse);
+// Every Gatehouse path goes to Gatehouse, before anything reads a body: Auth.js's routes and
+// the account pages (ACCOUNT_PAGES_PATH=/api/auth/account) under /api/auth, the account API
+// under /api/account.
+app.use(['/api/auth', '/api/account'], forwardToGatehouse);
 
 const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

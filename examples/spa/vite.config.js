@@ -9,10 +9,12 @@ export default defineConfig({
     port: 5173,
     strictPort: true,
     // The page and Gatehouse on one origin in development: the dev server forwards
-    // /api/auth/* to Gatehouse, keeping the browser's Host (no changeOrigin), so Gatehouse's
-    // redirects name this origin. Production does the same with nginx (nginx.conf).
+    // /api/auth/* (Auth.js, and the account pages with ACCOUNT_PAGES_PATH=/api/auth/account)
+    // and /api/account/* to Gatehouse, keeping the browser's Host (no changeOrigin), so
+    // Gatehouse's redirects and mailed links name this origin. Production does the same with
+    // nginx (nginx.conf).
     proxy: {
-      '/api/auth': { target: gatehouseUrl },
+      '^/api/(auth|account)(/|$)': { target: gatehouseUrl },
     },
   },
 });

@@ -6,6 +6,7 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './model/events.js';
+import type { PagePaths } from './paths.js';
 import type { Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './model/account-password-proof.js';
@@ -77,6 +78,8 @@ export interface Client {
   device: string;
   /** The public origin mailed links are built on (AUTH_URL, or the request's in development). */
   origin: string;
+  /** Where the pages live on `origin` (ACCOUNT_PAGES_PATH): the mailed links' paths. */
+  pages: PagePaths;
   /** The device cookie the request carries (a credential: never logged, never recorded). */
   deviceCookie?: string | undefined;
 }

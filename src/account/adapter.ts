@@ -6,6 +6,7 @@ import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { HttpError } from '../http/errors.js';
 import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js';
 import type { PacedWork } from './paced-work.js';
+import type { PagePaths } from './paths.js';
 
 /*
  * The one place account actions meet Fastify: the input an action takes is made from the
@@ -18,6 +19,7 @@ import type { PacedWork } from './paced-work.js';
 export const clientOf = (
   request: FastifyRequest,
   originOf: (r: FastifyRequest) => string,
+  pages: PagePaths,
 ): Client => {
   const cookies = parseCookies(request.headers.cookie);
   // Either name: over https only the __Host- one can be set, and either must carry its MAC.
@@ -26,20 +28,28 @@ export const clientOf = (
     ip: request.ip,
     device: request.headers['user-agent'] ?? '',
     origin: originOf(request),
+    pages,
     ...(deviceCookie !== undefined && { deviceCookie }),
   };
 };
+
+/** Where mailed links are built (origin and pages) and how a request's session is read. */
+export interface AdapterPorts {
+  originOf: (r: FastifyRequest) => string;
+  pages: PagePaths;
+  sessions: Pick<SessionAccess, 'current'>;
+}
 
 /** An action's input from a request (without `signedIn`, which the guard adds). */
 export function inputOf(
   request: FastifyRequest,
   body: Record<string, unknown>,
-  ports: { originOf: (r: FastifyRequest) => string; sessions: Pick<SessionAccess, 'current'> },
+  ports: AdapterPorts,
 ): Omit<ActionInput, 'signedIn'> {
   return {
     body,
     params: (request.params ?? {}) as Record<string, string>,
-    client: clientOf(request, ports.originOf),
+    client: clientOf(request, ports.originOf, ports.pages),
     async requestSessionId() {
       try {
         return (await ports.sessions.current(request))?.claims.sid ?? null;
@@ -92,10 +102,7 @@ export type Perform = <Body>(
 ) => Promise<ActionResult<Body>>;
 
 /** The adapter bound to the wing's ports, for the JSON routes and the pages. */
-export function createPerform(
-  deps: AccountDeps,
-  ports: { originOf: (r: FastifyRequest) => string; sessions: Pick<SessionAccess, 'current'> },
-): Perform {
+export function createPerform(deps: AccountDeps, ports: AdapterPorts): Perform {
   return async (action, request, reply, body, signedIn) => {
     // An anonymous action never reads `signedIn`; a guarded one is only run with it.
     const input = { ...inputOf(request, body, ports), signedIn } as ActionInput;

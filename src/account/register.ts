@@ -56,7 +56,7 @@ import { createPasswordProof } from './model/account-password-proof.js';
 import { accountPagePaths, registerAccountPages } from './self/account-page-routes.js';
 import { readBody } from './request-body.js';
 import { createAccountStore } from './model/account-store.js';
-import { accountBasePath, pagePaths } from './paths.js';
+import { accountBasePath, pagePathsUnder, type PagePaths } from './paths.js';
 
 export { accountBasePath };
 
@@ -144,17 +144,17 @@ const allRoutes: Record<string, Route> = {
  * mail flow (absent, 404, when mail is off) and the flow's registration.
  */
 const pageFlows: readonly {
-  paths: readonly string[];
+  paths: (pages: PagePaths) => readonly string[];
   needsMail: boolean;
   register: (scope: FastifyInstance, flow: FlowPorts, settings: PageFlowSettings) => void;
 }[] = [
-  { paths: [pagePaths.forgot, pagePaths.reset], needsMail: true, register: registerResetPages },
-  { paths: [pagePaths.lock], needsMail: true, register: registerLockPages },
-  { paths: [pagePaths.verify], needsMail: true, register: registerVerifyPages },
+  { paths: (p) => [p.forgot, p.reset], needsMail: true, register: registerResetPages },
+  { paths: (p) => [p.lock], needsMail: true, register: registerLockPages },
+  { paths: (p) => [p.verify], needsMail: true, register: registerVerifyPages },
   // Not a mail flow: `gatehouse users invite --print-link` works without mail.
-  { paths: [pagePaths.invitation], needsMail: false, register: registerInvitationPages },
+  { paths: (p) => [p.invitation], needsMail: false, register: registerInvitationPages },
   {
-    paths: [pagePaths.signup, pagePaths.signupConfirm],
+    paths: (p) => [p.signup, p.signupConfirm],
     needsMail: true,
     register: registerSignupPages,
   },
@@ -166,13 +166,16 @@ type PageFlowSettings = ResetPageSettings & SignupPageSettings;
 /**
  * Every path the wing serves with mail on or off and with the `/account` page or without: the
  * JSON routes, the flows' pages and the account page's own (the OpenAPI check lists them from
- * here), path parameters written as OpenAPI writes them.
+ * here), path parameters written as OpenAPI writes them. The pages under ACCOUNT_PAGES_PATH
+ * (`/account` unless `pagesPath` says otherwise).
  */
 export function accountPaths(served: {
   mail: boolean;
   accountPage: boolean;
   factors?: boolean;
+  pagesPath?: string;
 }): string[] {
+  const pages = pagePathsUnder(served.pagesPath);
   const wanted = (route: { needsMail?: boolean }) => route.needsMail !== true || served.mail;
   // In OpenAPI's form: a path parameter `:id` is `{id}`.
   return [
@@ -181,8 +184,8 @@ export function accountPaths(served: {
       .filter(([, route]) => route.needsFactors !== true || served.factors !== false)
       // A path parameter as OpenAPI writes it (`{id}`), not as Fastify does (`:id`).
       .map(([path]) => `${accountBasePath}${path.replace(/:(\w+)/g, '{$1}')}`),
-    ...pageFlows.filter(wanted).flatMap((flow) => flow.paths),
-    ...(served.accountPage ? accountPagePaths(served.mail, served.factors !== false) : []),
+    ...pageFlows.filter(wanted).flatMap((flow) => flow.paths(pages)),
+    ...(served.accountPage ? accountPagePaths(pages, served.mail, served.factors !== false) : []),
   ].map((path) => path.replace(/:([a-z]+)/g, '{$1}'));
 }
 
@@ -216,6 +219,8 @@ export interface AccountRegistration {
   hasher: PasswordHasher;
   /** The auth wing's session read (src/auth/register.ts). */
   sessions: SessionAccess;
+  /** Where the pages live (ACCOUNT_PAGES_PATH): the mails' links follow it too. */
+  pages: PagePaths;
   /** The auth wing's CSRF token for pages; without it, no `/account` pages. */
   pageView?: PageViewOf;
   /** The mail outbox when mail is on (src/account/wing.ts decides); without it the mail flows answer 404. */
@@ -298,7 +303,11 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
     authTrustHost: config.authTrustHost,
     log,
   });
-  const perform = createPerform(actionDeps, { originOf: linkOriginOf, sessions: deps.sessions });
+  const perform = createPerform(actionDeps, {
+    originOf: linkOriginOf,
+    pages: deps.pages,
+    sessions: deps.sessions,
+  });
   const flow = { deps: actionDeps, perform };
   const assertCsrf = createCsrfGuard({
     secrets: config.authSecrets,
@@ -319,7 +328,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
   const flows = pageFlows.filter((flow) => !flow.needsMail || mail !== undefined);
   for (const flow of flows)
     site.declareRoutes(
-      Object.fromEntries(flow.paths.map((path) => [path, ['GET', 'HEAD', 'POST']])),
+      Object.fromEntries(flow.paths(deps.pages).map((path) => [path, ['GET', 'HEAD', 'POST']])),
     );
   void site.app.register((scope, _options, done) => {
     scope.removeAllContentTypeParsers();
@@ -366,6 +375,7 @@ export function registerAccount(site: Site, deps: AccountRegistration): void {
       assertCsrf,
       pageView: deps.pageView,
       pages: createAccountPages(authBasePath, config.page),
+      pagePaths: deps.pages,
       originOf: publicOriginOf,
       bodyLimitBytes: config.bodyLimitBytes,
     });

@@ -7,6 +7,7 @@ import type { User } from '../users/store.js';
 import { issueVerificationMail } from './email/verification-mail.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import { isVerified } from './model/addresses.js';
+import type { PagePaths } from './paths.js';
 
 export interface UnverifiedSignInDeps {
   db: Kysely<Database>;
@@ -14,6 +15,8 @@ export interface UnverifiedSignInDeps {
   mail: MailQueue | undefined;
   mailRequests: MailRequestLimiter;
   mailTokenTtlSeconds: number;
+  /** Where the pages live: the mail's link. */
+  pages: PagePaths;
   now: () => number;
   log: { error(fields: object, message: string): void };
 }
@@ -38,7 +41,12 @@ export function createVerifiedAddressCheck(deps: UnverifiedSignInDeps): SignInCh
       if (error instanceof HttpError && error.code === 'rate_limited') return;
       throw error;
     }
-    const links = { origin, ttlSeconds: deps.mailTokenTtlSeconds, now: deps.now() };
+    const links = {
+      origin,
+      pages: deps.pages,
+      ttlSeconds: deps.mailTokenTtlSeconds,
+      now: deps.now(),
+    };
     await deps.db.transaction().execute((trx) => issueVerificationMail(trx, mail, user, links));
   }
   return {

@@ -31,7 +31,7 @@ import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
 import { pruneTokens } from './model/secrets.js';
-import { pagePaths } from './paths.js';
+import { pagePathsUnder } from './paths.js';
 import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
 import { createPasskeys } from './passkeys/passkeys.js';
@@ -126,12 +126,15 @@ export function createAccountWing(deps: AccountWingDeps) {
     secondFactor.keys,
     config.env === 'production' ? undefined : config.authSecrets[0],
   );
+  // ACCOUNT_PAGES_PATH: every page, form and mailed link of the wing follows it.
+  const pages = pagePathsUnder(config.page?.accountPagesPath);
   const secondStep = createSecondStep({
     db: deps.db,
     box,
     throttle: deps.throttle,
     now: deps.now,
     mail,
+    pages,
     log: deps.log,
   });
   const factors = registeredFactors({ db: deps.db, secondStep });
@@ -150,6 +153,7 @@ export function createAccountWing(deps: AccountWingDeps) {
     throttle: deps.throttle,
     secrets: config.authSecrets,
     authUrl: config.authUrl,
+    pages,
     mail,
     factors,
     secondFactorRequired: totp?.mode === 'required',
@@ -182,6 +186,7 @@ export function createAccountWing(deps: AccountWingDeps) {
           challenges: signInChallenges,
           mail,
           issuer: totp.issuer,
+          pages,
           now: deps.now,
           log: deps.log,
         })
@@ -206,6 +211,7 @@ export function createAccountWing(deps: AccountWingDeps) {
         mail,
         mailRequests: createMailRequestLimits(deps.throttleStore, mailRequestLimits, deps.now),
         mailTokenTtlSeconds,
+        pages,
         now: deps.now,
         log: deps.log,
       },
@@ -213,8 +219,8 @@ export function createAccountWing(deps: AccountWingDeps) {
     signInChallenges,
     passkeys: passkeys.port,
     ...(enrolment !== undefined && { enrolment: enrolment.port }),
-    ...(mail !== undefined && { forgotPasswordUrl: pagePaths.forgot }),
-    ...(mail !== undefined && signupOpen && { signupUrl: pagePaths.signup }),
+    ...(mail !== undefined && { forgotPasswordUrl: pages.forgot }),
+    ...(mail !== undefined && signupOpen && { signupUrl: pages.signup }),
   };
   return {
     forAuth,
@@ -223,6 +229,7 @@ export function createAccountWing(deps: AccountWingDeps) {
       registerAccount(site, {
         ...deps,
         mail,
+        pages,
         config: {
           ...config,
           reauthMaxAgeSeconds: config.reauthMaxAgeSeconds ?? accountDefaults.reauthMaxAgeSeconds,

@@ -20,6 +20,8 @@ export interface AdminPorts {
   webhooks: WebhookStore;
   /** The public origin invitation links are built on (AUTH_URL); undefined: not set. */
   origin: string | undefined;
+  /** ACCOUNT_PAGES_PATH: where the invitation link leads on that origin. */
+  accountPagesPath?: string | undefined;
   inviteTtlSeconds: number;
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: the sessions a user's list still shows. */
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };

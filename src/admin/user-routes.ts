@@ -97,6 +97,7 @@ export const invite: AdminHandler = async (call) => {
       email: fields.email,
       name: fields.name ?? '',
       origin: ports.origin,
+      accountPagesPath: ports.accountPagesPath,
       ttlSeconds: ports.inviteTtlSeconds,
       actor: call.actor,
     },

@@ -20,6 +20,41 @@ export interface PageSettings {
   readonly appSignInUrl?: string | undefined;
   /** SUPPORT_CONTACT: an https:// URL or an e-mail address; undefined: none shown. */
   readonly supportContact?: string | undefined;
+  /**
+   * ACCOUNT_PAGES_PATH: where the account pages live (`/account`, its forms and the flows'
+   * pages below it); absent: `defaultAccountPagesPath`.
+   */
+  readonly accountPagesPath?: string | undefined;
+}
+
+/** Where the account pages live unless ACCOUNT_PAGES_PATH moves them. */
+export const defaultAccountPagesPath = '/account';
+
+/** Auth.js's own actions under `/api/auth`: the pages may live beside them, never on them. */
+const authActions = [
+  'signin',
+  'signout',
+  'callback',
+  'session',
+  'csrf',
+  'providers',
+  'error',
+  'verify-request',
+  'webauthn-options',
+];
+
+/**
+ * A place for the account pages: an absolute path of plain segments (no trailing slash, no
+ * query), not `/`, and not on a path the service answers otherwise: the JSON routes
+ * (`/api/account`), Auth.js's actions (`/api/auth/signin`, …), health and metrics. `/api/auth`
+ * itself is taken by Auth.js, but a new segment below it (`/api/auth/account`) is free.
+ */
+export function isAccountPagesPath(value: string): boolean {
+  if (!/^(?:\/[A-Za-z0-9][A-Za-z0-9._~-]*)+$/.test(value)) return false;
+  const within = (prefix: string) => value === prefix || value.startsWith(`${prefix}/`);
+  if (within('/api/account') || within('/api/health') || within('/metrics')) return false;
+  if (value === '/api/auth' || value === '/api') return false;
+  return !authActions.some((action) => within(`/api/auth/${action}`));
 }
 
 /** What the pages show when nothing is configured (also for apps built without the setting). */

@@ -1,6 +1,8 @@
 import * as z from 'zod/mini';
 import {
+  defaultAccountPagesPath,
   hexColourPattern,
+  isAccountPagesPath,
   isLogoUrl,
   isProductName,
   isSignedInUrl,
@@ -99,6 +101,21 @@ export const pages = z.pipe(
       ),
       { example: 'support@example.com' },
     ),
+    // The app's own /account stays the app's: the pages move under a prefix it forwards.
+    ACCOUNT_PAGES_PATH: noted(
+      z._default(
+        z
+          .string()
+          .check(
+            z.refine(
+              isAccountPagesPath,
+              'must be a path like /api/auth/account that no other route of Gatehouse takes (not /api/account or an Auth.js action such as /api/auth/signin), without a trailing slash',
+            ),
+          ),
+        defaultAccountPagesPath,
+      ),
+      { example: '/api/auth/account' },
+    ),
   }),
   z.transform((e): { page: PageSettings } => ({
     page: {
@@ -109,6 +126,7 @@ export const pages = z.pipe(
       appUrl: emptyIsUnset(e.APP_URL) ?? emptyIsUnset(e.SIGNED_IN_URL),
       appSignInUrl: emptyIsUnset(e.APP_SIGNIN_URL),
       supportContact: emptyIsUnset(e.SUPPORT_CONTACT),
+      accountPagesPath: e.ACCOUNT_PAGES_PATH,
     },
   })),
 );

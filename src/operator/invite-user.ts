@@ -1,4 +1,5 @@
 import { issueInvitation, type IssuedInvitation } from '../account/invitation/invitations.js';
+import { pagePathsUnder } from '../account/paths.js';
 import type { OutboxQueue } from '../mail/outbox-queue.js';
 import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
@@ -9,6 +10,8 @@ export interface InviteUser {
   name: string;
   /** The public origin the link is built on (AUTH_URL). */
   origin: string;
+  /** ACCOUNT_PAGES_PATH as the service has it: the link leads to its invitation page. */
+  accountPagesPath: string | undefined;
   ttlSeconds: number;
   /**
    * Not stored yet: the accepted invitation records `invitedBy: 'operator'`, as account_tokens
@@ -30,6 +33,7 @@ export async function inviteUser(
     email: invite.email,
     name: invite.name,
     origin: invite.origin,
+    pages: pagePathsUnder(invite.accountPagesPath),
     ttlSeconds: invite.ttlSeconds,
     now: ports.now(),
   });

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../http/errors.js';
 import { formatWait, type Notice } from './notices.js';
 
-/** The forms of the account page, each posting to `/account/<its JSON route>`. */
+/** The forms of the account page, each posting to `<the page>/<its JSON route>` (`/account/…` by default). */
 export type AccountForm =
   | 'profile'
   | 'password'

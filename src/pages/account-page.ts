@@ -73,11 +73,14 @@ export interface AccountPageView extends SecurityView {
   recent?: boolean;
 }
 
+/** The view with where the page lives (ACCOUNT_PAGES_PATH): its forms post below it. */
+type PlacedView = AccountPageView & { accountPath: string };
+
 /**
  * `aria-invalid` and the notice as description on a field the refused form is about; the first
  * such field takes the focus, which also scrolls the long page to it.
  */
-function fieldState(view: AccountPageView, form: AccountForm, field: string, describedBy = '') {
+function fieldState(view: PlacedView, form: AccountForm, field: string, describedBy = '') {
   const sent = view.sent?.form === form ? view.sent : undefined;
   const invalid = sent !== undefined && sent.invalid.includes(field);
   const ids = [describedBy, invalid ? noticeId : ''].filter((id) => id !== '').join(' ');
@@ -91,7 +94,7 @@ function fieldState(view: AccountPageView, form: AccountForm, field: string, des
 const toldInForm = (form: AccountForm) => form !== 'session' && form !== 'sessions';
 
 /** A refused form's notice, inside that form (the page's top only points to it). */
-function formNotice(view: AccountPageView, form: AccountForm): SafeHtml | undefined {
+function formNotice(view: PlacedView, form: AccountForm): SafeHtml | undefined {
   return view.sent?.form === form && view.notice?.tone === 'error' && toldInForm(form)
     ? renderNotice(view.notice)
     : undefined;
@@ -100,12 +103,12 @@ function formNotice(view: AccountPageView, form: AccountForm): SafeHtml | undefi
 const csrfField = (view: AccountPageView) =>
   markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">`;
 
-function profileSection(view: AccountPageView): SafeHtml {
+function profileSection(view: PlacedView): SafeHtml {
   const { user } = view;
   const typed = view.sent?.form === 'profile' ? view.sent.values.name : undefined;
   return markup`<section aria-labelledby="profile-title">
 <h2 id="profile-title">Profile</h2>
-<form method="post" action="/account/profile">
+<form method="post" action="${view.accountPath}/profile">
 ${csrfField(view)}
 ${formNotice(view, 'profile')}
 <label for="name">Name</label>
@@ -120,7 +123,7 @@ ${formNotice(view, 'profile')}
  * the change-address form. A change needs a recent proof of the password, so the form asks for
  * it as the password form does. Without mail (production without SMTP_URL) only the address.
  */
-function emailSection(view: AccountPageView): SafeHtml {
+function emailSection(view: PlacedView): SafeHtml {
   const { user } = view;
   const verified = user.emailVerified ? 'verified' : 'not verified yet';
   const typed = view.sent?.form === 'email' ? view.sent.values.email : undefined;
@@ -130,7 +133,7 @@ function emailSection(view: AccountPageView): SafeHtml {
     !user.emailVerified &&
     view.mailEnabled === true &&
     markup`<p>We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?</p>
-<form method="post" action="/account/email/verification">
+<form method="post" action="${view.accountPath}/email/verification">
 ${csrfField(view)}
 ${formNotice(view, 'verification')}
 <button type="submit" class="secondary">Send the confirmation mail again</button>
@@ -138,7 +141,7 @@ ${formNotice(view, 'verification')}
   // Folded away until wanted (no script: `<details>`), open again when its post was refused.
   const change = markup`<details${view.sent?.form === 'email' && markup` open`}>
 <summary>Change your address</summary>
-<form method="post" action="/account/email/change">
+<form method="post" action="${view.accountPath}/email/change">
 ${csrfField(view)}
 ${formNotice(view, 'email')}
 <input type="email" autocomplete="username" value="${user.email}" hidden>
@@ -165,14 +168,14 @@ const newPasswordFaults = (invalid: readonly string[]) =>
     invalid.includes('newPasswordRepeat') ? ('repeat' as const) : undefined,
   ].filter((one) => one !== undefined);
 
-function passwordSection(view: AccountPageView): SafeHtml {
+function passwordSection(view: PlacedView): SafeHtml {
   const state = (field: string) => fieldState(view, 'password', field);
   const sent = view.sent?.form === 'password' ? view.sent : undefined;
   // The username beside the passwords (in the new password's fields) lets a password manager
   // file the new one under it.
   return markup`<section aria-labelledby="password-title">
 <h2 id="password-title">Password</h2>
-<form method="post" action="/account/password/change">
+<form method="post" action="${view.accountPath}/password/change">
 ${csrfField(view)}
 ${formNotice(view, 'password')}
 <label for="currentPassword">Current password</label>
@@ -193,7 +196,7 @@ ${renderNewPasswordFields({
 }
 
 /** The password (and the app's code, when TOTP is on) that a factor change asks for. */
-function proofFields(view: AccountPageView, form: AccountForm, prefix: string, withCode: boolean) {
+function proofFields(view: PlacedView, form: AccountForm, prefix: string, withCode: boolean) {
   const state = (field: string) => fieldState(view, form, field);
   return markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
 <label for="${prefix}Password">Your password</label>
@@ -218,7 +221,7 @@ function day(iso: string): string {
  * needs WebAuthn, so script: the add form is hidden until the page's script finds passkeys
  * supported, and a hint says so otherwise.
  */
-function passkeysSection(view: AccountPageView, passkeys: readonly PasskeyRow[]): SafeHtml {
+function passkeysSection(view: PlacedView, passkeys: readonly PasskeyRow[]): SafeHtml {
   const sent = view.sent;
   const askPassword = view.recent !== true;
   const rows = passkeys.map((passkey) => {
@@ -234,7 +237,7 @@ function passkeysSection(view: AccountPageView, passkeys: readonly PasskeyRow[])
 <p class="fact"><span class="label">${passkey.name}</span> <span class="hint">Added ${day(passkey.createdAt)}, ${used}</span></p>
 <details${(renaming || removing) && markup` open`}>
 <summary>Rename or remove<span hidden> ${passkey.name}</span></summary>
-<form method="post" action="/account/passkeys/rename">
+<form method="post" action="${view.accountPath}/passkeys/rename">
 ${csrfField(view)}
 ${renaming && formNotice(view, 'passkey-rename')}
 <input type="hidden" name="id" value="${passkey.id}">
@@ -242,7 +245,7 @@ ${renaming && formNotice(view, 'passkey-rename')}
 <input id="${rename}" name="name" type="text" maxlength="200" required value="${typed ?? passkey.name}"${renaming ? fieldState(view, 'passkey-rename', 'name') : markup``}>
 <button type="submit" class="secondary">Rename</button>
 </form>
-<form method="post" action="/account/passkeys/remove">
+<form method="post" action="${view.accountPath}/passkeys/remove">
 ${csrfField(view)}
 ${removing && formNotice(view, 'passkey-remove')}
 <input type="hidden" name="id" value="${passkey.id}">
@@ -290,12 +293,12 @@ ${
  * Two-step sign-in: off (set it up, with the password), a set-up waiting for its code (the QR
  * code and the secret as text for another device), or on (recovery codes left, new ones, off).
  */
-function secondFactorSection(view: AccountPageView, factor: SecondFactorView): SafeHtml {
+function secondFactorSection(view: PlacedView, factor: SecondFactorView): SafeHtml {
   let body: SafeHtml;
   if (factor.enrolment !== undefined) {
     body = markup`<p>Scan this with your authenticator app (or type the key into it), then enter the 6-digit code it shows.</p>
 ${appKeyPart(factor.enrolment)}
-<form method="post" action="/account/totp/confirm">
+<form method="post" action="${view.accountPath}/totp/confirm">
 ${csrfField(view)}
 ${formNotice(view, 'totp_confirm')}
 <label for="confirmCode">Code from your authenticator app</label>
@@ -309,7 +312,7 @@ ${
   factor.offered &&
   markup`<details${view.sent?.form === 'recovery_codes' && markup` open`}>
 <summary>New recovery codes</summary>
-<form method="post" action="/account/recovery-codes">
+<form method="post" action="${view.accountPath}/recovery-codes">
 ${csrfField(view)}
 ${formNotice(view, 'recovery_codes')}
 ${proofFields(view, 'recovery_codes', 'codes', true)}
@@ -319,7 +322,7 @@ ${proofFields(view, 'recovery_codes', 'codes', true)}
 </details>
 <details${view.sent?.form === 'totp_disable' && markup` open`}>
 <summary>Turn off two-step sign-in</summary>
-<form method="post" action="/account/totp/disable">
+<form method="post" action="${view.accountPath}/totp/disable">
 ${csrfField(view)}
 ${formNotice(view, 'totp_disable')}
 ${proofFields(view, 'totp_disable', 'off', true)}
@@ -335,7 +338,7 @@ ${proofFields(view, 'totp_disable', 'off', true)}
     }
 <details${(view.sent?.form === 'totp_setup' || factor.needed === true) && markup` open`}>
 <summary>Set up two-step sign-in</summary>
-<form method="post" action="/account/totp/setup">
+<form method="post" action="${view.accountPath}/totp/setup">
 ${csrfField(view)}
 ${formNotice(view, 'totp_setup')}
 ${proofFields(view, 'totp_setup', 'setup', false)}
@@ -353,7 +356,7 @@ ${body}
  * The top of the page: news, or a refusal not tied to a form; a refused form's notice is in the
  * form itself (on a phone the top is a long way from it), and the top only points to it.
  */
-function topNotice(view: AccountPageView): SafeHtml | undefined {
+function topNotice(view: PlacedView): SafeHtml | undefined {
   const sent = view.sent;
   if (sent === undefined || view.notice?.tone !== 'error' || !toldInForm(sent.form))
     return renderNotice(view.notice);
@@ -363,15 +366,16 @@ function topNotice(view: AccountPageView): SafeHtml | undefined {
 /**
  * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password,
  * where one is signed in, the security history; second factors slot in as sections too), each with a plain form posting
- * to `/account/…`, then the sign-out button. No script: the forms work as they are, and a
+ * to `<the page>/…`, then the sign-out button. No script: the forms work as they are, and a
  * refused one comes back with its notice inside it, its fields marked and the first of them
  * focused, and a pointer to it at the top.
  */
-export function renderAccountPage(shell: PageShell, view: AccountPageView): string {
+export function renderAccountPage(shell: PageShell, shown: AccountPageView): string {
+  const view: PlacedView = { ...shown, accountPath: shell.accountPath };
   const sections = [profileSection(view), emailSection(view), passwordSection(view)];
   if (view.secondFactor !== undefined) sections.push(secondFactorSection(view, view.secondFactor));
   if (view.passkeys !== undefined) sections.push(passkeysSection(view, view.passkeys));
-  sections.push(sessionsSection(view), historySection(view));
+  sections.push(sessionsSection(view, view.accountPath), historySection(view));
   const content = markup`${topNotice(view)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true })}

@@ -26,7 +26,7 @@ export interface PageAnswer {
   referrerPolicy?: 'same-origin' | 'no-referrer';
 }
 
-/** The `/account/*` pages, answered with the sign-in page's look, CSP and caching rules. */
+/** The account pages (under ACCOUNT_PAGES_PATH, `/account` by default), answered with the sign-in page's look, CSP and caching rules. */
 export interface AccountPages {
   /** The signed-in account page. */
   account(reply: FastifyReply, view: AccountPageView, answer: PageAnswer): FastifyReply;
@@ -69,7 +69,7 @@ export function createAccountPages(
       send(reply, renderCrossSitePage(shell, { action: 'account', ...view }), { status: 403 }),
     busy: (reply, headers) => {
       const content = markup`${renderNotice(busyNotice)}
-<a class="button" href="/account">Try again</a>`;
+<a class="button" href="${shell.accountPath}">Try again</a>`;
       const page = renderDocument(shell, 'Your account', content, busyNotice);
       return send(reply, page, { status: 503, headers });
     },

@@ -64,7 +64,7 @@ const csrfField = (view: SecurityView) =>
   markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">`;
 
 /** "Where you are signed in": each live session, this one marked, the others each with an end button. */
-export function sessionsSection(view: SecurityView): SafeHtml {
+export function sessionsSection(view: SecurityView, accountPath: string): SafeHtml {
   const sessions = view.sessions ?? [];
   const others = sessions.filter((session) => !session.current).length;
   const items = sessions.map(
@@ -73,7 +73,7 @@ export function sessionsSection(view: SecurityView): SafeHtml {
 <p class="hint">${session.ip} · signed in ${when(session.createdAt)} · last seen ${when(session.lastSeenAt)}</p>
 ${
   !session.current &&
-  markup`<form method="post" action="/account/sessions/${session.id}/revoke">
+  markup`<form method="post" action="${accountPath}/sessions/${session.id}/revoke">
 ${csrfField(view)}
 <button type="submit" class="secondary">Sign out this session</button>
 </form>`
@@ -87,7 +87,7 @@ ${csrfField(view)}
 ${items}</ul>
 ${
   others > 0 &&
-  markup`<form method="post" action="/account/sessions/revoke-others">
+  markup`<form method="post" action="${accountPath}/sessions/revoke-others">
 ${csrfField(view)}
 <button type="submit" class="secondary">Sign out all other sessions</button>
 </form>`

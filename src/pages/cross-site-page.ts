@@ -4,7 +4,7 @@ import type { Notice } from './notices.js';
 
 /** What a cross-site refusal was about, as the login-CSRF guard (or the account's) saw it. */
 export interface CrossSiteView {
-  /** The sign-in or sign-out form, or a form of the account pages (`/account/…`). */
+  /** The sign-in or sign-out form, or a form of the account pages (`/account/…` by default). */
   action: 'signin' | 'signout' | 'account';
   /** The request's `Origin`, when it sent one. */
   requestOrigin: string | undefined;
@@ -40,7 +40,7 @@ export function renderCrossSitePage(shell: PageShell, view: CrossSiteView): stri
 ${hint}
 ${
   view.action === 'account'
-    ? markup`<a class="button" href="/account">Go to your account</a>`
+    ? markup`<a class="button" href="${shell.accountPath}">Go to your account</a>`
     : markup`<a class="button" href="${shell.signInUrl}">Go to the sign-in page</a>`
 }`;
   const heading = {

@@ -23,7 +23,7 @@ const whoId = 'who';
  */
 export function renderHomePage(shell: PageShell, view: HomeView): string {
   const content = markup`<p id="${whoId}" class="who">${renderWho(view.user)}</p>
-<a class="button" href="/account">Your account</a>
+<a class="button" href="${shell.accountPath}">Your account</a>
 ${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.signOutUrl, secondary: true, describedBy: whoId })}`;
   return renderDocument(shell, shell.productName, content, undefined);
 }

@@ -1,3 +1,4 @@
+import { defaultAccountPagesPath } from '../config/page-settings.js';
 import { markup, trustedHtml, type SafeHtml } from './html.js';
 import type { Notice } from './notices.js';
 import type { PageStyle } from './page-style.js';
@@ -15,6 +16,8 @@ export interface PageShell {
   signInUrl: string;
   /** SUPPORT_CONTACT: an https:// URL or an e-mail address. */
   supportContact?: string | undefined;
+  /** Where the account pages live (ACCOUNT_PAGES_PATH): `/account` and the flows below it. */
+  accountPath: string;
 }
 
 /** The shell of every page, from the page settings (fixed at start-up). */
@@ -25,6 +28,7 @@ export function createShell(
     appUrl?: string | undefined;
     appSignInUrl?: string | undefined;
     supportContact?: string | undefined;
+    accountPagesPath?: string | undefined;
   },
   style: PageStyle,
   basePath: string,
@@ -37,6 +41,7 @@ export function createShell(
     appUrl: settings.appUrl,
     signInUrl: settings.appSignInUrl ?? `${basePath}/signin`,
     supportContact: settings.supportContact,
+    accountPath: settings.accountPagesPath ?? defaultAccountPagesPath,
   };
 }
 

@@ -87,7 +87,7 @@ const source = `(() => {
       button.disabled = true;
       say(status, '');
       const csrfToken = add.elements.csrfToken.value;
-      const done = (outcome) => location.assign('/account?done=' + outcome);
+      const done = (outcome) => location.assign(location.pathname + '?done=' + outcome);
       try {
         const password = add.elements.currentPassword;
         if (password) {

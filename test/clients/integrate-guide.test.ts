@@ -13,17 +13,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 import { guideBlocks, type RunBlock } from '../helpers/guide.js';
+import { linkIn } from '../helpers/mail-reading.js';
 import { freePort } from '../helpers/processes.js';
+import { LoopbackSmtp } from '../helpers/smtp.js';
 
 // docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
 // for byte; then the test lays out gatehouse/ (this checkout, built) and my-app/ (the example)
 // side by side, runs every `<!-- run: … -->` command of the guide in order, signs in as Ada in
-// Chromium, and checks the app's own table of users that Gatehouse's webhooks keep. The guide's
-// last section says what the test changes (ports, and skipping work an earlier run or the suite
-// has done). About 7 s with a cached build (under 1 s of steps, 6 s in the browser); `next build`
-// adds 7 s on an idle machine, more on two busy cores, once per change of the example (the
-// fast-paths-off run reuses it), and npm install about 10 s when examples/nextjs/node_modules is
-// missing.
+// Chromium, checks the app's own table of users that Gatehouse's webhooks keep, and takes Grace
+// through the account self-service steps with her mail read from a catcher. The guide's last
+// section says what the test changes (ports, mail, and skipping work an earlier run or the suite
+// has done). About 13 s with a cached build (under 1 s of steps, 12 s in the browser, 6 s of it
+// Grace's); `next build` adds 7 s on an idle machine, more on two busy cores, once per change of
+// the example (the fast-paths-off run reuses it), and npm install about 10 s when
+// examples/nextjs/node_modules is missing.
 
 const root = path.resolve(import.meta.dirname, '../..');
 const exampleDir = path.join(root, 'examples/nextjs');
@@ -33,6 +36,17 @@ const artifacts = path.join(root, 'test-artifacts/integrate-guide');
 const mode = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'fast-paths-off' : 'fast-paths-on';
 const password = 'correct horse battery staple';
 const ada = 'Signed in as Ada Lovelace';
+/** Who signs up through the app's own form, and the passwords she chooses on the way. */
+const grace = {
+  name: 'Grace Hopper',
+  email: 'grace@example.com',
+  newEmail: 'grace.hopper@example.com',
+  password: 'compilers all the way down',
+  changed: 'nanoseconds are a foot long',
+  reset: 'the first actual bug was a moth',
+};
+/** Where Gatehouse's account pages are on the app's origin (the guide's ACCOUNT_PAGES_PATH). */
+const pagesPath = '/api/auth/account';
 /** Made by the example's own commands, never part of it. */
 const generated = /^(node_modules|\.next|data)\/|^next-env\.d\.ts$|^\.env.*\.local$|\.tsbuildinfo$/;
 
@@ -216,6 +230,8 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let gatehouseDir = '';
     let appDir = '';
     let gatehouseEnv: NodeJS.ProcessEnv = {};
+    /** The mail catcher Gatehouse mails to (the guide's Mailpit). */
+    let smtp: LoopbackSmtp | undefined;
     const timings: Record<string, number> = {};
 
     /** A guide's server command, left running once it listens on `port`. */
@@ -279,9 +295,12 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         NEXT_TELEMETRY_DISABLED: '1',
         npm_config_update_notifier: 'false',
       };
+      smtp = await LoopbackSmtp.start();
       gatehouseEnv = {
         ...base,
         PORT: String(gatehousePort),
+        SMTP_URL: smtp.url,
+        MAIL_FROM: 'My app <no-reply@example.com>',
         FAST_PATHS: mode === 'fast-paths-off' ? 'off' : 'on',
         npm_config_ignore_scripts: 'true',
       };
@@ -340,6 +359,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     afterAll(async () => {
       await browser?.close();
       for (const server of servers.reverse()) await stopGroup(server);
+      await smtp?.close();
     });
 
     const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();
@@ -517,6 +537,154 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       });
       expect(dashboard.status).toBe(307);
       expect(new URL(dashboard.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+    });
+
+    /** The link to `path` in the first mail to `to` (with `subject`) since `since` mails. */
+    async function mailedLink(to: string, subject: RegExp, path: string, since: number) {
+      const link = linkIn(await smtp!.mailTo(to, since, subject), path);
+      // Built on AUTH_URL, the app's origin: opened through the one rewrite.
+      expect(link.startsWith(`${appUrl}${path}?token=`)).toBe(true);
+      return link;
+    }
+
+    let own: Page;
+
+    /**
+     * The app's home page, once React has taken it over (useSession has answered): a click
+     * before that would be lost, and a form would be submitted by the browser itself.
+     */
+    async function home(page: Page, session: string) {
+      await page.goto(appUrl);
+      await waitFor(page, 'client-session', session);
+    }
+
+    /** Waits for a status line of the page to hold `text`; a refusal said instead fails naming it. */
+    async function said(page: Page, text: string) {
+      const statuses = () => page.getByRole('status').allInnerTexts();
+      await expect
+        .poll(async () => (await statuses()).join(' | '), { timeout: 10_000 })
+        .toContain(text);
+    }
+
+    it("keeps the app's own /account; Gatehouse's pages and account API answer through the one rewrite", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      const signedOut = await fetch(`${appUrl}/account`, { redirect: 'manual' });
+      expect(signedOut.status).toBe(307);
+      expect(new URL(signedOut.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+      const gatehouseAccount = await fetch(`${appUrl}${pagesPath}`, { redirect: 'manual' });
+      expect(gatehouseAccount.status).toBe(303);
+      expect(gatehouseAccount.headers.get('location')).toBe(
+        `${appUrl}/api/auth/signin?callbackUrl=${encodeURIComponent(pagesPath)}`,
+      );
+      expect((await fetch(`${appUrl}/api/account`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${gatehousePort}/account`)).status).toBe(404);
+      // Gatehouse's sign-in page links to its pages there.
+      const signIn = await (await fetch(`${appUrl}/api/auth/signin`)).text();
+      expect(signIn).toContain(`href="${pagesPath}/password/forgot"`);
+      expect(signIn).toContain(`href="${pagesPath}/signup"`);
+
+      own = await (await browser!.newContext()).newPage();
+      // A step that cannot happen fails naming what it waited for, inside the test's time.
+      own.setDefaultTimeout(10_000);
+      await home(own, 'Not signed in');
+      await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      await own.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
+      // The other way: Gatehouse's own page, on the app's origin.
+      await own.getByRole('link', { name: "Gatehouse's page" }).click();
+      await own.getByRole('heading', { name: 'Reset your password' }).waitFor();
+      expect(new URL(own.url()).pathname).toBe(`${pagesPath}/password/forgot`);
+      await shot(own, '5a-gatehouse-forgot-page');
+    });
+
+    it("signs Grace up with the app's form; the mailed link opens Gatehouse's page, which makes the account", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await home(own, 'Not signed in');
+      await own.getByRole('link', { name: 'Create an account' }).click();
+      await own.getByRole('heading', { name: 'Create an account' }).waitFor();
+      await own.getByLabel('Name').fill(grace.name);
+      await own.getByLabel('Email').fill(grace.email);
+      await own.getByLabel('Password').fill(grace.password);
+      const since = smtp!.received.length;
+      await own.getByRole('button', { name: 'Sign up' }).click();
+      await said(own, 'Check your inbox');
+      await shot(own, '5b-signed-up');
+      await own.goto(
+        await mailedLink(grace.email, /Confirm your address/, `${pagesPath}/signup/confirm`, since),
+      );
+      await own.getByLabel('Password').fill(grace.password);
+      await own.getByRole('button', { name: 'Confirm and create the account' }).click();
+      await own.getByRole('heading', { name: 'Account created' }).waitFor();
+
+      await home(own, 'Not signed in');
+      await own.getByLabel('Email').fill(grace.email);
+      await own.getByLabel('Password').fill(grace.password);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await waitFor(own, 'server-gatehouse', 'Signed in as Grace Hopper');
+    });
+
+    it("changes Grace's password and address on the app's own /account; the new address is confirmed from the mail", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await own.getByRole('link', { name: 'Your account' }).click();
+      await waitFor(own, 'account-email', grace.email);
+      await own.getByRole('button', { name: 'Confirm my address' }).click();
+      await said(own, 'confirmed already');
+
+      const password = own.locator('#change-password');
+      await password.getByLabel('Current password').fill(grace.password);
+      await password.getByLabel('New password', { exact: true }).fill(grace.changed);
+      await password.getByLabel('New password again').fill(grace.changed);
+      await password.getByRole('button', { name: 'Change password' }).click();
+      await said(own, 'Password changed');
+
+      const address = own.locator('#change-email');
+      await address.getByLabel('New address').fill(grace.newEmail);
+      await address.getByLabel('Password').fill(grace.changed);
+      const since = smtp!.received.length;
+      await address.getByRole('button', { name: 'Change address' }).click();
+      await said(own, `mailed a link to ${grace.newEmail}`);
+      await shot(own, '5c-own-account-page');
+      await own.goto(
+        await mailedLink(
+          grace.newEmail,
+          /Confirm your new address/,
+          `${pagesPath}/email/verify`,
+          since,
+        ),
+      );
+      await own.getByRole('button', { name: 'Confirm my address' }).click();
+      await own.getByRole('heading', { name: 'Address changed' }).waitFor();
+      // Confirmed from this browser: its session goes on, with the new address.
+      await own.goto(`${appUrl}/account`);
+      await waitFor(own, 'account-email', grace.newEmail);
+    });
+
+    it("resets Grace's forgotten password: the app's form, the mailed link to Gatehouse's page, then sign-in with the new one", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      await home(own, 'Signed in as Grace Hopper');
+      await own.getByRole('button', { name: 'Sign out' }).click();
+      await waitFor(own, 'server-gatehouse', 'Not signed in');
+      await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      // The home page's sign-in form has an Email field too: fill the new page's.
+      await own.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
+      await own.getByLabel('Email').fill(grace.newEmail);
+      const since = smtp!.received.length;
+      await own.getByRole('button', { name: 'Mail me a link' }).click();
+      await said(own, 'If an account exists');
+      await own.goto(
+        await mailedLink(grace.newEmail, /Reset your/, `${pagesPath}/password/reset`, since),
+      );
+      await own.locator('#password').fill(grace.reset);
+      await own.locator('#passwordRepeat').fill(grace.reset);
+      await own.getByRole('button', { name: 'Set the new password' }).click();
+      await own.getByRole('heading', { name: 'Password changed — sign in' }).waitFor();
+      await shot(own, '5d-reset-done');
+
+      await home(own, 'Not signed in');
+      await own.getByLabel('Email').fill(grace.newEmail);
+      await own.getByLabel('Password').fill(grace.reset);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await waitFor(own, 'server-gatehouse', 'Signed in as Grace Hopper');
+      await own.context().close();
     });
 
     it('with two-step sign-in on, the form asks for the code, refuses a wrong one in words, and signs in with the right one without sending the password again', async (context) => {

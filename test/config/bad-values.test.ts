@@ -52,6 +52,7 @@ const badValues: Record<string, string | null> = {
   PAGE_PRODUCT_NAME: ' ',
   PAGE_ACCENT_COLOR: 'blue',
   PAGE_LOGO_URL: 'http://cdn.example.com/logo.svg',
+  ACCOUNT_PAGES_PATH: '/api/auth/signin',
   SIGNUP: 'yes',
   REQUIRE_VERIFIED_EMAIL: 'required',
   AUTH_SECRET_FILE: '/nonexistent/auth-secret',
@@ -109,6 +110,20 @@ describe('every variable refuses a bad value naming itself and a valid example',
   ])('DATABASE_URL=%s is accepted', (url) => {
     expect(parseConfig({ DATABASE_URL: url }).ok).toBe(true);
   });
+
+  it.each([['/api/account/pages'], ['/api/auth/session'], ['/account/'], ['account'], ['/']])(
+    'ACCOUNT_PAGES_PATH=%s is refused: not a path of its own',
+    (value) => {
+      expect(problemsFor('ACCOUNT_PAGES_PATH', value)).toHaveLength(1);
+    },
+  );
+
+  it.each([['/account'], ['/api/auth/account'], ['/auth/pages']])(
+    'ACCOUNT_PAGES_PATH=%s is accepted',
+    (value) => {
+      expect(parseConfig({ ACCOUNT_PAGES_PATH: value }).ok).toBe(true);
+    },
+  );
 
   it.each([
     ['10.0.0.5'],

@@ -485,12 +485,13 @@ describe('branding from configuration', () => {
 });
 
 describe('page configuration', () => {
-  it('defaults to Gatehouse, a blue accent and no logo', () => {
+  it('defaults to Gatehouse, a blue accent, no logo and the account pages at /account', () => {
     const result = parseConfig({});
     expect(result.ok && result.config.page).toEqual({
       productName: 'Gatehouse',
       accentColor: '#2563eb',
       logoUrl: undefined,
+      accountPagesPath: '/account',
     });
   });
 

@@ -26,7 +26,7 @@ export default async function Home() {
       {asked ? (
         <>
           <p>
-            <Link href="/dashboard">Dashboard</Link>
+            <Link href="/dashboard">Dashboard</Link> · <Link href="/account">Your account</Link>
           </p>
           <SignOutButton />
         </>
@@ -34,6 +34,10 @@ export default async function Home() {
         <>
           <SignInForm />
           <PasskeyButton />
+          <p>
+            <Link href="/forgot-password">Forgot your password?</Link> ·{' '}
+            <Link href="/sign-up">Create an account</Link>
+          </p>
         </>
       )}
     </main>

@@ -29,6 +29,7 @@ export const changeEmail: AccountAction = async (deps, { client, signedIn, body 
   await deps.mailRequests.charge('email_change', email, client.ip);
   const links = {
     origin: client.origin,
+    pages: client.pages,
     ttlSeconds: deps.mailTokenTtlSeconds,
     now: deps.now(),
   };

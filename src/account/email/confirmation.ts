@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
-import { verifyPagePath, type VerifiedAccount } from './verification-mail.js';
+import type { VerifiedAccount } from './verification-mail.js';
 import { markVerified } from '../../users/writes.js';
 import { accountHolding } from '../model/addresses.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
@@ -37,7 +37,7 @@ export async function issueEmailChangeMail(
       // (URLs, bidi controls), and sent from the service's own address to any mailbox it would
       // be a phishing channel. The mail greets nobody, as the sign-up's does.
       name: '',
-      pagePath: verifyPagePath,
+      pagePath: links.pages.verify,
       links,
     });
   });
@@ -152,6 +152,7 @@ async function changeAddress(
       mail,
       kind: 'email-changed-notice',
       origin: request.links.origin,
+      pages: request.links.pages,
       to: oldEmail,
       values: { newEmail },
     },

@@ -20,6 +20,7 @@ export const resendVerification: AccountAction = async (deps, { client, signedIn
   if (view.emailVerified) return answer({ status: 'already_verified' });
   const links = {
     origin: client.origin,
+    pages: client.pages,
     ttlSeconds: deps.mailTokenTtlSeconds,
     now: deps.now(),
   };

@@ -1,11 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
-import { verifyPagePath } from './verify-views.js';
 import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
 
 /** Where a verification mail's link goes: the page whose GET consumes nothing. */
-export { verifyPagePath };
 
 /** The account a verification mail is for, as it is when the mail is queued. */
 export interface VerifiedAccount {
@@ -39,7 +37,7 @@ export async function issueVerificationMail(
     // The address is not proven yet (that is what this mail is for): no requester-supplied
     // text goes to it, as in the sign-up's and the address change's mails.
     name: '',
-    pagePath: verifyPagePath,
+    pagePath: links.pages.verify,
     links,
   });
 }

@@ -10,11 +10,11 @@ import {
 import { registerFlowPage } from '../flow-page.js';
 import { mailedLinkPurpose } from './confirmation.js';
 import { addressTakenMessage, confirmEmailRequest } from './verify.js';
+import { pagePathsOf } from '../paths.js';
 import {
   renderSignupConfirmedPage,
   renderVerifyDonePage,
   renderVerifyPage,
-  verifyPagePath,
 } from './verify-views.js';
 
 const spentLinkNotice: Notice = {
@@ -35,7 +35,7 @@ export function registerVerifyPages(
   const kit = createPageKit(settings);
   const { shell } = kit;
   registerFlowPage(scope, flow, kit, {
-    path: verifyPagePath,
+    path: pagePathsOf(kit.shell).verify,
     // The link's purpose is read, never used: an address change says that an account will
     // move to this address, and a link that can no longer be used says so before anything is
     // typed or pressed.

@@ -1,10 +1,7 @@
 import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
-import { pagePaths } from '../paths.js';
-
-/** Where "confirm your address" and "confirm your new address" mails link to. */
-export const verifyPagePath = pagePaths.verify;
+import { pagePathsOf } from '../paths.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -28,7 +25,9 @@ export function renderVerifyPage(
 ): string {
   const { notice } = view;
   const kept = view.email !== undefined && markup` value="${view.email}"`;
-  const codeForm = (autofocus: boolean) => markup`<form method="post" action="${verifyPagePath}">
+  const codeForm = (
+    autofocus: boolean,
+  ) => markup`<form method="post" action="${pagePathsOf(shell).verify}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
 <p id="email-hint" class="hint field-hint">The address the mail came to.</p>
@@ -46,7 +45,7 @@ export function renderVerifyPage(
         : markup`<p class="lead">Press the button to confirm that this address is yours.</p>`;
     content = markup`${lead}
 ${renderNotice(notice)}
-<form method="post" action="${verifyPagePath}">
+<form method="post" action="${pagePathsOf(shell).verify}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
 <button type="submit" autofocus>Confirm my address</button>
@@ -59,7 +58,7 @@ ${codeForm(false)}
     content = markup`<p class="lead">Enter the address the mail came to and the code in it.</p>
 ${renderNotice(notice)}
 ${codeForm(true)}
-<p class="hint">No mail, or the link expired? Sign in and ask for a new one on <a href="/account">your account page</a>.</p>`;
+<p class="hint">No mail, or the link expired? Sign in and ask for a new one on <a href="${pagePathsOf(shell).account}">your account page</a>.</p>`;
   }
   return renderDocument(shell, 'Confirm your address', content, notice);
 }
@@ -72,10 +71,10 @@ export function renderVerifyDonePage(
   const content =
     view.outcome === 'verified'
       ? markup`<div class="notice notice-info" role="status"><p>Thank you: ${view.email} is confirmed as your address.</p></div>
-<a class="button" href="/account">Go to your account</a>`
+<a class="button" href="${pagePathsOf(shell).account}">Go to your account</a>`
       : markup`<div class="notice notice-info" role="status"><p>Your address is now ${view.email}.</p></div>
 <p>Sign in with it from now on. Your sessions on other devices were signed out, and your old address got a notice of the change.</p>
-<a class="button" href="/account">Go to your account</a>`;
+<a class="button" href="${pagePathsOf(shell).account}">Go to your account</a>`;
   const title = view.outcome === 'verified' ? 'Address confirmed' : 'Address changed';
   return renderDocument(shell, title, content, undefined);
 }

@@ -97,6 +97,7 @@ export const confirmEmailRequest: AnonymousAction<Confirmed> = async (deps, inpu
       sessionId,
       links: {
         origin: input.client.origin,
+        pages: input.client.pages,
         ttlSeconds: deps.mailTokenTtlSeconds,
         now: deps.now(),
       },

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import {
-  invitationPath,
   renderInvitationAcceptedPage,
   renderInvitationInvalidPage,
   renderInvitationPage,
@@ -18,6 +17,7 @@ import {
   textOf as text,
   type PageKitSettings,
 } from '../page-kit.js';
+import { pagePathsOf } from '../paths.js';
 import { registerFlowPage, type PageView } from '../flow-page.js';
 
 const tooMany = (error: HttpError): Notice => ({
@@ -54,7 +54,7 @@ export function registerInvitationPages(
     );
 
   registerFlowPage(scope, flow, kit, {
-    path: invitationPath,
+    path: pagePathsOf(kit.shell).invitation,
     show: async (view) => {
       const invitation = await lookUp(view, view.token);
       if (invitation === null) {

@@ -1,11 +1,8 @@
 import { markup } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
-import { pagePaths } from '../paths.js';
+import { pagePathsOf } from '../paths.js';
 import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
-
-/** Where an invitation's link leads (the mail, or `gatehouse users invite --print-link`). */
-export const invitationPath = pagePaths.invitation;
 
 /**
  * "Create your account": "You're invited to <product> as <address>", a name (the operator's,
@@ -29,7 +26,7 @@ export function renderInvitationPage(
   // The username beside the new password lets a password manager file it under the address.
   const content = markup`<p class="lead">You're invited to ${shell.productName} as <strong>${view.email}</strong>. Choose your name and a password.</p>
 ${renderNotice(notice)}
-<form method="post" action="${invitationPath}">
+<form method="post" action="${pagePathsOf(shell).invitation}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
 <label for="name">Name</label>

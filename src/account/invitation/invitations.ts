@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { OutboxQueue } from '../../mail/outbox-queue.js';
-import { invitationPath } from './invitation-views.js';
+import type { PagePaths } from '../paths.js';
 import type { NewAccountEvent } from '../model/events.js';
 import { expiresIn } from '../model/secret-mail.js';
 import { consume, findLive, issue } from '../model/secrets.js';
@@ -14,6 +14,8 @@ export interface NewInvitation {
   name: string;
   /** The public origin the link is built on (AUTH_URL). */
   origin: string;
+  /** Where the pages live on it (ACCOUNT_PAGES_PATH): the link goes to `pages.invitation`. */
+  pages: PagePaths;
   ttlSeconds: number;
   now: number;
 }
@@ -69,7 +71,7 @@ export async function issueInvitation(
       },
       now,
     );
-    const link = `${invitation.origin}${invitationPath}?token=${issued.token}`;
+    const link = `${invitation.origin}${invitation.pages.invitation}?token=${issued.token}`;
     const mailId =
       mail === undefined
         ? undefined

@@ -10,7 +10,8 @@ import {
 import { registerFlowPage } from '../flow-page.js';
 import { lockAccountAction } from './lock.js';
 import { lockLinkLooksLive } from './lock-transaction.js';
-import { lockPagePath, renderLockedPage, renderLockPage } from './lock-views.js';
+import { pagePathsOf } from '../paths.js';
+import { renderLockedPage, renderLockPage } from './lock-views.js';
 
 /**
  * `GET|POST /account/lock` ("this wasn't me", no script): the notice's link shows a button; its
@@ -29,7 +30,7 @@ export function registerLockPages(
     text: `This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact ${shell.supportContact ?? 'your administrator'}.`,
   };
   registerFlowPage(scope, flow, kit, {
-    path: lockPagePath,
+    path: pagePathsOf(kit.shell).lock,
     // The link is read, never used: one that can no longer be used says so at once, without
     // the button.
     show: async (view) => {

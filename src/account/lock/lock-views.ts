@@ -6,13 +6,10 @@ import {
   type PageShell,
 } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
-import { pagePaths } from '../paths.js';
+import { pagePathsOf } from '../paths.js';
 
 /** Who unlocks an account: SUPPORT_CONTACT when set, else "your administrator". */
 const contact = (shell: PageShell) => renderSupportContact(shell) ?? markup`your administrator`;
-
-/** Where a security notice's "this wasn't me" link leads. */
-export const lockPagePath = pagePaths.lock;
 
 /**
  * "Lock your account?": what a lock does, and one button. The GET uses nothing (a mail scanner
@@ -25,7 +22,7 @@ export function renderLockPage(
 ): string {
   const form =
     view.token !== undefined &&
-    markup`<form method="post" action="${lockPagePath}">
+    markup`<form method="post" action="${pagePathsOf(shell).lock}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
 <button type="submit">Lock my account</button>

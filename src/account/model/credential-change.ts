@@ -4,6 +4,7 @@ import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
 import { writeCredentialChange } from '../../users/writes.js';
 import { emitUserWebhook } from '../../webhooks/emit.js';
 import { record, type AccountEventType, type NewAccountEvent } from './events.js';
+import type { PagePaths } from '../paths.js';
 import { queueSecurityNotice } from './security-notice.js';
 
 /** The client a change came from, as the account's record keeps it. */
@@ -49,6 +50,8 @@ export interface CredentialChange {
         mail: MailQueue;
         kind: MailKind;
         origin: string;
+        /** Where the pages live on it: the lock link goes to `pages.lock`. */
+        pages: PagePaths;
         to?: string;
         values?: Record<string, string>;
       }
@@ -110,6 +113,7 @@ export async function changeCredential(
         credentialVersion: account.credentialVersion,
       },
       origin: notice.origin,
+      pages: notice.pages,
       now: at,
       ...(notice.values !== undefined && { values: notice.values }),
     });

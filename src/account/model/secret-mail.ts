@@ -1,12 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
+import type { PagePaths } from '../paths.js';
 import { issue, type IssuedToken, type IssueRequest } from './secrets.js';
 
 /** Where a mailed secret's link is built, and when. */
 export interface SecretLinks {
   /** The public origin links are built on (AUTH_URL, or the request's in development). */
   origin: string;
+  /** Where the pages live on it (ACCOUNT_PAGES_PATH). */
+  pages: PagePaths;
   ttlSeconds: number;
   now: number;
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
-import { pagePaths } from '../paths.js';
+import type { PagePaths } from '../paths.js';
 import { issue } from './secrets.js';
 
 /**
@@ -26,7 +26,7 @@ export interface NoticedAccount {
 
 /**
  * Queues a security notice (accounts spec, "Security notices") in the caller's transaction, with
- * its "this wasn't me" link to `/account/lock`: a `lock` secret bound to the user and the
+ * its "this wasn't me" link to the lock page (`/account/lock`): a `lock` secret bound to the user and the
  * address it is mailed to (not the credential version), so a password change by an intruder
  * cannot void the owner's link, and the notice of a move holds after further moves.
  */
@@ -37,6 +37,8 @@ export async function queueSecurityNotice(
     kind: MailKind;
     account: NoticedAccount;
     origin: string;
+    /** Where the pages live on `origin` (ACCOUNT_PAGES_PATH). */
+    pages: PagePaths;
     now: number;
     values?: Record<string, string>;
   },
@@ -61,7 +63,7 @@ export async function queueSecurityNotice(
     values: {
       ...(account.name !== '' && { name: account.name }),
       ...notice.values,
-      lockLink: `${notice.origin}${pagePaths.lock}?token=${lock.token}`,
+      lockLink: `${notice.origin}${notice.pages.lock}?token=${lock.token}`,
     },
     expiresAt: new Date(lock.expiresAt),
   });

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PagePaths } from '../paths.js';
 import * as z from 'zod/mini';
 import { authBasePath } from '../../auth/auth-config.js';
 import { settleCallbackUrl } from '../../auth/callback-url.js';
@@ -36,6 +37,8 @@ import { addPasskey, type EnrolmentPorts } from './enrolment.js';
 export interface PasskeyRoutePorts extends EnrolmentPorts {
   secrets: readonly string[];
   authUrl: string | undefined;
+  /** Where the pages live (the notice's lock link). */
+  pages: PagePaths;
   guards: () => Guards;
   assertCsrf: () => (request: FastifyRequest, body: Record<string, unknown>) => void;
 }
@@ -169,7 +172,7 @@ export function createPasskeyRoutes(ports: PasskeyRoutePorts) {
         ports,
         user,
         { ...verified, name: name ?? defaultName(ports.now()) },
-        clientOf(request, (r) => originOf(r, ports.authUrl)),
+        clientOf(request, (r) => originOf(r, ports.authUrl), ports.pages),
       );
       if (added === null) return callbackAnswer(request, reply, refused, secure);
       request.log.info({ userId: user.id, passkey: added }, 'passkey added');

@@ -43,6 +43,7 @@ export async function addPasskey(
         kind: 'passkey-added-notice',
         account,
         origin: client.origin,
+        pages: client.pages,
         now: at,
         values: { passkeyName: passkey.name },
       });
@@ -73,6 +74,7 @@ export async function removePasskey(
         kind: 'passkey-removed-notice',
         account,
         origin: client.origin,
+        pages: client.pages,
         now: at,
         values: { passkeyName: name },
       });

@@ -10,6 +10,7 @@ import type { Guards } from '../guards.js';
 import { checkAssertion } from './assertion.js';
 import { createPasskeyRoutes } from './auth-routes.js';
 import { createPasskeyStore } from './passkey-store.js';
+import type { PagePaths } from '../paths.js';
 
 export interface PasskeyDeps {
   db: Kysely<Database>;
@@ -17,6 +18,8 @@ export interface PasskeyDeps {
   throttle: Throttle;
   secrets: readonly string[];
   authUrl: string | undefined;
+  /** Where the pages live (ACCOUNT_PAGES_PATH): the notices' lock links. */
+  pages: PagePaths;
   mail: MailQueue | undefined;
   factors: readonly Factor[];
   /** SECOND_FACTOR=required: a sign-in without user verification needs another factor. */
@@ -49,6 +52,7 @@ export function createPasskeys(deps: PasskeyDeps) {
     now: deps.now,
     secrets: deps.secrets,
     authUrl: deps.authUrl,
+    pages: deps.pages,
     guards: () => guarded().guards,
     assertCsrf: () => guarded().assertCsrf,
   });

@@ -36,6 +36,7 @@ export const forgotPassword: AnonymousAction = async (deps, { client, body }) =>
     }
     await issueResetMail(deps.db, mail, user, {
       origin,
+      pages: client.pages,
       ttlSeconds: deps.mailTokenTtlSeconds,
       now,
     });

@@ -13,13 +13,12 @@ import { HttpError } from '../../http/errors.js';
 import { forgotPassword } from './forgot.js';
 import { resetPasswordAction } from './reset.js';
 import { liveResetLinkEmail } from './reset-transaction.js';
+import { pagePathsOf } from '../paths.js';
 import {
-  forgotPagePath,
   renderForgotPage,
   renderForgotSentPage,
   renderResetDonePage,
   renderResetPage,
-  resetPagePath,
 } from './reset-views.js';
 
 export interface ResetPageSettings extends PageKitSettings {
@@ -46,7 +45,7 @@ export function registerResetPages(
   const kit = createPageKit(settings);
   const { shell } = kit;
   registerFlowPage(scope, flow, kit, {
-    path: forgotPagePath,
+    path: pagePathsOf(kit.shell).forgot,
     // No secret in this page's URL: the referrer may name the page to this site.
     referrer: 'same-origin',
     show: (view) => renderForgotPage(shell, { csrfToken: view.csrfToken }),
@@ -62,7 +61,7 @@ export function registerResetPages(
   });
   const form = { passwordMinLength: flow.deps.passwordMinLength };
   registerFlowPage(scope, flow, kit, {
-    path: resetPagePath,
+    path: pagePathsOf(kit.shell).reset,
     // The link is read, never used: one that can no longer be used says so before a new
     // password is typed, and a live one names its account for password managers.
     show: async (view) => {

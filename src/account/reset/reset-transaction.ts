@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
-import { resetPagePath } from './reset-views.js';
 import type { User } from '../../users/store.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
 import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
@@ -28,7 +27,7 @@ export async function issueResetMail(
       kind: 'password-reset',
       to: user.email,
       name: user.name,
-      pagePath: resetPagePath,
+      pagePath: links.pages.reset,
       links,
     });
   });
@@ -78,7 +77,12 @@ export async function resetPassword(
       // password the owner's reset replaces (docs/behaviour.md).
       set: { passwordHash: reset.newHash, emailProven: true },
       event: { type: 'password_reset', client: reset.event },
-      notice: { mail, kind: 'password-changed-notice', origin: reset.links.origin },
+      notice: {
+        mail,
+        kind: 'password-changed-notice',
+        origin: reset.links.origin,
+        pages: reset.links.pages,
+      },
     });
     if (changed === null) return null;
     return { email: changed.email, endedSessions: changed.endedSessions };

@@ -2,11 +2,7 @@ import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
-import { pagePaths } from '../paths.js';
-
-/** Where the reset pages live (the mails link to the second). */
-export const forgotPagePath = pagePaths.forgot;
-export const resetPagePath = pagePaths.reset;
+import { pagePathsOf } from '../paths.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -21,7 +17,7 @@ export function renderForgotPage(
   const kept = view.email !== undefined && markup` value="${view.email}"`;
   const content = markup`<p class="lead">Enter the address of your account and we'll mail you a link to choose a new password.</p>
 ${renderNotice(view.notice)}
-<form method="post" action="${forgotPagePath}">
+<form method="post" action="${pagePathsOf(shell).forgot}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus${kept}${describedBy(view.notice)}${invalid(view.notice)}>
@@ -80,7 +76,9 @@ export function renderResetPage(
       autofocus: linkForm,
     });
   const kept = view.email !== undefined && markup` value="${view.email}"`;
-  const codeForm = (autofocus: boolean) => markup`<form method="post" action="${resetPagePath}">
+  const codeForm = (
+    autofocus: boolean,
+  ) => markup`<form method="post" action="${pagePathsOf(shell).reset}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${autofocus && markup` autofocus`}>
@@ -93,7 +91,7 @@ ${factorFields('code-')}
   let content: SafeHtml;
   if (view.token !== undefined) {
     content = markup`${renderNotice(notice)}
-<form method="post" action="${resetPagePath}">
+<form method="post" action="${pagePathsOf(shell).reset}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
 ${passwordFields('password', true)}
@@ -108,7 +106,7 @@ ${codeForm(false)}
     content = markup`<p class="lead">Enter your address, the code from the mail and a new password.</p>
 ${renderNotice(notice)}
 ${codeForm(view.invalid === undefined || view.invalid.length === 0)}
-<p class="hint"><a href="${forgotPagePath}">Ask for a new mail</a></p>`;
+<p class="hint"><a href="${pagePathsOf(shell).forgot}">Ask for a new mail</a></p>`;
   }
   return renderDocument(shell, 'Choose a new password', content, notice);
 }

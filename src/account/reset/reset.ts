@@ -62,6 +62,7 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
       newHash: await hashNewPassword(deps.hasher, normalised),
       links: {
         origin: client.origin,
+        pages: client.pages,
         ttlSeconds: deps.mailTokenTtlSeconds,
         now: deps.now(),
       },

@@ -31,7 +31,7 @@ import { ownSessions, revokeOtherSessions, revokeOwnSession } from './sessions.j
 import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
-import { accountPagePath } from '../paths.js';
+import type { PagePaths } from '../paths.js';
 import { secondFactorsOf } from '../factors.js';
 import {
   confirmTotp,
@@ -44,11 +44,8 @@ import { renamePasskey } from '../passkeys/actions.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { removePasskeyWithPassword } from './remove-passkey-with-password.js';
 
-/** The signed-in account page. */
-export { accountPagePath };
-
 /**
- * A form of the account page: a plain form post to `/account/<the JSON route>` that runs the
+ * A form of the account page: a plain form post to `<the page>/<the JSON route>` that runs the
  * JSON route's own action, so both answer from one implementation.
  */
 interface FormRoute {
@@ -84,15 +81,15 @@ const repeated = (body: Record<string, unknown>): FormFailure | undefined =>
 
 /** Every form of the account pages, read as a table (the mail flows add their pages next). */
 const allForms: Record<string, FormRoute> = {
-  '/account/profile': { form: 'profile', guard: 'session', action: updateProfile, keep: ['name'] },
-  '/account/password/change': {
+  '/profile': { form: 'profile', guard: 'session', action: updateProfile, keep: ['name'] },
+  '/password/change': {
     form: 'password',
     guard: 'session',
     action: changePassword,
     keep: [],
     precheck: repeated,
   },
-  '/account/email/verification': {
+  '/email/verification': {
     form: 'verification',
     guard: 'session',
     action: resendVerification,
@@ -101,19 +98,19 @@ const allForms: Record<string, FormRoute> = {
     doneOf: (answer) =>
       (answer as { status?: string }).status === 'already_verified' ? 'verified' : 'verification',
   },
-  '/account/passkeys/rename': {
+  '/passkeys/rename': {
     form: 'passkey-rename',
     guard: 'session',
     action: renamePasskey,
     keep: ['id', 'name'],
   },
-  '/account/passkeys/remove': {
+  '/passkeys/remove': {
     form: 'passkey-remove',
     guard: 'session',
     action: removePasskeyWithPassword,
     keep: ['id'],
   },
-  '/account/email/change': {
+  '/email/change': {
     form: 'email',
     guard: 'session',
     action: changeEmailWithPassword,
@@ -121,19 +118,19 @@ const allForms: Record<string, FormRoute> = {
     precheck: plausibleNewEmail,
     needsMail: true,
   },
-  '/account/sessions/revoke-others': {
+  '/sessions/revoke-others': {
     form: 'sessions',
     guard: 'session',
     action: revokeOtherSessions,
     keep: [],
   },
-  '/account/sessions/:id/revoke': {
+  '/sessions/:id/revoke': {
     form: 'session',
     guard: 'session',
     action: revokeOwnSession,
     keep: [],
   },
-  '/account/totp/setup': {
+  '/totp/setup': {
     form: 'totp_setup',
     guard: 'session',
     action: setupTotpWithPassword,
@@ -141,7 +138,7 @@ const allForms: Record<string, FormRoute> = {
     needsFactors: true,
     shows: (answer) => ({ enrolment: answer as { secret: string; qrSvg: string } }),
   },
-  '/account/totp/confirm': {
+  '/totp/confirm': {
     form: 'totp_confirm',
     guard: 'recent',
     action: confirmTotp,
@@ -149,14 +146,14 @@ const allForms: Record<string, FormRoute> = {
     needsFactors: true,
     shows: (answer) => ({ freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes }),
   },
-  '/account/totp/disable': {
+  '/totp/disable': {
     form: 'totp_disable',
     guard: 'session',
     action: disableTotpWithPassword,
     keep: [],
     needsFactors: true,
   },
-  '/account/recovery-codes': {
+  '/recovery-codes': {
     form: 'recovery_codes',
     guard: 'session',
     action: regenerateWithPassword,
@@ -167,12 +164,12 @@ const allForms: Record<string, FormRoute> = {
 };
 
 /** The account page's paths: the page, and its forms (those of a mail flow only with mail on). */
-export const accountPagePaths = (mail: boolean, factors = true): string[] => [
-  accountPagePath,
+export const accountPagePaths = (pages: PagePaths, mail: boolean, factors = true): string[] => [
+  pages.account,
   ...Object.entries(allForms)
     .filter(([, route]) => route.needsMail !== true || mail)
     .filter(([, route]) => route.needsFactors !== true || factors)
-    .map(([path]) => path),
+    .map(([path]) => `${pages.account}${path}`),
 ];
 
 const statusOf = (failure: FormFailure) =>
@@ -194,6 +191,8 @@ export interface AccountPageDeps {
   /** Auth.js's CSRF token and cookies for the forms (the auth wing's, src/auth/routes.ts). */
   pageView: PageViewOf;
   pages: AccountPages;
+  /** Where the page and its forms live (ACCOUNT_PAGES_PATH). */
+  pagePaths: PagePaths;
   originOf: (request: FastifyRequest) => string;
   bodyLimitBytes: number;
 }
@@ -216,12 +215,15 @@ function holdsSessionCookie(request: FastifyRequest): boolean {
 
 export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   const { actionDeps, guards, pages } = deps;
+  const accountPagePath = deps.pagePaths.account;
   const forms = Object.fromEntries(
-    Object.entries(allForms).filter(
-      ([, route]) =>
-        (route.needsMail !== true || actionDeps.mail !== undefined) &&
-        (route.needsFactors !== true || actionDeps.totp !== undefined),
-    ),
+    Object.entries(allForms)
+      .filter(
+        ([, route]) =>
+          (route.needsMail !== true || actionDeps.mail !== undefined) &&
+          (route.needsFactors !== true || actionDeps.totp !== undefined),
+      )
+      .map(([path, route]) => [`${accountPagePath}${path}`, route]),
   );
 
   // A browser that still holds a session cookie had a session that ended (signed out

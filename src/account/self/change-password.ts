@@ -45,7 +45,7 @@ export const changePassword: AccountAction = async (deps, { client, signedIn, bo
     at: deps.now(),
     event: client,
     ...(mail !== undefined && {
-      notice: { mail, kind: 'password-changed-notice', origin: client.origin },
+      notice: { mail, kind: 'password-changed-notice', origin: client.origin, pages: client.pages },
     }),
   });
   // The password or the session changed while this request ran: the other change stands.

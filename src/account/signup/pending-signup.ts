@@ -1,8 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
-import { forgotPagePath } from '../reset/reset-views.js';
-import { signupConfirmPagePath } from './signup-views.js';
 import { accountHolding } from '../model/addresses.js';
 import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
 
@@ -55,7 +53,7 @@ export async function signUp(
         kind: 'signup-confirmation',
         to: signup.email,
         name: '',
-        pagePath: signupConfirmPagePath,
+        pagePath: signup.links.pages.signupConfirm,
         links: signup.links,
       });
     });
@@ -66,7 +64,7 @@ export async function signUp(
     to: signup.email,
     values: {
       ...(existing.name !== '' && { name: existing.name }),
-      link: `${signup.links.origin}${forgotPagePath}`,
+      link: `${signup.links.origin}${signup.links.pages.forgot}`,
     },
   });
   return 'exists';

@@ -6,8 +6,6 @@ import {
   renderSignupConfirmPage,
   renderSignupPage,
   renderSignupSentPage,
-  signupConfirmPagePath,
-  signupPagePath,
   type SignupField,
 } from './signup-views.js';
 import { renderSignupConfirmedPage, renderVerifyDonePage } from '../email/verify-views.js';
@@ -23,6 +21,7 @@ import {
   textOf as text,
   type PageKitSettings,
 } from '../page-kit.js';
+import { pagePathsOf } from '../paths.js';
 import { registerFlowPage } from '../flow-page.js';
 
 export interface SignupPageSettings extends PageKitSettings {
@@ -117,7 +116,7 @@ export function registerSignupPages(
   const form = { passwordMinLength: settings.passwordMinLength };
 
   registerFlowPage(scope, flow, kit, {
-    path: signupPagePath,
+    path: pagePathsOf(kit.shell).signup,
     // Not a page with a secret in it: the referrer may name the page to this site.
     referrer: 'same-origin',
     closed,
@@ -144,7 +143,7 @@ export function registerSignupPages(
   });
 
   registerFlowPage(scope, flow, kit, {
-    path: signupConfirmPagePath,
+    path: pagePathsOf(kit.shell).signupConfirm,
     closed,
     show: async (view) => {
       const { token } = view;

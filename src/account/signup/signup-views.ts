@@ -1,14 +1,8 @@
 import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
-import { pagePaths } from '../paths.js';
+import { pagePathsOf } from '../paths.js';
 import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
-
-/** Where the sign-up form lives (the sign-in page links to it when SIGNUP=open). */
-export const signupPagePath = pagePaths.signup;
-
-/** Where a sign-up's "confirm your address" mail links to: the password chosen, then the account. */
-export const signupConfirmPagePath = pagePaths.signupConfirm;
 
 /** Which field a refusal is about, so only that one is marked invalid. */
 export type SignupField = 'email' | 'name' | 'password' | 'passwordRepeat';
@@ -46,7 +40,7 @@ export function renderSignupPage(shell: PageShell, view: SignupView): string {
   const name = view.name !== undefined && markup` value="${view.name}"`;
   const content = markup`<p class="lead">We'll mail you a link to confirm your address.</p>
 ${renderNotice(notice)}
-<form method="post" action="${signupPagePath}">
+<form method="post" action="${pagePathsOf(shell).signup}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${email}${first}${state('email')}>
@@ -125,7 +119,7 @@ export function renderSignupConfirmPage(shell: PageShell, view: SignupConfirmVie
 `;
     content = markup`<p class="lead">One step left: confirm ${view.email === undefined ? 'your new account' : markup`the account for <strong>${view.email}</strong>`} with its password.</p>
 ${renderNotice(notice)}
-<form method="post" action="${signupConfirmPagePath}">
+<form method="post" action="${pagePathsOf(shell).signupConfirm}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
 ${username}${passwordField(true)}
@@ -135,7 +129,7 @@ ${username}${passwordField(true)}
   } else {
     content = markup`<p class="lead">Enter the address the mail came to, the code in it, and the password you chose when you signed up.</p>
 ${renderNotice(notice)}
-<form method="post" action="${signupConfirmPagePath}">
+<form method="post" action="${pagePathsOf(shell).signupConfirm}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${!invalid && markup` autofocus`}>
@@ -144,7 +138,7 @@ ${renderNotice(notice)}
 ${passwordField(invalid)}
 <button type="submit">Confirm and create the account</button>
 </form>
-<p class="hint">No mail, or the link expired? <a href="${signupPagePath}">Sign up again</a>.</p>`;
+<p class="hint">No mail, or the link expired? <a href="${pagePathsOf(shell).signup}">Sign up again</a>.</p>`;
   }
   return renderDocument(shell, 'Confirm your address', content, notice);
 }

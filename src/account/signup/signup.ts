@@ -42,6 +42,7 @@ export const signUpAction: AnonymousAction = async (deps, { client, body }) => {
     passwordHash,
     links: {
       origin: client.origin,
+      pages: client.pages,
       ttlSeconds: deps.mailTokenTtlSeconds,
       now: deps.now(),
     },

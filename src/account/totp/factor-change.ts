@@ -28,6 +28,7 @@ export async function recordFactorChange(
     kind: 'second-factor-notice',
     account: user,
     origin: client.origin,
+    pages: client.pages,
     now: change.now,
     values: {
       change: change.says,

@@ -3,6 +3,7 @@ import { attempt } from '../../auth/password-proof.js';
 import type { Throttle } from '../../auth/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
+import type { PagePaths } from '../paths.js';
 import type { User } from '../../users/store.js';
 import { record } from '../model/events.js';
 import { queueSecurityNotice } from '../model/security-notice.js';
@@ -38,6 +39,8 @@ export interface SecondStepDeps {
   now: () => number;
   /** For the notice a used recovery code sends; none when mail is off. */
   mail: MailQueue | undefined;
+  /** Where the pages live: the notice's lock link. */
+  pages: PagePaths;
   log: { error(fields: object, message: string): void };
 }
 
@@ -68,6 +71,7 @@ export function createSecondStep(deps: SecondStepDeps) {
           kind: 'second-factor-notice',
           account: user,
           origin: client.origin,
+          pages: deps.pages,
           now: deps.now(),
           values: {
             change: `A recovery code of your account was just used in place of its authenticator app.`,

@@ -8,6 +8,7 @@ import type { Throttle } from '../../auth/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import { secondFactorsOf, type Factor } from '../factors.js';
+import type { PagePaths } from '../paths.js';
 import { recordFactorChange } from './factor-change.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js';
 import type { SecretBox } from './secret-box.js';
@@ -48,6 +49,8 @@ export interface SignInEnrolmentDeps {
   mail: MailQueue | undefined;
   /** The issuer an authenticator app shows beside the account (PAGE_PRODUCT_NAME). */
   issuer: string;
+  /** Where the pages live (ACCOUNT_PAGES_PATH): the notice's "this wasn't me" link. */
+  pages: PagePaths;
   now: () => number;
   log: { error(fields: object, message: string): void };
 }
@@ -84,7 +87,12 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
           await recordFactorChange(trx, {
             user,
             type: 'totp_enabled',
-            client: { ip: signIn.ip, device: signIn.device, origin: signIn.origin },
+            client: {
+              ip: signIn.ip,
+              device: signIn.device,
+              origin: signIn.origin,
+              pages: deps.pages,
+            },
             mail: deps.mail,
             now,
             says: `Two-step sign-in with an authenticator app was turned on for your account as it signed in.`,

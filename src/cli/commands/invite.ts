@@ -61,7 +61,14 @@ export async function run(
   const ttlSeconds = config.inviteTtlSeconds;
   const issued = await inviteUser(
     { ...operatorPorts(context), mail: mail?.queue },
-    { email, name, origin, ttlSeconds, actor: cliActor },
+    {
+      email,
+      name,
+      origin,
+      accountPagesPath: config.page.accountPagesPath,
+      ttlSeconds,
+      actor: cliActor,
+    },
   );
   if (issued.outcome === 'taken')
     throw new CliError(
