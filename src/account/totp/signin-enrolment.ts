@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { Secret } from 'otpauth';
 import type { SignInCheck, SignInChallenges, SignInVerdict } from '../../auth/authorize.js';
@@ -18,7 +17,7 @@ import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
  * SECOND_FACTOR=required: a right password of an account without a second factor signs nobody
  * in; it is answered `second_factor_enrolment_required` with the second step's challenge
  * (src/account/totp/challenges.ts), and the person enrols an authenticator app with it, without
- * typing the password again. The app's key is derived from the challenge (so the page shows the
+ * typing the password again. The app's key is derived from the challenge under a server key (so the page shows the
  * same key however often it is reloaded, and nothing is stored until a code of it comes back);
  * the sign-in post carrying the challenge and a right code turns TOTP on, makes the recovery
  * codes, and signs in with both factors proven.
@@ -30,11 +29,13 @@ import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
  * passkey proved one factor, as a password does.
  */
 
-/** The authenticator app's key for a challenge: its holder alone can compute it. */
-export function enrolmentSecret(challenge: string): string {
-  const digest = createHash('sha256')
-    .update(`gatehouse sign-in enrolment key\0${challenge}`)
-    .digest();
+/**
+ * The authenticator app's key for a challenge: an HMAC of it under a key derived from FACTOR_KEY
+ * with a label of its own, so only the server computes it (whoever saw the challenge cookie in
+ * a log or a HAR file learns nothing of the key).
+ */
+export function enrolmentSecret(box: Pick<SecretBox, 'mac'>, challenge: string): string {
+  const digest = box.mac('sign-in enrolment key v1', challenge);
   return new Secret({ buffer: new Uint8Array(digest.subarray(0, 20)).buffer }).base32;
 }
 
@@ -68,7 +69,7 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
         return factors.passkeys > 0 ? { ok: false, code: 'passkey_required' } : enrolmentRequired;
       const typed = signIn.credentials.otp;
       if (typeof typed !== 'string' || typed === '') return enrolmentRequired;
-      const secret = enrolmentSecret(signIn.challenge);
+      const secret = enrolmentSecret(deps.box, signIn.challenge);
       const scope = { email: user.email, ip: signIn.ip, knownDevice: signIn.knownDevice };
       const result = await attempt({ throttle: deps.throttle, now: deps.now }, scope, async () => {
         const code = readTotpCode(typed);
@@ -107,7 +108,7 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
       const user = await deps.challenges.resume(challenge);
       if (user === null) return null;
       if ((await secondFactorsOf(deps.factors, user.id)).totp) return null;
-      const secret = enrolmentSecret(challenge);
+      const secret = enrolmentSecret(deps.box, challenge);
       return { secret, ...enrolmentOf(secret, deps.issuer, user.email) };
     },
   };
