@@ -58,6 +58,8 @@ describe.each([
   let database: TestDatabase | undefined;
   let server: TestServer;
   let accounts = 0;
+  /** Set: the user store's reads fail as a database that does not answer. */
+  let storeDown = false;
 
   beforeAll(async () => {
     if (skip) return;
@@ -66,6 +68,14 @@ describe.each([
       databaseUrl: database?.url,
       now: () => base,
       config: { secondFactor: { mode: 'required', keys: [] } },
+      wrap: (deps) => ({
+        ...deps,
+        users: {
+          ...deps.users,
+          findById: (id) =>
+            storeDown ? Promise.reject(new Error('connection refused')) : deps.users.findById(id),
+        },
+      }),
     });
   });
   afterAll(async () => {
@@ -214,6 +224,30 @@ describe.each([
       expect(new URL(body.url).searchParams.get('error')).toBeNull();
       expect(body.recoveryCodes).toHaveLength(10);
       expect(client.sessionCookie()).toBeDefined();
+    },
+  );
+
+  it.skipIf(skip)(
+    'the enrolment key while the database does not answer: 503 on the page and the API, no stack',
+    async () => {
+      const { email } = await newAccount();
+      const client = new Client(server.url);
+      await client.signIn(email, password);
+      storeDown = true;
+      try {
+        const page = await client.get(
+          '/api/auth/signin?error=CredentialsSignin&code=second_factor_enrolment_required',
+        );
+        expect(page.status).toBe(503);
+        expect(page.headers.get('retry-after')).toBe('5');
+        expect(await errorCode(page)).toBe('unavailable');
+        const api = await client.get('/api/auth/enrolment/totp');
+        expect(api.status).toBe(503);
+        expect(await api.text()).not.toContain('connection refused');
+      } finally {
+        storeDown = false;
+      }
+      expect((await client.get('/api/auth/enrolment/totp')).status).toBe(200);
     },
   );
 

@@ -3,6 +3,7 @@ import { Secret } from 'otpauth';
 import type { SignInCheck, SignInChallenges, SignInVerdict } from '../../auth/authorize.js';
 import type { EnrolmentPort } from '../../auth/enrolment-port.js';
 import { attempt } from '../../auth/password-proof.js';
+import { fromStore } from '../../auth/request-context.js';
 import type { Throttle } from '../../auth/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
@@ -105,9 +106,11 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
 
   const port: EnrolmentPort = {
     async keyFor(challenge) {
-      const user = await deps.challenges.resume(challenge);
+      // A store failure is marked as such (the routes answer it 503, anything else 500).
+      const user = await fromStore(undefined, () => deps.challenges.resume(challenge));
       if (user === null) return null;
-      if ((await secondFactorsOf(deps.factors, user.id)).totp) return null;
+      const factors = await fromStore(undefined, () => secondFactorsOf(deps.factors, user.id));
+      if (factors.totp) return null;
       const secret = enrolmentSecret(deps.box, challenge);
       return { secret, ...enrolmentOf(secret, deps.issuer, user.email) };
     },
