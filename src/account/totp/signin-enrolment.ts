@@ -8,6 +8,8 @@ import type { Throttle } from '../../auth/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import { secondFactorsOf, type Factor } from '../factors.js';
+import { lockFactors, voidChallenges } from '../model/factor-lock.js';
+import { spendChallenge } from './challenges.js';
 import { recordFactorChange } from './factor-change.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js';
 import type { SecretBox } from './secret-box.js';
@@ -23,11 +25,16 @@ import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
  * the sign-in post carrying the challenge and a right code turns TOTP on, makes the recovery
  * codes, and signs in with both factors proven.
  *
+ * Only a challenge issued for an enrolment enrols, and only while the account has no second
+ * factor: one issued for the code step or the passkey step does not, and every change of the
+ * account's factors (TOTP on or off, a passkey added or removed, an operator's reset) voids
+ * the live ones, so a challenge a password got while the owner had a factor never enrols the
+ * password holder's app after the owner changed it.
+ *
  * An account with a passkey has a second factor (a passkey with user verification proves both
- * factors): its password alone is answered `passkey_required`, and it gets no challenge, so
- * whoever holds only the password cannot enrol an app of their own. A challenge left by a
- * passkey sign-in without user verification (src/account/passkeys/assertion.ts) may enrol: that
- * passkey proved one factor, as a password does.
+ * factors): its password alone is answered `passkey_required` and a challenge that stands for
+ * the password until a passkey follows (src/auth/passkey-authorize.ts), so whoever holds only
+ * the password cannot enrol an app of their own.
  */
 
 /**
@@ -66,11 +73,13 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
       const factors = await secondFactorsOf(deps.factors, user.id);
       // The TOTP check before this one asked for its code.
       if (factors.totp) return { ok: true };
-      if (signIn.challenge === undefined)
-        return factors.passkeys > 0 ? { ok: false, code: 'passkey_required' } : enrolmentRequired;
+      if (factors.passkeys > 0) return { ok: false, code: 'passkey_required' };
+      const challenge = signIn.challenge;
+      if (challenge === undefined || signIn.challengePurpose !== 'enrolment')
+        return enrolmentRequired;
       const typed = signIn.credentials.otp;
       if (typeof typed !== 'string' || typed === '') return enrolmentRequired;
-      const secret = enrolmentSecret(deps.box, signIn.challenge);
+      const secret = enrolmentSecret(deps.box, challenge);
       const scope = { email: user.email, ip: signIn.ip, knownDevice: signIn.knownDevice };
       const result = await attempt({ throttle: deps.throttle, now: deps.now }, scope, async () => {
         const code = readTotpCode(typed);
@@ -79,10 +88,16 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
         if (step === null) return { right: false as const, seen: undefined };
         const fresh = newRecoveryCodes();
         const done = await deps.db.transaction().execute(async (trx) => {
+          // Under the account's lock: a factor change commits before (and voided this
+          // challenge) or waits until this one is done. The challenge is spent here, with the
+          // change it made: two posts of it racing enrol once, and it never enrols again.
+          await lockFactors(trx, user.id);
+          if (!(await spendChallenge(trx, challenge, now, 'enrolment'))) return false;
           if (!(await enableTotp(trx, user.id, deps.box.seal(user.id, secret), step, now)))
             return false;
           const hashes = fresh.map((one) => recoveryCodeHash(user.id, one));
-          await replaceRecoveryCodes(trx, user.id, hashes, now);
+          await replaceRecoveryCodes(trx, user.id, hashes, now, true);
+          await voidChallenges(trx, user.id, now);
           await recordFactorChange(trx, {
             user,
             type: 'totp_enabled',
@@ -100,17 +115,18 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
       if ('throttled' in result)
         return { ok: false, code: 'rate_limited', retryAfterSeconds: result.retryAfterSeconds };
       if (!result.right) return { ok: false, code: 'second_factor_invalid' };
-      return { ok: true, proof: 'otp', recoveryCodes: result.value };
+      return { ok: true, proof: 'otp', recoveryCodes: result.value, challengeSpent: true };
     },
   };
 
   const port: EnrolmentPort = {
     async keyFor(challenge) {
       // A store failure is marked as such (the routes answer it 503, anything else 500).
-      const user = await fromStore(undefined, () => deps.challenges.resume(challenge));
-      if (user === null) return null;
+      const resumed = await fromStore(undefined, () => deps.challenges.resume(challenge));
+      if (resumed === null || resumed.purpose !== 'enrolment') return null;
+      const { user } = resumed;
       const factors = await fromStore(undefined, () => secondFactorsOf(deps.factors, user.id));
-      if (factors.totp) return null;
+      if (factors.totp || factors.passkeys > 0) return null;
       const secret = enrolmentSecret(deps.box, challenge);
       return { secret, ...enrolmentOf(secret, deps.issuer, user.email) };
     },
