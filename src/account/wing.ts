@@ -161,7 +161,7 @@ export function createAccountWing(deps: AccountWingDeps) {
     log: deps.log,
   });
   const signInChallenges: SignInChallenges = {
-    issue: (user) => issueChallenge(deps.db, user, deps.now()),
+    issue: (user, purpose) => issueChallenge(deps.db, user, purpose, deps.now()),
     async resume(token) {
       const challenge = await findChallenge(deps.db, token, deps.now());
       if (challenge === null) return null;
@@ -170,7 +170,7 @@ export function createAccountWing(deps: AccountWingDeps) {
       return user !== null &&
         !user.disabled &&
         user.credentialVersion === challenge.credentialVersion
-        ? user
+        ? { user, purpose: challenge.purpose }
         : null;
     },
     spend: (token) => spendChallenge(deps.db, token, deps.now()),

@@ -126,10 +126,20 @@ export const unlock = onUser((call, userId) =>
 export const verifyEmail = onUser((call, userId) =>
   verifyUserEmail(call.ports, { userId, actor: call.actor }),
 );
-/** Turns TOTP off and voids the recovery codes (as `users reset-second-factor`); recorded with the token's label. */
-export const resetSecondFactor = onUser((call, userId) =>
-  resetUserSecondFactor(call.ports, { userId, actor: call.actor }),
-);
+const resetFields = z.object({ passkeys: z.optional(z.boolean()) });
+
+/**
+ * Turns TOTP off and voids the recovery codes (as `users reset-second-factor`), with
+ * `{"passkeys": true}` also removes the passkeys; recorded with the token's label.
+ */
+export const resetSecondFactor = onUser((call, userId) => {
+  const { passkeys } = fieldsOf(resetFields, call.body);
+  return resetUserSecondFactor(call.ports, {
+    userId,
+    actor: call.actor,
+    passkeys: passkeys === true,
+  });
+});
 export const rename = onUser((call, userId) => {
   const { name } = fieldsOf(nameFields, call.body);
   return renameUser(call.ports, { userId, name, actor: call.actor });

@@ -33,6 +33,8 @@ export type SignInVerdict =
       proof?: string;
       /** Recovery codes this sign-in made (an enrolment), for its answer to show once. */
       recoveryCodes?: readonly string[];
+      /** The check spent the sign-in's challenge itself, in the transaction of its change. */
+      challengeSpent?: true;
     }
   | {
       ok: false;
@@ -55,6 +57,8 @@ export interface SignInAttempt {
   origin: string;
   /** The second step's challenge, when it stands for the password in this post. */
   challenge?: string | undefined;
+  /** What that challenge was issued for: a check takes it for that alone. */
+  challengePurpose?: ChallengePurpose | undefined;
 }
 
 /**
@@ -68,8 +72,20 @@ export interface SignInCheck {
   check(user: User, attempt: SignInAttempt): Promise<SignInVerdict>;
 }
 
-/** The refusals after which the browser holds a challenge for the second step. */
-const challengedCodes = new Set(['second_factor_required', 'second_factor_enrolment_required']);
+/**
+ * What a challenge stands in for, recorded as it is issued: the code step after
+ * `second_factor_required`, an enrolment after `second_factor_enrolment_required`, a passkey
+ * after `passkey_required` (SECOND_FACTOR=required: the password and a passkey without user
+ * verification are two factors together). Every challenge stands for a right password.
+ */
+export type ChallengePurpose = 'second_step' | 'enrolment' | 'passkey';
+
+/** The refusals after which the browser holds a challenge, and what it is for. */
+const challengedCodes = new Map<string, ChallengePurpose>([
+  ['second_factor_required', 'second_step'],
+  ['second_factor_enrolment_required', 'enrolment'],
+  ['passkey_required', 'passkey'],
+]);
 
 /**
  * The second step without the password again (src/account/totp/challenges.ts implements it):
@@ -78,9 +94,12 @@ const challengedCodes = new Set(['second_factor_required', 'second_factor_enrolm
  * code with it.
  */
 export interface SignInChallenges {
-  issue(user: Pick<User, 'id' | 'credentialVersion'>): Promise<string>;
-  /** The enabled account a live challenge stands for, still at its credential version. */
-  resume(token: string): Promise<User | null>;
+  issue(user: Pick<User, 'id' | 'credentialVersion'>, purpose: ChallengePurpose): Promise<string>;
+  /**
+   * The enabled account a live challenge stands for, still at its credential version, and what
+   * the challenge was issued for.
+   */
+  resume(token: string): Promise<{ user: User; purpose: ChallengePurpose } | null>;
   /** Spends it: true for exactly one caller. */
   spend(token: string): Promise<boolean>;
 }
@@ -128,10 +147,12 @@ export function createAuthorize(deps: AuthorizeDeps) {
       context: AuthRequestContext;
       knownDevice: boolean;
       password: string | null;
-      challenge?: string;
+      challenge?: { token: string; purpose: ChallengePurpose };
     },
   ): Promise<SignedInUser | null> {
-    const { credentials, context, knownDevice, password, challenge } = request;
+    const { credentials, context, knownDevice, password } = request;
+    const challenge = request.challenge?.token;
+    let challengeSpent = false;
     const clientIp = context.clientIp;
     try {
       // Only once the password is proven: a guesser learns nothing from these refusals.
@@ -143,12 +164,14 @@ export function createAuthorize(deps: AuthorizeDeps) {
         knownDevice,
         origin: context.origin,
         challenge,
+        challengePurpose: request.challenge?.purpose,
       };
       for (const check of deps.checks ?? []) {
         const verdict = await fromStore(context, () => check.check(user, attempt));
         if (verdict.ok) {
           if (verdict.proof !== undefined) proofs.push(verdict.proof);
           if (verdict.recoveryCodes !== undefined) context.recoveryCodes = verdict.recoveryCodes;
+          if (verdict.challengeSpent === true) challengeSpent = true;
           continue;
         }
         if (verdict.retryAfterSeconds !== undefined) {
@@ -162,14 +185,15 @@ export function createAuthorize(deps: AuthorizeDeps) {
         context.signInResult = 'invalid';
         context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
         const challenges = deps.challenges;
-        if (challengedCodes.has(reason) && challenge === undefined && challenges) {
-          context.issuedChallenge = await fromStore(context, () => challenges.issue(user));
+        const purpose = challengedCodes.get(reason);
+        if (purpose !== undefined && challenge === undefined && challenges) {
+          context.issuedChallenge = await fromStore(context, () => challenges.issue(user, purpose));
         }
         throw new SignInCheckRefused(verdict.code);
       }
       // A challenge signs in once: two posts of it racing, one wins.
       const challenges = deps.challenges;
-      if (challenge !== undefined && challenges !== undefined) {
+      if (challenge !== undefined && challenges !== undefined && !challengeSpent) {
         if (!(await fromStore(context, () => challenges.spend(challenge)))) {
           deps.log.info({ reason: 'challenge_spent', clientIp }, 'sign-in refused');
           context.signInResult = 'invalid';
@@ -220,17 +244,24 @@ export function createAuthorize(deps: AuthorizeDeps) {
       deps.challenges !== undefined
     ) {
       const challenges = deps.challenges;
-      const user = await fromStore(context, () => challenges.resume(challenge));
-      if (user === null) {
+      const resumed = await fromStore(context, () => challenges.resume(challenge));
+      if (resumed === null) {
         deps.log.info({ reason: 'challenge_unknown', clientIp }, 'sign-in refused');
         context.signInResult = 'invalid';
         return null;
       }
+      const { user, purpose } = resumed;
       const knownDevice =
         context.deviceCookie !== undefined &&
         deps.deviceCookies.verify(context.deviceCookie, user.email, deps.now()) ===
           user.credentialVersion;
-      return afterPassword(user, { credentials, context, knownDevice, password: null, challenge });
+      return afterPassword(user, {
+        credentials,
+        context,
+        knownDevice,
+        password: null,
+        challenge: { token: challenge, purpose },
+      });
     }
     // Length and runs of marks are checked before NFKC, which bounds its cost; no database or
     // hashing work is done for a refusal, but it is charged as a wrong password would be.

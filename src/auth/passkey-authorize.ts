@@ -10,8 +10,11 @@ import { fromStore, interrupt, type AuthRequestContext } from './request-context
 
 export interface PasskeyAuthorizeDeps {
   passkeys: Pick<PasskeyPort, 'assert'>;
-  /** The second step's challenges: an enrolment refusal leaves one, as a password's does. */
-  challenges?: Pick<SignInChallenges, 'issue'> | undefined;
+  /**
+   * The challenges a password leaves: after `passkey_required` one stands for the password
+   * until a passkey without user verification follows (the two are two factors together).
+   */
+  challenges?: Pick<SignInChallenges, 'resume' | 'spend'> | undefined;
   log: { info(fields: object, message: string): void };
 }
 
@@ -20,9 +23,24 @@ export interface PasskeyAuthorizeDeps {
  * instead of a password. A right one is signed in exactly as a right password is (the jwt
  * callback issues the session, recording what the assertion proved); a wrong one answers as
  * Auth.js's Passkey provider does (`error=WebAuthnVerificationError`), one without user
- * verification on an account with a second factor `code=second_factor_required`.
+ * verification on an account with a second factor `code=second_factor_required`. With
+ * SECOND_FACTOR=required, one without user verification on an account without TOTP signs in only
+ * in a browser that holds the challenge a right password of that account left after
+ * `passkey_required` (proofs `password passkey`); alone it is `code=passkey_unverified`.
  */
 export function createPasskeyAuthorize(deps: PasskeyAuthorizeDeps) {
+  /** The account a password proved in this browser for the passkey step, its challenge spent. */
+  async function passwordFirst(context: AuthRequestContext, userId: string) {
+    const challenges = deps.challenges;
+    const token = context.challengeCookie;
+    if (challenges === undefined || token === undefined) return null;
+    const resumed = await fromStore(context, () => challenges.resume(token));
+    if (resumed === null || resumed.purpose !== 'passkey' || resumed.user.id !== userId)
+      return null;
+    if (!(await fromStore(context, () => challenges.spend(token)))) return null;
+    return resumed.user;
+  }
+
   return async function passkeyAuthorize(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
@@ -39,6 +57,20 @@ export function createPasskeyAuthorize(deps: PasskeyAuthorizeDeps) {
         ip: clientIp,
       }),
     );
+    // Possession alone under SECOND_FACTOR=required: it signs in after this account's password.
+    if (verdict.outcome === 'refused' && verdict.code === 'passkey_unverified') {
+      const user = await passwordFirst(context, verdict.userId);
+      if (user !== null) {
+        deps.log.info({ userId: user.id, clientIp, method: 'password passkey' }, 'signed in');
+        context.signInResult = 'success';
+        context.verifiedCredential = {
+          userId: user.id,
+          credentialVersion: user.credentialVersion,
+          proofs: ['password', 'passkey'],
+        };
+        return { id: user.id, email: user.email, name: user.name };
+      }
+    }
     switch (verdict.outcome) {
       case 'throttled':
         interrupt(context, { kind: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds });
@@ -58,11 +90,6 @@ export function createPasskeyAuthorize(deps: PasskeyAuthorizeDeps) {
           };
         }
         if (verdict.outcome === 'refused') {
-          const challenges = deps.challenges;
-          if (verdict.code === 'second_factor_enrolment_required' && challenges !== undefined) {
-            const user = { id: verdict.userId, credentialVersion: verdict.credentialVersion };
-            context.issuedChallenge = await fromStore(context, () => challenges.issue(user));
-          }
           throw new SignInCheckRefused(verdict.code);
         }
         throw new WebAuthnVerificationError();

@@ -170,7 +170,13 @@ export function registerAuthRoutes(
       secondStepCookieName(isSecure(request, publicOrigin)),
     );
     if (challenge === undefined || challenge === '') return null;
-    return deps.enrolment.keyFor(challenge);
+    try {
+      return await deps.enrolment.keyFor(challenge);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      request.log.error({ err: error.cause }, 'database unavailable during an enrolment read');
+      return 'unavailable' as const;
+    }
   };
   /** A sign-in or sign-out we cannot take now: a browser's form post sees the page, others JSON. */
   const refuse = (request: FastifyRequest, reply: FastifyReply, error: HttpError) =>
@@ -266,7 +272,12 @@ export function registerAuthRoutes(
     try {
       if (challenge !== undefined && challenge !== '') key = await deps.enrolment.keyFor(challenge);
     } catch (error) {
-      request.log.error({ err: error }, 'database unavailable during an enrolment read');
+      // Only the store's failure is a 503; anything else is a bug, logged, and a bare 500.
+      if (!(error instanceof StoreUnavailableError)) {
+        request.log.error({ err: error }, 'enrolment read failed');
+        return sendError(reply, new HttpError('internal_error'));
+      }
+      request.log.error({ err: error.cause }, 'database unavailable during an enrolment read');
       return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
     }
     if (key === null)
@@ -320,6 +331,8 @@ export function registerAuthRoutes(
       const view = await pageView(request, query);
       if (view instanceof Response) return sendWebResponse(reply, view);
       const enrolmentKey = action === 'signin' ? await enrolmentKeyFor(request, query) : undefined;
+      if (enrolmentKey === 'unavailable')
+        return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
       return pages.show(action, request, reply, {
         ...view,
         signedIn: await signedInFor(request),

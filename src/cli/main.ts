@@ -57,7 +57,7 @@ const commands: Record<string, Command> = {
   'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
   'reset-second-factor': {
     help: resetSecondFactor.help,
-    options: email,
+    options: { ...email, passkeys: { type: 'boolean' } },
     run: resetSecondFactor.run,
   },
   rename: {
@@ -150,6 +150,7 @@ Commands:
   unlock            lift a sign-in lock from an email
   verify-email      mark a user's address verified
   reset-second-factor  turn off a user's two-step sign-in and void their recovery codes
+                       (--passkeys: remove their passkeys too)
   rename            change a user's name
   set-email         change a user's email and end their sessions
 

@@ -13,6 +13,7 @@ import * as totp from './migrations/011-totp.js';
 import * as auditLog from './migrations/013-audit-log.js';
 import * as webhookOutbox from './migrations/014-webhook-outbox.js';
 import * as passkeys from './migrations/012-passkeys.js';
+import * as challengePurpose from './migrations/015-challenge-purpose.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '013-audit-log': auditLog,
   '014-webhook-outbox': webhookOutbox,
   '012-passkeys': passkeys,
+  '015-challenge-purpose': challengePurpose,
 };
 
 const provider: MigrationProvider = {

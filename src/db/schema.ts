@@ -162,6 +162,8 @@ export interface UserTotpTable {
   last_step: Generated<number>;
   enabled_at: number | null;
   updated_at: number;
+  /** Set when the recovery codes were made at an enrolment during sign-in (migration 015). */
+  codes_made_at_signin: number | null;
 }
 
 /** A recovery code, kept only as its hash (src/account/totp/recovery-codes.ts). */
@@ -179,6 +181,8 @@ export interface SigninChallengesTable {
   credential_version: number;
   expires_at: number;
   used_at: number | null;
+  /** What it was issued for (migration 015): `second_step`, `enrolment` or `passkey`. */
+  purpose: Generated<string>;
 }
 
 /** A registered passkey (migration 012): its public key only, never a secret. */

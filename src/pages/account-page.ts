@@ -47,6 +47,11 @@ export interface SecondFactorView {
   totp: boolean;
   /** Unused recovery codes. */
   recoveryCodes: number;
+  /**
+   * The recovery codes were made at an enrolment during sign-in and none made here since: their
+   * one showing may not have reached the person (a double submit, an app that ignores them).
+   */
+  codesFromSignIn?: boolean;
   /** A set-up just started: the secret (shown once) and its QR code, waiting for a code. */
   enrolment?: { secret: string; qrSvg: string };
   /** Recovery codes just made, shown this once. */
@@ -309,8 +314,13 @@ ${formNotice(view, 'totp_confirm')}
     body = markup`${factor.freshCodes !== undefined && recoveryCodesPart(factor.freshCodes)}
 <p class="fact"><span class="label">Authenticator app</span> On <span class="hint">(${factor.recoveryCodes} recovery ${factor.recoveryCodes === 1 ? 'code' : 'codes'} left)</span></p>
 ${
+  factor.codesFromSignIn === true &&
+  factor.freshCodes === undefined &&
+  markup`<p class="notice notice-info">Your recovery codes were shown only once, as you set up two-step sign-in while signing in. If you did not save them then, make new ones here.</p>`
+}
+${
   factor.offered &&
-  markup`<details${view.sent?.form === 'recovery_codes' && markup` open`}>
+  markup`<details${(view.sent?.form === 'recovery_codes' || (factor.codesFromSignIn === true && factor.freshCodes === undefined)) && markup` open`}>
 <summary>New recovery codes</summary>
 <form method="post" action="${view.accountPath}/recovery-codes">
 ${csrfField(view)}

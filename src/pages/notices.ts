@@ -81,7 +81,12 @@ const enrolmentAgain: Notice = {
 // not lead to enrolling an app (whoever holds only the password would get in).
 const passkeyRequired: Notice = {
   tone: 'error',
-  text: 'Your password was right, but this account needs its passkey to sign in: choose "Sign in with a passkey". No passkey at hand? Ask your administrator.',
+  text: 'Your password was right, but this account needs its passkey to sign in: choose "Sign in with a passkey" now. Lost your passkey? Ask your administrator to reset your second factor.',
+};
+
+const passkeyUnverified: Notice = {
+  tone: 'error',
+  text: 'That passkey did not check your PIN, fingerprint or face, so it is only one of the two steps this account needs. Sign in with your email and password first, then choose "Sign in with a passkey" again.',
 };
 
 function throttled(retryAfterSeconds: number | undefined): Notice {
@@ -172,6 +177,8 @@ export function signInNotice(
           return enrolmentAgain;
         case 'passkey_required':
           return passkeyRequired;
+        case 'passkey_unverified':
+          return passkeyUnverified;
         default:
           return wrongCredentials;
       }

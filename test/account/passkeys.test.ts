@@ -442,11 +442,11 @@ describe('signing in with a passkey over HTTP (a software authenticator)', () =>
       outcome: 'right',
       proofs: ['passkey', 'user_verification'],
     });
-    // SECOND_FACTOR=required and no other factor: without UV the person enrols one first; with
-    // UV the passkey proved both.
+    // SECOND_FACTOR=required and no other factor: without UV possession alone is one factor (it
+    // signs in only after the password); with UV the passkey proved both.
     expect(await check(false, 3, true)).toEqual({
       outcome: 'refused',
-      code: 'second_factor_enrolment_required',
+      code: 'passkey_unverified',
       userId,
       credentialVersion: 0,
     });

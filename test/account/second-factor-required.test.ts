@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addPasskey } from '../../src/account/passkeys/enrolment.js';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
+import { pagePathsUnder } from '../../src/account/paths.js';
 import { resetSecondFactor } from '../../src/operator/operations.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
@@ -58,6 +61,8 @@ describe.each([
   let database: TestDatabase | undefined;
   let server: TestServer;
   let accounts = 0;
+  /** Set: the user store's reads fail as a database that does not answer. */
+  let storeDown = false;
 
   beforeAll(async () => {
     if (skip) return;
@@ -66,6 +71,14 @@ describe.each([
       databaseUrl: database?.url,
       now: () => base,
       config: { secondFactor: { mode: 'required', keys: [] } },
+      wrap: (deps) => ({
+        ...deps,
+        users: {
+          ...deps.users,
+          findById: (id) =>
+            storeDown ? Promise.reject(new Error('connection refused')) : deps.users.findById(id),
+        },
+      }),
     });
   });
   afterAll(async () => {
@@ -214,6 +227,156 @@ describe.each([
       expect(new URL(body.url).searchParams.get('error')).toBeNull();
       expect(body.recoveryCodes).toHaveLength(10);
       expect(client.sessionCookie()).toBeDefined();
+      // Stock signIn ignores those codes: /account asks for new ones until they are made there.
+      const prompt = 'Your recovery codes were shown only once';
+      expect(await (await client.get('/account', { accept: 'text/html' })).text()).toContain(
+        prompt,
+      );
+      expect((await postJson(client, '/api/account/recovery-codes')).status).toBe(200);
+      expect(await (await client.get('/account', { accept: 'text/html' })).text()).not.toContain(
+        prompt,
+      );
+    },
+  );
+
+  /** A browser holding `from`'s cookies (its challenge among them). */
+  function cloneOf(from: Client): Client {
+    const clone = new Client(server.url);
+    for (const [name, value] of from.cookies) clone.cookies.set(name, value);
+    return clone;
+  }
+
+  /** A password sign-in refused for enrolment, and the key its challenge enrols. */
+  async function enrolmentStep(email: string) {
+    const client = new Client(server.url);
+    expect(await refusalCode(await client.signIn(email, password))).toBe(
+      'second_factor_enrolment_required',
+    );
+    const answer = await client.get('/api/auth/enrolment/totp');
+    expect(answer.status).toBe(200);
+    return { client, key: ((await answer.json()) as { secret: string }).secret };
+  }
+
+  const postCode = async (client: Client, otp: string, csrfToken?: string) =>
+    client.postForm(
+      '/api/auth/callback/credentials',
+      { csrfToken: csrfToken ?? (await client.csrfToken()), otp },
+      { 'x-auth-return-redirect': '1' },
+    );
+
+  const signedIn = async (response: Response) =>
+    response.status === 200 && (await refusalCode(response.clone())) === null;
+
+  it.skipIf(skip)(
+    'ten posts of one challenge with the right code at once: one session, one set of codes; the challenge is spent after',
+    async () => {
+      const { email, userId } = await newAccount();
+      const { client, key } = await enrolmentStep(email);
+      const csrfToken = await client.csrfToken();
+      const browsers = Array.from({ length: 10 }, () => cloneOf(client));
+      const answers = await Promise.all(
+        browsers.map((one) => postCode(one, codeAt(key, 0), csrfToken)),
+      );
+      const wins = (await Promise.all(answers.map(signedIn))).filter(Boolean);
+      expect(wins).toHaveLength(1);
+      expect(await proofsOf(userId)).toEqual(['password otp']);
+      const codes = await server.db
+        .selectFrom('recovery_codes')
+        .select('code_hash')
+        .where('user_id', '=', userId)
+        .execute();
+      expect(codes).toHaveLength(10);
+      // The challenge enrolled once: with the next step's code it signs nobody in.
+      const again = cloneOf(client);
+      expect(await signedIn(await postCode(again, codeAt(key, 1)))).toBe(false);
+      expect(again.sessionCookie()).toBeUndefined();
+    },
+  );
+
+  it.skipIf(skip)(
+    'a challenge is taken for what it was issued for: a password change, a passkey added or an operator reset voids it',
+    async () => {
+      // A password change since (the credential version moves) voids the enrolment challenge.
+      const first = await newAccount();
+      const changed = await enrolmentStep(first.email);
+      await server.db
+        .updateTable('users')
+        .set((eb) => ({ credential_version: eb('credential_version', '+', 1) }))
+        .where('id', '=', first.userId)
+        .execute();
+      expect((await changed.client.get('/api/auth/enrolment/totp')).status).toBe(401);
+      expect(await signedIn(await postCode(changed.client, codeAt(changed.key, 0)))).toBe(false);
+
+      // A passkey added while the enrolment challenge is live: it enrols nothing.
+      const second = await newAccount();
+      const live = await enrolmentStep(second.email);
+      const key = softPasskey();
+      await addPasskey(
+        { db: server.db, store: createPasskeyStore(server.db), mail: undefined, now: () => base },
+        { id: second.userId, email: second.email, name: 'Grace', credentialVersion: 0 },
+        {
+          credentialId: key.id,
+          publicKey: key.publicKey,
+          counter: 0,
+          transports: ['internal'],
+          backedUp: false,
+          name: 'Soft key',
+        },
+        { ip: '127.0.0.1', device: '', origin: server.url, pages: pagePathsUnder(undefined) },
+      );
+      expect((await live.client.get('/api/auth/enrolment/totp')).status).toBe(401);
+      expect(await signedIn(await postCode(live.client, codeAt(live.key, 0)))).toBe(false);
+      expect(live.client.sessionCookie()).toBeUndefined();
+      const factors = await server.db
+        .selectFrom('user_totp')
+        .select('secret')
+        .where('user_id', '=', second.userId)
+        .executeTakeFirst();
+      expect(factors?.secret ?? null).toBeNull();
+
+      // An account with TOTP: its challenge is the code step's, never an enrolment's; an
+      // operator's reset voids it.
+      const third = await newAccount();
+      const enrolled = await enrolmentStep(third.email);
+      expect(await signedIn(await postCode(enrolled.client, codeAt(enrolled.key, 0)))).toBe(true);
+      const holder = new Client(server.url);
+      expect(await refusalCode(await holder.signIn(third.email, password))).toBe(
+        'second_factor_required',
+      );
+      const noKey = await holder.get('/api/auth/enrolment/totp');
+      expect(noKey.status).toBe(401);
+      expect(await errorCode(noKey)).toBe('unauthenticated');
+      await resetSecondFactor(
+        { db: server.db, now: () => base },
+        { userId: third.userId, actor: { label: 'gatehouse CLI' } },
+      );
+      expect(await signedIn(await postCode(holder, codeAt(enrolled.key, 1)))).toBe(false);
+      expect((await holder.get('/api/auth/enrolment/totp')).status).toBe(401);
+      expect(holder.sessionCookie()).toBeUndefined();
+    },
+  );
+
+  it.skipIf(skip)(
+    'the enrolment key while the database does not answer: 503 on the page and the API, no stack',
+    async () => {
+      const { email } = await newAccount();
+      const client = new Client(server.url);
+      await client.signIn(email, password);
+      storeDown = true;
+      try {
+        const page = await client.get(
+          '/api/auth/signin?error=CredentialsSignin&code=second_factor_enrolment_required',
+        );
+        expect(page.status).toBe(503);
+        expect(page.headers.get('retry-after')).toBe('5');
+        expect(await errorCode(page)).toBe('unavailable');
+        const api = await client.get('/api/auth/enrolment/totp');
+        expect(api.status).toBe(503);
+        expect(await api.text()).not.toContain('connection refused');
+      } finally {
+        storeDown = false;
+      }
+      expect((await client.get('/api/auth/enrolment/totp')).status).toBe(200);
     },
   );
 
@@ -240,59 +403,96 @@ describe.each([
     );
   }
 
+  async function withPasskey(userId: string, name = 'Soft key') {
+    const key = softPasskey();
+    const id = await createPasskeyStore(server.db).add(
+      server.db,
+      {
+        userId,
+        credentialId: key.id,
+        publicKey: key.publicKey,
+        counter: 0,
+        transports: ['internal'],
+        backedUp: false,
+        name,
+      },
+      base,
+    );
+    return { key, id: id ?? '' };
+  }
+
   it.skipIf(skip)(
-    'an account whose second factor is a passkey: the password alone is passkey_required, a passkey without user verification enrols an app, with it signs in; its last passkey stays',
+    'an account whose second factor is a passkey: the password alone is passkey_required, a passkey without user verification signs in only after the password, its last passkey stays',
     async () => {
       const { email, userId } = await newAccount();
-      const key = softPasskey();
-      const passkeyId = await createPasskeyStore(server.db).add(
-        server.db,
-        {
-          userId,
-          credentialId: key.id,
-          publicKey: key.publicKey,
-          counter: 0,
-          transports: ['internal'],
-          backedUp: false,
-          name: 'Soft key',
-        },
-        base,
-      );
+      const { key, id: passkeyId } = await withPasskey(userId);
       const byPassword = new Client(server.url);
       expect(await refusalCode(await byPassword.signIn(email, password))).toBe('passkey_required');
-      expect(byPassword.cookies.get('gatehouse.second-step')).toBeUndefined();
       expect(byPassword.sessionCookie()).toBeUndefined();
+      // Its challenge waits for the passkey: it enrols no app of the password holder's.
+      expect(byPassword.cookies.get('gatehouse.second-step')).toMatch(/^[\w-]{43}$/);
+      expect((await byPassword.get('/api/auth/enrolment/totp')).status).toBe(401);
+      expect(await refusalCode(await postCode(byPassword, '123456'))).toBe('passkey_required');
 
+      // Possession alone (a security key without its PIN) is one factor: refused, nothing to enrol.
       const withoutUv = new Client(server.url);
-      const uvLess = await passkeySignIn(withoutUv, key, false, 1);
-      expect(await refusalCode(uvLess)).toBe('second_factor_enrolment_required');
+      expect(await refusalCode(await passkeySignIn(withoutUv, key, false, 1))).toBe(
+        'passkey_unverified',
+      );
       expect(withoutUv.sessionCookie()).toBeUndefined();
-      expect(withoutUv.cookies.get('gatehouse.second-step')).toMatch(/^[\w-]{43}$/);
+      expect(withoutUv.cookies.get('gatehouse.second-step')).toBeUndefined();
+
+      // After the password, in the same browser, the same passkey is the second factor.
+      expect((await passkeySignIn(byPassword, key, false, 2)).status).toBe(200);
+      expect(byPassword.sessionCookie()).toBeDefined();
+      expect(await proofsOf(userId)).toEqual(['password passkey']);
 
       const withUv = new Client(server.url);
-      expect((await passkeySignIn(withUv, key, true, 2)).status).toBe(200);
+      expect((await passkeySignIn(withUv, key, true, 3)).status).toBe(200);
       expect(withUv.sessionCookie()).toBeDefined();
-      expect(await proofsOf(userId)).toEqual(['passkey user_verification']);
+      expect((await proofsOf(userId)).sort()).toEqual([
+        'passkey user_verification',
+        'password passkey',
+      ]);
+      const missing = await postJson(withUv, `/api/account/passkeys/${randomUUID()}/remove`);
+      expect(missing.status).toBe(404);
       const removed = await postJson(withUv, `/api/account/passkeys/${passkeyId}/remove`);
       expect(removed.status).toBe(409);
       expect(await errorCode(removed)).toBe('last_second_factor');
+      // TOTP that is not on is refused as ever.
+      const off = await postJson(withUv, '/api/account/totp/disable', { code: '123456' });
+      expect(off.status).toBe(400);
+      expect(await errorCode(off)).toBe('invalid_code');
 
-      // The challenge the UV-less passkey left enrols an app (that passkey proved one factor).
-      const step = await (
-        await withoutUv.get(
-          '/api/auth/signin?error=CredentialsSignin&code=second_factor_enrolment_required',
-        )
-      ).text();
-      const enrolled = await withoutUv.postForm(
-        '/api/auth/callback/credentials',
-        { csrfToken: await withoutUv.csrfToken(), otp: codeAt(keyOf(step), 0) },
-        { 'x-auth-return-redirect': '1' },
+      // Two removals racing for the last two passkeys: one goes, one stays.
+      const other = await withPasskey(userId, 'Second key');
+      const both = await Promise.all(
+        [passkeyId, other.id].map((id) => postJson(withUv, `/api/account/passkeys/${id}/remove`)),
       );
-      expect(enrolled.status).toBe(200);
-      expect(withoutUv.sessionCookie()).toBeDefined();
-      // With TOTP on too, the passkey may go.
-      expect((await postJson(withUv, `/api/account/passkeys/${passkeyId}/remove`)).status).toBe(
-        200,
+      expect(both.map((answer) => answer.status).sort()).toEqual([200, 409]);
+      expect(await createPasskeyStore(server.db).count(userId)).toBe(1);
+    },
+  );
+
+  it.skipIf(skip)(
+    'an account that lost its only passkey: the operator removes the passkeys too, and the next password sign-in enrols',
+    async () => {
+      const { email, userId } = await newAccount();
+      await withPasskey(userId);
+      const reset = await resetSecondFactor(
+        { db: server.db, now: () => base },
+        { userId, actor: { label: 'gatehouse CLI' }, passkeys: true },
+      );
+      expect(reset).toMatchObject({ changed: true });
+      expect(await createPasskeyStore(server.db).count(userId)).toBe(0);
+      const events = await server.db
+        .selectFrom('account_events')
+        .select('type')
+        .where('user_id', '=', userId)
+        .execute();
+      expect(events.map((event) => event.type)).toContain('passkey_removed');
+      expect(await refusalCode(await new Client(server.url).signIn(email, password))).toBe(
+        'second_factor_enrolment_required',
       );
     },
   );

@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
+import { Secret } from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/account/totp/secret-box.js';
+import { enrolmentSecret } from '../../src/account/totp/signin-enrolment.js';
 import { matchingStep } from '../../src/account/totp/totp-code.js';
 import { readRecoveryCode } from '../../src/account/totp/recovery-codes.js';
 import { parseConfig } from '../../src/config/index.js';
@@ -40,6 +43,21 @@ describe('the sealed TOTP secret', () => {
     expect(createSecretBox([next]).open('user-1', sealed)).toBeNull();
     const tampered = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'BB' : 'AA');
     expect(createSecretBox([key]).open('user-1', tampered)).toBeNull();
+  });
+
+  it('derives the enrolment key at sign-in from the challenge under FACTOR_KEY, not from the challenge alone', () => {
+    const challenge = 'x'.repeat(43);
+    const digest = createHash('sha256')
+      .update(`gatehouse sign-in enrolment key\0${challenge}`)
+      .digest();
+    const plain = new Secret({ buffer: new Uint8Array(digest.subarray(0, 20)).buffer }).base32;
+    const mine = enrolmentSecret(createSecretBox([key]), challenge);
+    expect(mine).toMatch(/^[A-Z2-7]{32}$/);
+    expect(mine).not.toBe(plain);
+    expect(enrolmentSecret(createSecretBox([key]), challenge)).toBe(mine);
+    expect(enrolmentSecret(createSecretBox([next]), challenge)).not.toBe(mine);
+    // In development without FACTOR_KEY: the key the factor code already seals with.
+    expect(enrolmentSecret(createSecretBox([], next), challenge)).not.toBe(plain);
   });
 
   it('reads recovery codes in any case, with or without dashes, and nothing else', () => {

@@ -225,6 +225,21 @@ describe.runIf(firstPass)('the admin API', () => {
     expect(
       (await post('/users/00000000-0000-4000-8000-000000000000/reset-second-factor')).status,
     ).toBe(404);
+    // With the passkeys too (the way out of a passkey-only account that lost its passkey).
+    const withPasskeys = await cli([
+      'users',
+      'reset-second-factor',
+      '--email',
+      'cli@example.com',
+      '--passkeys',
+    ]);
+    expect(withPasskeys.code, withPasskeys.stderr).toBe(0);
+    expect((await post(`/users/${byApi}/reset-second-factor`, { passkeys: true })).status).toBe(
+      200,
+    );
+    expect((await post(`/users/${byApi}/reset-second-factor`, { passkeys: 'yes' })).status).toBe(
+      422,
+    );
 
     const moved = await cli([
       'users',

@@ -5,7 +5,6 @@ import { boundedString, fieldsOf } from '../request-body.js';
 import { displayName } from '../display-name.js';
 import { removePasskey } from './enrolment.js';
 import { createPasskeyStore } from './passkey-store.js';
-import { secondFactorsOf } from '../factors.js';
 
 /*
  * `/api/account/passkeys`: the list (session), rename (session) and remove (recent). The id is
@@ -39,17 +38,16 @@ export const renamePasskey: AccountAction = async (deps, { signedIn, body }) => 
   return answer({ status: 'renamed' });
 };
 
-/** SECOND_FACTOR=required: no TOTP, and this is the one passkey left. */
-async function isLastFactor(deps: AccountDeps, userId: string): Promise<boolean> {
-  const factors = await secondFactorsOf(deps.factors, userId);
-  return !factors.totp && factors.passkeys <= 1;
-}
-
-/** `POST /api/account/passkeys/{id}/remove`: gone at once; its next assertion is refused. */
+/**
+ * `POST /api/account/passkeys/{id}/remove`: gone at once; its next assertion is refused. With
+ * SECOND_FACTOR=required the account's last second factor stays (409 `last_second_factor`),
+ * checked in the removal's own transaction; an id that is not one of the account's is 404.
+ */
 export const deletePasskey: AccountAction = async (deps, { signedIn, body, client }) => {
   const { id } = fieldsOf(removeFields, body);
-  if (deps.totp?.mode === 'required' && (await isLastFactor(deps, signedIn.user.id)))
-    throw new HttpError('last_second_factor');
-  if (!(await removePasskey(portsOf(deps), signedIn.user, id, client))) throw noSuchPasskey();
+  const keepLast = deps.totp?.mode === 'required';
+  const outcome = await removePasskey(portsOf(deps), signedIn.user, id, client, keepLast);
+  if (outcome === 'missing') throw noSuchPasskey();
+  if (outcome === 'last') throw new HttpError('last_second_factor');
   return answer({ status: 'removed' });
 };

@@ -84,12 +84,13 @@ export async function checkAssertion(
   const { user, userVerified } = result.value;
   if (!userVerified) {
     const has = hasSecondFactor(await secondFactorsOf(ports.factors, user.id));
-    // Required and nothing else proves a second factor: this passkey proved one, as a password
-    // does, and the person enrols an app with the challenge the refusal leaves.
+    // Required and nothing else proves a second factor: this passkey proved possession alone
+    // (a security key without its PIN proves no more), so it signs in only after the password,
+    // with the challenge that left (src/auth/passkey-authorize.ts); alone it enrols nothing.
     const code = has
       ? 'second_factor_required'
       : ports.secondFactorRequired === true
-        ? 'second_factor_enrolment_required'
+        ? 'passkey_unverified'
         : undefined;
     if (code !== undefined)
       return {

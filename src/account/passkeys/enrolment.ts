@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { Client } from '../action.js';
+import { lockFactors, lockedFactors, voidChallenges } from '../model/factor-lock.js';
 import { record } from '../model/events.js';
 import { queueSecurityNotice, type NoticedAccount } from '../model/security-notice.js';
 import type { NewPasskey, PasskeyStore } from './passkey-store.js';
@@ -30,8 +31,11 @@ export async function addPasskey(
 ): Promise<string | null> {
   const at = ports.now();
   return ports.db.transaction().execute(async (trx) => {
+    await lockFactors(trx, account.id);
     const id = await ports.store.add(trx, { ...passkey, userId: account.id }, at);
     if (id === null) return null;
+    // A challenge a password left may no longer be taken for what it was issued for.
+    await voidChallenges(trx, account.id, at);
     await record(trx, {
       ...client,
       userId: account.id,
@@ -52,17 +56,36 @@ export async function addPasskey(
   });
 }
 
-/** Removes one of the account's passkeys; false when it is not theirs (or gone already). */
+/**
+ * Removes one of the account's passkeys: 'missing' when it is not theirs (or gone already);
+ * with `keepLastFactor` (SECOND_FACTOR=required) 'last' when it is the account's last second
+ * factor, checked under the account's lock in the same transaction, so two removals racing
+ * cannot leave none.
+ */
 export async function removePasskey(
   ports: EnrolmentPorts,
   account: Account,
   passkeyId: string,
   client: Client,
-): Promise<boolean> {
+  keepLastFactor = false,
+): Promise<'removed' | 'missing' | 'last'> {
   const at = ports.now();
   return ports.db.transaction().execute(async (trx) => {
+    await lockFactors(trx, account.id);
+    if (keepLastFactor) {
+      const mine = await trx
+        .selectFrom('passkeys')
+        .select('id')
+        .where('id', '=', passkeyId)
+        .where('user_id', '=', account.id)
+        .executeTakeFirst();
+      if (mine === undefined) return 'missing';
+      const factors = await lockedFactors(trx, account.id);
+      if (!factors.totp && factors.passkeys <= 1) return 'last';
+    }
     const name = await ports.store.remove(trx, account.id, passkeyId);
-    if (name === null) return false;
+    if (name === null) return 'missing';
+    await voidChallenges(trx, account.id, at);
     await record(trx, {
       ...client,
       userId: account.id,
@@ -79,6 +102,6 @@ export async function removePasskey(
         values: { passkeyName: name },
       });
     }
-    return true;
+    return 'removed';
   });
 }

@@ -33,6 +33,7 @@ import type { Guards } from '../guards.js';
 import { readBody } from '../request-body.js';
 import type { PagePaths } from '../paths.js';
 import { secondFactorsOf } from '../factors.js';
+import { factorSummary } from '../totp/totp-store.js';
 import {
   confirmTotp,
   disableTotpWithPassword,
@@ -258,12 +259,13 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
   ): Promise<FastifyReply> {
     const user = await actionDeps.store.view(signedIn.user.id);
     if (user === null) return toSignIn(request, reply);
-    const [sessions, events, factors, passkeys, recentUntil] = await Promise.all([
+    const [sessions, events, factors, passkeys, recentUntil, totpRow] = await Promise.all([
       ownSessions(actionDeps, signedIn),
       ownHistory(actionDeps, signedIn.user.id),
       secondFactorsOf(actionDeps.factors, signedIn.user.id),
       createPasskeyStore(actionDeps.db).list(signedIn.user.id),
       actionDeps.recentUntil(signedIn.session.claims.sid),
+      factorSummary(actionDeps.db, signedIn.user.id),
     ]);
     const secondFactor: SecondFactorView | undefined =
       actionDeps.totp === undefined && !factors.totp
@@ -274,6 +276,7 @@ export function registerAccountPages(site: Site, deps: AccountPageDeps): void {
             needed: actionDeps.totp?.mode === 'required' && !factors.totp && factors.passkeys === 0,
             totp: factors.totp,
             recoveryCodes: factors.recoveryCodes,
+            codesFromSignIn: totpRow.codesMadeAtSignIn,
             ...said.shown,
           };
     const view = await deps.pageView(request, '');

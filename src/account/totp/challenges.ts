@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
+import type { ChallengePurpose } from '../../auth/authorize.js';
 import type { Database } from '../../db/schema.js';
 import { challengeTtlSeconds } from '../../pages/second-step-cookie.js';
 
@@ -10,7 +11,9 @@ import { challengeTtlSeconds } from '../../pages/second-step-cookie.js';
  * that proof for five minutes, so the sign-in page (or an app) sends only the code next and
  * nobody holds the password past its one request. Kept as SHA-256 only, bound to the account's
  * credential version (a password change or reset voids it), and used once: the sign-in that
- * succeeds with it spends it by one conditional UPDATE.
+ * succeeds with it spends it by one conditional UPDATE. It records what it was issued for
+ * (ChallengePurpose) and is taken for that alone; any change of the account's second factors
+ * voids every live one (voidChallenges).
  */
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('base64url');
@@ -18,6 +21,7 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('bas
 export async function issueChallenge(
   db: Kysely<Database>,
   user: { id: string; credentialVersion: number },
+  purpose: ChallengePurpose,
   now: number,
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url');
@@ -29,6 +33,7 @@ export async function issueChallenge(
       credential_version: user.credentialVersion,
       expires_at: now + challengeTtlSeconds * 1000,
       used_at: null,
+      purpose,
     })
     .execute();
   return token;
@@ -39,33 +44,39 @@ export async function findChallenge(
   db: Kysely<Database>,
   token: string,
   now: number,
-): Promise<{ userId: string; credentialVersion: number } | null> {
+): Promise<{ userId: string; credentialVersion: number; purpose: ChallengePurpose } | null> {
   if (token.length === 0 || token.length > 128) return null;
   const row = await db
     .selectFrom('signin_challenges')
-    .select(['user_id', 'credential_version'])
+    .select(['user_id', 'credential_version', 'purpose'])
     .where('token_hash', '=', sha256(token))
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst();
   return row === undefined
     ? null
-    : { userId: row.user_id, credentialVersion: Number(row.credential_version) };
+    : {
+        userId: row.user_id,
+        credentialVersion: Number(row.credential_version),
+        purpose: row.purpose as ChallengePurpose,
+      };
 }
 
-/** Spends the challenge: true for exactly one caller, once. */
+/** Spends the challenge (only one issued for `purpose`, when given): true for one caller, once. */
 export async function spendChallenge(
   db: Kysely<Database>,
   token: string,
   now: number,
+  purpose?: ChallengePurpose,
 ): Promise<boolean> {
-  const result = await db
+  let update = db
     .updateTable('signin_challenges')
     .set({ used_at: now })
     .where('token_hash', '=', sha256(token))
     .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
+    .where('expires_at', '>', now);
+  if (purpose !== undefined) update = update.where('purpose', '=', purpose);
+  const result = await update.executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

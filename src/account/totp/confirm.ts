@@ -3,6 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction } from '../action.js';
 import { attempt, right, wrong } from '../attempts.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { voidChallenges } from '../model/factor-lock.js';
 import { recordFactorChange } from './factor-change.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js';
 import { matchingStep, readTotpCode } from './totp-code.js';
@@ -34,6 +35,7 @@ export const confirmTotp: AccountAction = async (deps, { signedIn, body, client 
     const wasOn = row !== null && row.secret !== null;
     const done = await deps.db.transaction().execute(async (trx) => {
       if (!(await activatePending(trx, user.id, pending, step, now))) return false;
+      await voidChallenges(trx, user.id, now);
       const hashes = fresh.map((one) => recoveryCodeHash(user.id, one));
       await replaceRecoveryCodes(trx, user.id, hashes, now);
       await recordFactorChange(trx, {

@@ -6,6 +6,7 @@ import { boundedString, fieldsOf } from '../request-body.js';
 import { recordFactorChange } from './factor-change.js';
 import { secondFactorsOf } from '../factors.js';
 import { removeTotp } from './totp-store.js';
+import { lockFactors, lockedFactors, voidChallenges } from '../model/factor-lock.js';
 
 const fields = z.object({
   code: z.optional(boundedString(64)),
@@ -22,9 +23,13 @@ export const disableTotp: AccountAction = async (deps, { signedIn, body, client 
   if (totp === undefined) throw new HttpError('not_found');
   const input = fieldsOf(fields, body);
   const { user } = signedIn;
-  // Before the code is checked (and spent): it would change nothing.
-  if (totp.mode === 'required' && (await secondFactorsOf(deps.factors, user.id)).passkeys === 0)
-    throw new HttpError('last_second_factor');
+  // Before the code is checked (and spent): it would change nothing. TOTP that is not on is
+  // refused as ever, by the code check below (400).
+  const required = totp.mode === 'required';
+  if (required) {
+    const factors = await secondFactorsOf(deps.factors, user.id);
+    if (factors.totp && factors.passkeys === 0) throw new HttpError('last_second_factor');
+  }
   const result = await totp.secondStep.prove(
     user,
     { otp: input.code, recoveryCode: input.recoveryCode },
@@ -36,8 +41,13 @@ export const disableTotp: AccountAction = async (deps, { signedIn, body, client 
       field: input.recoveryCode !== undefined && input.code === undefined ? 'recoveryCode' : 'code',
     });
   const now = deps.now();
-  await deps.db.transaction().execute(async (trx) => {
-    if (!(await removeTotp(trx, user.id, now))) return;
+  const kept = await deps.db.transaction().execute(async (trx) => {
+    // Checked again under the account's lock: a passkey removed meanwhile may have been the
+    // other factor.
+    await lockFactors(trx, user.id);
+    if (required && (await lockedFactors(trx, user.id)).passkeys === 0) return true;
+    if (!(await removeTotp(trx, user.id, now))) return false;
+    await voidChallenges(trx, user.id, now);
     await recordFactorChange(trx, {
       user,
       type: 'totp_disabled',
@@ -46,6 +56,8 @@ export const disableTotp: AccountAction = async (deps, { signedIn, body, client 
       now,
       says: `Two-step sign-in was turned off for your account: a password alone now signs in.`,
     });
+    return false;
   });
+  if (kept) throw new HttpError('last_second_factor');
   return answer({ status: 'totp_disabled' });
 };

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+} from 'node:crypto';
 
 /*
  * TOTP secrets at rest: AES-256-GCM under a key of their own (FACTOR_KEY, never AUTH_SECRET in
@@ -29,6 +36,11 @@ export interface SecretBox {
   seal(userId: string, secret: string): string;
   /** The secret, or null when no listed key opens the box (a removed key, a moved row). */
   open(userId: string, sealed: string): string | null;
+  /**
+   * HMAC-SHA-256 of `data` under a key derived from the current key with `label` of its own
+   * (never the sealing key itself): a value only the server can compute from `data`.
+   */
+  mac(label: string, data: string): Buffer;
 }
 
 /**
@@ -40,6 +52,7 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
   if (ring.length === 0 && derivedFrom !== undefined)
     ring.push(keyOf(derivedFrom, 'gatehouse development factor key v1'));
   const current = ring[0];
+  const source = keys[0] ?? derivedFrom;
   return {
     usable: current !== undefined,
     seal(userId, secret) {
@@ -53,6 +66,12 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
         cipher.getAuthTag(),
       ]);
       return [version, current.id, iv.toString('base64url'), body.toString('base64url')].join('.');
+    },
+    mac(label, data) {
+      if (current === undefined || source === undefined)
+        throw new Error('no FACTOR_KEY to derive a second factor with');
+      const key = Buffer.from(hkdfSync('sha256', source, '', `gatehouse ${label}`, 32));
+      return createHmac('sha256', key).update(data).digest();
     },
     open(userId, sealed) {
       const [v, id, iv, body] = sealed.split('.');

@@ -13,7 +13,10 @@ import { factorSummary } from './totp-store.js';
 export function createTotpFactor(deps: { db: Kysely<Database>; secondStep: SecondStep }): Factor {
   return {
     name: 'totp',
-    summary: (userId) => factorSummary(deps.db, userId),
+    async summary(userId) {
+      const { totp, recoveryCodes } = await factorSummary(deps.db, userId);
+      return { totp, recoveryCodes };
+    },
     signInCheck: {
       name: 'totp',
       async check(user, attempt): Promise<SignInVerdict> {

@@ -96,7 +96,13 @@ export async function removeTotp(
 ): Promise<boolean> {
   const result = await db
     .updateTable('user_totp')
-    .set({ secret: null, pending_secret: null, enabled_at: null, updated_at: now })
+    .set({
+      secret: null,
+      pending_secret: null,
+      enabled_at: null,
+      codes_made_at_signin: null,
+      updated_at: now,
+    })
     .where('user_id', '=', userId)
     .where('secret', 'is not', null)
     .executeTakeFirst();
@@ -104,13 +110,23 @@ export async function removeTotp(
   return Number(result.numUpdatedRows) === 1;
 }
 
-/** The set of recovery codes replaced by `hashes`: the old set is void. */
+/**
+ * The set of recovery codes replaced by `hashes`: the old set is void. `atSignIn`: made at an
+ * enrolment during sign-in, whose one showing may not have reached the person, so `/account`
+ * asks for new ones until they are made there.
+ */
 export async function replaceRecoveryCodes(
   db: Kysely<Database>,
   userId: string,
   hashes: readonly string[],
   now: number,
+  atSignIn = false,
 ): Promise<void> {
+  await db
+    .updateTable('user_totp')
+    .set({ codes_made_at_signin: atSignIn ? now : null })
+    .where('user_id', '=', userId)
+    .execute();
   await db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
   await db
     .insertInto('recovery_codes')
@@ -139,11 +155,11 @@ export async function useRecoveryCode(
 export async function factorSummary(
   db: Kysely<Database>,
   userId: string,
-): Promise<{ totp: boolean; recoveryCodes: number }> {
+): Promise<{ totp: boolean; recoveryCodes: number; codesMadeAtSignIn: boolean }> {
   const [totp, codes] = await Promise.all([
     db
       .selectFrom('user_totp')
-      .select('user_id')
+      .select('codes_made_at_signin')
       .where('user_id', '=', userId)
       .where('secret', 'is not', null)
       .executeTakeFirst(),
@@ -154,7 +170,11 @@ export async function factorSummary(
       .where('used_at', 'is', null)
       .executeTakeFirstOrThrow(),
   ]);
-  return { totp: totp !== undefined, recoveryCodes: Number(codes.count) };
+  return {
+    totp: totp !== undefined,
+    recoveryCodes: Number(codes.count),
+    codesMadeAtSignIn: totp !== undefined && totp.codes_made_at_signin !== null,
+  };
 }
 
 /**
