@@ -211,6 +211,7 @@ describe.skipIf(missing.length > 0)(
 
       await own.getByRole('link', { name: "Gatehouse's account page" }).click();
       expect(new URL(own.url()).pathname).toBe(pagesPath);
+      await own.getByText('Change your address').click();
       await own.locator('#newEmail').fill(grace.newEmail);
       await own.locator('#emailPassword').fill(grace.changed);
       const since = mail.mark();

@@ -101,14 +101,16 @@ describe.skipIf(missing.length > 0)(
       await page.locator('#who', { hasText: 'Not signed in' }).waitFor();
       expect(await page.locator('#signed-in').isHidden()).toBe(true);
 
-      await page.getByLabel('Email').fill('ada@example.com');
-      await page.getByLabel('Password').fill('not the password at all');
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      // The sign-up and forgot-password forms beside it have an Email field too.
+      const signInForm = page.locator('#sign-in');
+      await signInForm.getByLabel('Email').fill('ada@example.com');
+      await signInForm.getByLabel('Password').fill('not the password at all');
+      await signInForm.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('alert').filter({ hasText: 'Wrong email or password.' }).waitFor();
       expect(await who.innerText()).toBe('Not signed in');
 
-      await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await signInForm.getByLabel('Password').fill(password);
+      await signInForm.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.locator('#who', { hasText: 'Ada Lovelace' }).waitFor();
       expect(await who.innerText()).toMatch(/^Signed in as Ada Lovelace \(id [0-9a-f-]{8,}\)$/);
       expect(await page.locator('#dashboard').innerText()).toContain('Ada Lovelace');
