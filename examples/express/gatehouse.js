@@ -58,3 +58,28 @@ export async function csrfToken(req, res) {
   const { csrfToken: token } = await response.json();
   return token;
 }
+
+/**
+ * Posts to Gatehouse's account API (/api/account/*, JSON) from this server, for a form of the
+ * app's own: with the browser's cookies (its session, and the CSRF cookie the form's page set)
+ * and the form's CSRF token in `X-CSRF-Token`. A cookie Gatehouse sets (a password change gives
+ * the session a new one) is passed on. Answers Gatehouse's JSON on success, else the message it
+ * wrote for the person (a weak password, a wrong current password, too many requests).
+ */
+export async function postAccount(req, res, route, token, fields = {}) {
+  const response = await fetch(`${gatehouseUrl}/api/account${route}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      cookie: req.headers.cookie ?? '',
+      'x-csrf-token': token,
+      'x-forwarded-for': req.socket.remoteAddress ?? '',
+      'x-forwarded-proto': req.protocol,
+    },
+    body: JSON.stringify(fields),
+  });
+  for (const cookie of response.headers.getSetCookie()) res.append('Set-Cookie', cookie);
+  const body = await response.json().catch(() => ({}));
+  if (response.ok) return { ok: true, body };
+  return { ok: false, message: body.error?.message ?? `Gatehouse answered ${response.status}.` };
+}

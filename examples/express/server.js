@@ -1,6 +1,6 @@
 import { getSession } from '@auth/express';
 import express from 'express';
-import { csrfToken, forwardToGatehouse, sessionFromGatehouse } from './gatehouse.js';
+import { csrfToken, forwardToGatehouse, postAccount, sessionFromGatehouse } from './gatehouse.js';
 
 const port = Number(process.env.PORT ?? 3001);
 
@@ -24,6 +24,14 @@ const app = express();
 // the account pages (ACCOUNT_PAGES_PATH=/api/auth/account) under /api/auth, the account API
 // under /api/account.
 app.use(['/api/auth', '/api/account'], forwardToGatehouse);
+
+// Gatehouse's own pages on this origin (under the forwarded /api/auth): plain links, no code of
+// this app behind them. They work without script and mail their links to pages beside them.
+const gatehousePages = {
+  account: '/api/auth/account',
+  forgotPassword: '/api/auth/account/password/forgot',
+  signUp: '/api/auth/account/signup',
+};
 
 const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -75,7 +83,12 @@ app.get('/', async (req, res, next) => {
         `<h1>My app</h1>
 <p>Cookie decoded here (@auth/express): <span id="server-decoded">${escape(describe(decoded?.user))}</span></p>
 <p>Asking Gatehouse (fetch): <span id="server-gatehouse">${escape(describe(asked?.user))}</span></p>
-${asked ? `<p><a href="/dashboard">Dashboard</a></p>\n${signOutForm(token)}` : signInForm(token)}`,
+${
+  asked
+    ? `<p><a href="/dashboard">Dashboard</a> · <a href="/account">Your account</a></p>\n${signOutForm(token)}`
+    : `${signInForm(token)}
+<p><a href="${gatehousePages.forgotPassword}">Forgot your password?</a> · <a href="${gatehousePages.signUp}">Create an account</a></p>`
+}`,
       ),
     );
   } catch (error) {
@@ -96,6 +109,91 @@ app.get('/dashboard', async (req, res, next) => {
 <p><a href="/">Home</a></p>`,
       ),
     );
+  } catch (error) {
+    next(error);
+  }
+});
+
+// This app's own /account (Gatehouse's is at /api/auth/account, so this one stays the app's):
+// forms that post here, and this server posts them on to Gatehouse's account API with the CSRF
+// token the page carried. Each success redirects back (a reload posts nothing twice).
+const done = {
+  password: 'Password changed. Your other sessions are signed out.',
+  email: 'We have mailed a link to your new address: your address changes when you open it.',
+};
+
+async function accountPage(req, res, { said = '', problem = '', status = 200 } = {}) {
+  const [session, token] = await Promise.all([sessionFromGatehouse(req, res), csrfToken(req, res)]);
+  if (!session) return res.redirect(303, '/');
+  const { user } = session;
+  res.status(status).send(
+    page(
+      'Your account',
+      `<h1>Your account</h1>
+<p id="account-email">${escape(user.name ?? '')} · ${escape(user.email)}</p>
+${said ? `<p role="status">${escape(said)}</p>` : ''}${problem ? `<p role="alert">${escape(problem)}</p>` : ''}
+<h2>Password</h2>
+<form id="change-password" method="post" action="/account/password">
+  <input type="hidden" name="csrfToken" value="${escape(token)}">
+  <p><label>Current password <input name="currentPassword" type="password" autocomplete="current-password" required></label></p>
+  <p><label>New password <input name="newPassword" type="password" autocomplete="new-password" required></label></p>
+  <p><label>New password again <input name="repeat" type="password" autocomplete="new-password" required></label></p>
+  <button type="submit">Change password</button>
+</form>
+<h2>Email address</h2>
+<form id="change-email" method="post" action="/account/email">
+  <input type="hidden" name="csrfToken" value="${escape(token)}">
+  <p><label>New address <input name="email" type="email" autocomplete="email" required></label></p>
+  <p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
+  <button type="submit">Change address</button>
+</form>
+<h2>Security</h2>
+<p>Where you are signed in, two-step sign-in, passkeys and your history are on
+<a href="${gatehousePages.account}">Gatehouse's account page</a>.</p>
+<p><a href="/">Home</a></p>`,
+    ),
+  );
+}
+
+app.get('/account', async (req, res, next) => {
+  try {
+    const said = Object.hasOwn(done, String(req.query.done)) ? done[req.query.done] : '';
+    await accountPage(req, res, { said });
+  } catch (error) {
+    next(error);
+  }
+});
+
+// Only these routes read a form body: the forwarder above got its bodies unread.
+const form = express.urlencoded({ extended: false });
+
+app.post('/account/password', form, async (req, res, next) => {
+  try {
+    const { csrfToken: token, currentPassword, newPassword, repeat } = req.body;
+    if (newPassword !== repeat)
+      return await accountPage(req, res, { problem: 'The new passwords differ.', status: 400 });
+    // Gatehouse ends every other session and gives this one a new cookie (passed on).
+    const answer = await postAccount(req, res, '/password/change', token, {
+      currentPassword,
+      newPassword,
+    });
+    if (!answer.ok) return await accountPage(req, res, { problem: answer.message, status: 400 });
+    res.redirect(303, '/account?done=password');
+  } catch (error) {
+    next(error);
+  }
+});
+
+app.post('/account/email', form, async (req, res, next) => {
+  try {
+    const { csrfToken: token, email, password } = req.body;
+    // A change of address needs a recent sign-in: the password proves it again first.
+    const proved = await postAccount(req, res, '/reauthenticate', token, { password });
+    const answer = proved.ok
+      ? await postAccount(req, res, '/email/change', token, { email })
+      : proved;
+    if (!answer.ok) return await accountPage(req, res, { problem: answer.message, status: 400 });
+    res.redirect(303, '/account?done=email');
   } catch (error) {
     next(error);
   }

@@ -2,7 +2,9 @@
 
 nginx (nginx.conf) puts this app and Gatehouse on one origin: the browser signs in on
 Gatehouse's own page, and this app forwards the browser's cookies to Gatehouse's
-GET /api/auth/session to learn who is signed in.
+GET /api/auth/session to learn who is signed in. Sign-up, "Forgot your password?" and the
+account settings are Gatehouse's pages, linked; this app's own /account has one form of its
+own, the password change, which it posts on to Gatehouse's account API.
 """
 
 import html
@@ -10,11 +12,17 @@ import json
 import os
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import quote, urlsplit
+from urllib.error import HTTPError
+from urllib.parse import parse_qs, quote, urlsplit
 
 # Where Gatehouse listens, as this server reaches it (not through nginx).
 GATEHOUSE_URL = os.environ.get("GATEHOUSE_URL", "http://127.0.0.1:3000")
 PORT = int(os.environ.get("PORT", "8000"))
+
+# Gatehouse's own pages on this origin (ACCOUNT_PAGES_PATH=/api/auth/account, forwarded by nginx).
+ACCOUNT_PAGE = "/api/auth/account"
+FORGOT_PASSWORD_PAGE = "/api/auth/account/password/forgot"
+SIGN_UP_PAGE = "/api/auth/account/signup"
 
 
 def session_from_gatehouse(cookie):
@@ -30,11 +38,52 @@ def session_from_gatehouse(cookie):
         return json.load(response), response.headers.get_all("Set-Cookie") or []
 
 
+def csrf_token(cookie):
+    """A CSRF token for a form of this app that posts to Gatehouse, and the cookies Gatehouse
+    sets with it (its CSRF cookie, which the token is checked against: passed on)."""
+    request = urllib.request.Request(
+        f"{GATEHOUSE_URL}/api/auth/csrf", headers={"Cookie": cookie or ""}
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response)["csrfToken"], response.headers.get_all("Set-Cookie") or []
+
+
+def post_account(route, fields, cookie, token, forwarded_for):
+    """POST /api/account/<route> (Gatehouse's account API, JSON) with the browser's cookies and
+    the form's CSRF token. Returns (ok, message, cookies): on a refusal, the message Gatehouse
+    wrote for the person; the cookies it sets (a password change gives the session a new one)
+    are passed on."""
+    request = urllib.request.Request(
+        f"{GATEHOUSE_URL}/api/account{route}",
+        data=json.dumps(fields).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Cookie": cookie or "",
+            "X-CSRF-Token": token,
+            "X-Forwarded-For": forwarded_for or "",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return True, "", response.headers.get_all("Set-Cookie") or []
+    except HTTPError as refused:
+        try:
+            message = json.load(refused)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = f"Gatehouse answered {refused.code}."
+        return False, message, refused.headers.get_all("Set-Cookie") or []
+
+
 def describe(session):
     if not session:
         return "Not signed in"
     user = session["user"]
     return f"Signed in as {user.get('name') or user['email']} (id {user['id']})"
+
+
+# What /account says after a success (Post/Redirect/Get), by its `done` value.
+DONE = {"password": "Password changed. Your other sessions are signed out."}
 
 
 def page(title, body):
@@ -54,13 +103,19 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/":
             if session:
                 links = (
-                    '<p><a href="/dashboard">Dashboard</a></p>\n'
+                    '<p><a href="/dashboard">Dashboard</a> · '
+                    '<a href="/account">Your account</a></p>\n'
                     # Gatehouse's sign-out page: one button, then back here.
                     '<p><a href="/api/auth/signout?callbackUrl=%2F">Sign out</a></p>'
                 )
             else:
-                # Gatehouse's sign-in page, on this origin through nginx; back here after.
-                links = '<p><a href="/api/auth/signin?callbackUrl=%2F">Sign in</a></p>'
+                # Gatehouse's pages, on this origin through nginx: sign-in (back here after),
+                # "Forgot your password?" and sign-up.
+                links = (
+                    '<p><a href="/api/auth/signin?callbackUrl=%2F">Sign in</a></p>\n'
+                    f'<p><a href="{FORGOT_PASSWORD_PAGE}">Forgot your password?</a> · '
+                    f'<a href="{SIGN_UP_PAGE}">Create an account</a></p>'
+                )
             body = (
                 "<h1>My app</h1>\n"
                 f'<p>Asking Gatehouse: <span id="server-gatehouse">'
@@ -70,12 +125,7 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/dashboard":
             # A protected page: no session, no page; sign in, then come back here.
             if not session:
-                self.send_response(303)
-                self.send_cookies()
-                self.send_header(
-                    "Location", "/api/auth/signin?callbackUrl=" + quote("/dashboard", safe="")
-                )
-                self.end_headers()
+                self.send_sign_in("/dashboard")
                 return
             name = session["user"].get("name") or session["user"]["email"]
             body = (
@@ -85,8 +135,82 @@ class Handler(BaseHTTPRequestHandler):
                 '<p><a href="/">Home</a></p>'
             )
             self.answer(200, page("Dashboard", body))
+        elif path == "/account":
+            if not session:
+                self.send_sign_in("/account")
+                return
+            said = DONE.get(parse_qs(urlsplit(self.path).query).get("done", [""])[0], "")
+            self.account_page(session, said=said)
         else:
             self.answer(404, page("Not found", "<h1>Not found</h1>"))
+
+    def do_POST(self):
+        # This app's own form: the password change, posted on to Gatehouse's account API.
+        if urlsplit(self.path).path != "/account/password":
+            self.cookies = []
+            self.answer(404, page("Not found", "<h1>Not found</h1>"))
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+        cookie = self.headers.get("Cookie")
+        session, self.cookies = session_from_gatehouse(cookie)
+        if not session:
+            self.send_sign_in("/account")
+            return
+        if form.get("newPassword") != form.get("repeat"):
+            self.account_page(session, problem="The new passwords differ.", status=400)
+            return
+        # Gatehouse ends every other session and gives this one a new cookie (passed on).
+        ok, message, cookies = post_account(
+            "/password/change",
+            {
+                "currentPassword": form.get("currentPassword", ""),
+                "newPassword": form.get("newPassword", ""),
+            },
+            cookie,
+            form.get("csrfToken", ""),
+            self.headers.get("X-Forwarded-For"),
+        )
+        self.cookies += cookies
+        if not ok:
+            self.account_page(session, problem=message, status=400)
+            return
+        # Post/Redirect/Get: a reload does not post the form again.
+        self.send_response(303)
+        self.send_cookies()
+        self.send_header("Location", "/account?done=password")
+        self.end_headers()
+
+    def account_page(self, session, said="", problem="", status=200):
+        """This app's own /account (Gatehouse's is at /api/auth/account, linked)."""
+        token, cookies = csrf_token(self.headers.get("Cookie"))
+        self.cookies += cookies
+        user = session["user"]
+        notices = (f'<p role="status">{html.escape(said)}</p>\n' if said else "") + (
+            f'<p role="alert">{html.escape(problem)}</p>\n' if problem else ""
+        )
+        body = f"""<h1>Your account</h1>
+<p id="account-email">{html.escape(user.get("name") or "")} · {html.escape(user["email"])}</p>
+{notices}<h2>Password</h2>
+<form id="change-password" method="post" action="/account/password">
+  <input type="hidden" name="csrfToken" value="{html.escape(token)}">
+  <p><label>Current password <input name="currentPassword" type="password" autocomplete="current-password" required></label></p>
+  <p><label>New password <input name="newPassword" type="password" autocomplete="new-password" required></label></p>
+  <p><label>New password again <input name="repeat" type="password" autocomplete="new-password" required></label></p>
+  <button type="submit">Change password</button>
+</form>
+<h2>More</h2>
+<p>Your address, where you are signed in, two-step sign-in, passkeys and your history are on
+<a href="{ACCOUNT_PAGE}">Gatehouse's account page</a>.</p>
+<p><a href="/">Home</a></p>"""
+        self.answer(status, page("Your account", body))
+
+    def send_sign_in(self, back):
+        """No session: Gatehouse's sign-in page, then back to `back`."""
+        self.send_response(303)
+        self.send_cookies()
+        self.send_header("Location", "/api/auth/signin?callbackUrl=" + quote(back, safe=""))
+        self.end_headers()
 
     def answer(self, status, text):
         body = text.encode()

@@ -1,19 +1,34 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Secret, TOTP } from 'otpauth';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  confirmAddressFromLink,
+  confirmSignUp,
+  grace,
+  inbox,
+  pagesPath,
+  resetFromLink,
+  said,
+} from '../helpers/account-journey.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
+import {
+  network,
+  offline,
+  serve as serveUntilListening,
+  shell,
+  stopGroup,
+  type Running,
+} from '../helpers/guide-steps.js';
 import { guideBlocks, type RunBlock } from '../helpers/guide.js';
-import { linkIn } from '../helpers/mail-reading.js';
 import { freePort } from '../helpers/processes.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { firstPass } from '../helpers/passes.js';
@@ -37,17 +52,6 @@ const artifacts = path.join(root, 'test-artifacts/integrate-guide');
 const mode = process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' ? 'fast-paths-off' : 'fast-paths-on';
 const password = 'correct horse battery staple';
 const ada = 'Signed in as Ada Lovelace';
-/** Who signs up through the app's own form, and the passwords she chooses on the way. */
-const grace = {
-  name: 'Grace Hopper',
-  email: 'grace@example.com',
-  newEmail: 'grace.hopper@example.com',
-  password: 'compilers all the way down',
-  changed: 'nanoseconds are a foot long',
-  reset: 'the first actual bug was a moth',
-};
-/** Where Gatehouse's account pages are on the app's origin (the guide's ACCOUNT_PAGES_PATH). */
-const pagesPath = '/api/auth/account';
 /** Made by the example's own commands, never part of it. */
 const generated = /^(node_modules|\.next|data)\/|^next-env\.d\.ts$|^\.env.*\.local$|\.tsbuildinfo$/;
 
@@ -107,73 +111,6 @@ function portOr(preferred: number): Promise<number> {
   });
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-interface Server {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
-
-/** A guide command in bash, in its own process group (npm starts children of its own). */
-function shell(command: string, cwd: string, env: NodeJS.ProcessEnv): Server {
-  const child = spawn('bash', ['-euo', 'pipefail', '-c', command], {
-    cwd,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => {
-    child.once('error', (error) => {
-      output += String(error);
-      resolve();
-    });
-    child.once('exit', () => resolve());
-  });
-  return { child, output: () => output, exited };
-}
-
-async function stopGroup(server: Server): Promise<void> {
-  const { child } = server;
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return; // the group is gone already
-  }
-  const killed = await Promise.race([server.exited.then(() => true), sleep(5_000, false)]);
-  if (!killed) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // it exited between the two signals
-    }
-    await server.exited;
-  }
-}
-
-/**
- * What npm needs from this environment to reach its registry (a proxy, its certificate
- * authority), and nothing else: Gatehouse's and the suite's own variables stay out.
- */
-function network(): NodeJS.ProcessEnv {
-  const wanted =
-    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(https?|no|all)_proxy|npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache))$/i;
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
-}
-
 /**
  * Adds a passkey from the page's session, in the browser, with the raw WebAuthn API and the
  * wire format of next-auth/webauthn (its options route, then its callback with `action=register`).
@@ -214,8 +151,6 @@ const registerPasskey = `(async () => {
   return { status: answer.status, url: (await answer.json()).url };
 })()`;
 
-const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
-
 // Once, with the fast paths on: the stock next-auth client's wire protocol is checked in both
 // modes by next-auth-client.test.ts; this walk through the guide is the app's, not the wire's.
 describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
@@ -223,7 +158,7 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
     ? 'following docs/integrate.md to a signed-in Next.js app'
     : `following docs/integrate.md (skipped: chromium (${chromiumPath}) not installed)`,
   () => {
-    const servers: Server[] = [];
+    const servers: Running[] = [];
     let browser: Browser | undefined;
     /** Why the guide could not be followed here for a reason outside it (offline install). */
     let unavailable = '';
@@ -239,14 +174,8 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
 
     /** A guide's server command, left running once it listens on `port`. */
     async function serve(command: string, cwd: string, env: NodeJS.ProcessEnv, port: number) {
-      const server = shell(command, cwd, env);
+      const server = await serveUntilListening(command, cwd, env, port);
       servers.push(server);
-      const deadline = Date.now() + 60_000;
-      while (!(await accepts(port))) {
-        if (server.child.exitCode !== null || Date.now() > deadline)
-          throw new Error(`${command.trim()} did not listen on ${port}:\n${server.output()}`);
-        await sleep(100);
-      }
       return server;
     }
     beforeAll(async () => {
@@ -543,12 +472,8 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
     });
 
     /** The link to `path` in the first mail to `to` (with `subject`) since `since` mails. */
-    async function mailedLink(to: string, subject: RegExp, path: string, since: number) {
-      const link = linkIn(await smtp!.mailTo(to, since, subject), path);
-      // Built on AUTH_URL, the app's origin: opened through the one rewrite.
-      expect(link.startsWith(`${appUrl}${path}?token=`)).toBe(true);
-      return link;
-    }
+    const mailedLink = (to: string, subject: RegExp, path: string, since: number) =>
+      inbox(smtp!, appUrl).link(to, subject, path, since);
 
     let own: Page;
 
@@ -559,14 +484,6 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
     async function home(page: Page, session: string) {
       await page.goto(appUrl);
       await waitFor(page, 'client-session', session);
-    }
-
-    /** Waits for a status line of the page to hold `text`; a refusal said instead fails naming it. */
-    async function said(page: Page, text: string) {
-      const statuses = () => page.getByRole('status').allInnerTexts();
-      await expect
-        .poll(async () => (await statuses()).join(' | '), { timeout: 10_000 })
-        .toContain(text);
     }
 
     it("keeps the app's own /account; Gatehouse's pages and account API answer through the one rewrite", async (context) => {
@@ -611,12 +528,11 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await own.getByRole('button', { name: 'Sign up' }).click();
       await said(own, 'Check your inbox');
       await shot(own, '5b-signed-up');
-      await own.goto(
+      await confirmSignUp(
+        own,
         await mailedLink(grace.email, /Confirm your address/, `${pagesPath}/signup/confirm`, since),
+        grace.password,
       );
-      await own.getByLabel('Password').fill(grace.password);
-      await own.getByRole('button', { name: 'Confirm and create the account' }).click();
-      await own.getByRole('heading', { name: 'Account created' }).waitFor();
 
       await home(own, 'Not signed in');
       await own.getByLabel('Email').fill(grace.email);
@@ -646,7 +562,8 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await address.getByRole('button', { name: 'Change address' }).click();
       await said(own, `mailed a link to ${grace.newEmail}`);
       await shot(own, '5c-own-account-page');
-      await own.goto(
+      await confirmAddressFromLink(
+        own,
         await mailedLink(
           grace.newEmail,
           /Confirm your new address/,
@@ -654,8 +571,6 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
           since,
         ),
       );
-      await own.getByRole('button', { name: 'Confirm my address' }).click();
-      await own.getByRole('heading', { name: 'Address changed' }).waitFor();
       // Confirmed from this browser: its session goes on, with the new address.
       await own.goto(`${appUrl}/account`);
       await waitFor(own, 'account-email', grace.newEmail);
@@ -673,13 +588,11 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       const since = smtp!.received.length;
       await own.getByRole('button', { name: 'Mail me a link' }).click();
       await said(own, 'If an account exists');
-      await own.goto(
+      await resetFromLink(
+        own,
         await mailedLink(grace.newEmail, /Reset your/, `${pagesPath}/password/reset`, since),
+        grace.reset,
       );
-      await own.locator('#password').fill(grace.reset);
-      await own.locator('#passwordRepeat').fill(grace.reset);
-      await own.getByRole('button', { name: 'Set the new password' }).click();
-      await own.getByRole('heading', { name: 'Password changed — sign in' }).waitFor();
       await shot(own, '5d-reset-done');
 
       await home(own, 'Not signed in');

@@ -2,10 +2,24 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  askResetOnGatehousePage,
+  confirmAddressFromLink,
+  confirmSignUp,
+  grace,
+  inbox,
+  pagesPath,
+  resetFromLink,
+  said,
+  signUpOnGatehousePage,
+} from '../helpers/account-journey.js';
+import { LoopbackSmtp } from '../helpers/smtp.js';
 import { exampleFiles, followGuide, guideShape, root, type GuideRun } from './follow-guide.js';
 
 // docs/integrate-express.md, followed as written (test/examples/follow-guide.ts says how), then
-// driven in Chromium. A few seconds once the example's install is cached.
+// driven in Chromium: Ada signs in and out; Grace signs up, changes her password and address on
+// the app's own /account and resets a forgotten password, each mailed link read from a loopback
+// catcher. A few seconds once the example's install is cached.
 
 const guidePath = 'docs/integrate-express.md';
 const exampleDir = 'examples/express';
@@ -53,14 +67,17 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let page: Page;
     let app = '';
     let copiedCookie = '';
+    let smtp: LoopbackSmtp;
 
     beforeAll(async () => {
+      smtp = await LoopbackSmtp.start();
       guide = await followGuide({
         name: 'express',
         guidePath,
         exampleDir,
         ports: [3000, 3001],
         serverPorts: [3001],
+        gatehouseEnv: { SMTP_URL: smtp.url, MAIL_FROM: 'My app <no-reply@example.com>' },
       });
       await guide.run();
       app = guide.origin(3001);
@@ -75,6 +92,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     afterAll(async () => {
       await browser?.close();
       await guide?.stop();
+      await smtp?.close();
     });
 
     const text = (id: string, on = page) => on.locator(`#${id}`).innerText();
@@ -137,6 +155,108 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         redirect: 'manual',
       });
       expect(dashboard.status).toBe(303);
+    });
+
+    let own: Page;
+
+    it("keeps the app's own /account; Gatehouse's pages answer through the forwarder, not at /account", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      const signedOut = await fetch(`${app}/account`, { redirect: 'manual' });
+      expect(signedOut.status).toBe(303);
+      expect(signedOut.headers.get('location')).toBe('/');
+      const gatehouseAccount = await fetch(`${app}${pagesPath}`, { redirect: 'manual' });
+      expect(gatehouseAccount.status).toBe(303);
+      expect(new URL(gatehouseAccount.headers.get('location') ?? '').pathname).toBe(
+        '/api/auth/signin',
+      );
+      expect((await fetch(`${app}/api/account`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${guide.port(3000)}/account`)).status).toBe(404);
+    });
+
+    it("signs Grace up on Gatehouse's page from the app's link; the mailed link makes the account; she signs in on the app's form", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      own = await (await browser.newContext()).newPage();
+      own.setDefaultTimeout(10_000);
+      const mail = inbox(smtp, app);
+      await own.goto(app);
+      await own.getByRole('link', { name: 'Create an account' }).click();
+      const since = mail.mark();
+      await signUpOnGatehousePage(own);
+      const link = await mail.link(
+        grace.email,
+        /Confirm your address/,
+        `${pagesPath}/signup/confirm`,
+        since,
+      );
+      await confirmSignUp(own, link, grace.password);
+
+      await own.goto(app);
+      await own.getByLabel('Email').fill(grace.email);
+      await own.getByLabel('Password').fill(grace.password);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await own.locator('#server-gatehouse', { hasText: 'Signed in as Grace Hopper' }).waitFor();
+    });
+
+    it("changes Grace's password and address on the app's own /account, posted on by the server; the new address is confirmed from the mail", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      const mail = inbox(smtp, app);
+      await own.getByRole('link', { name: 'Your account' }).click();
+      expect(await text('account-email', own)).toBe(`${grace.name} · ${grace.email}`);
+
+      const password = own.locator('#change-password');
+      await password.getByLabel('Current password').fill(grace.password);
+      await password.getByLabel('New password', { exact: true }).fill(grace.changed);
+      await password.getByLabel('New password again').fill(grace.changed);
+      await password.getByRole('button', { name: 'Change password' }).click();
+      await said(own, 'Password changed');
+      expect(new URL(own.url()).pathname).toBe('/account');
+
+      // A wrong password is refused in Gatehouse's words, on the app's page.
+      const address = own.locator('#change-email');
+      await address.getByLabel('New address').fill(grace.newEmail);
+      await address.getByLabel('Password').fill(grace.password);
+      await address.getByRole('button', { name: 'Change address' }).click();
+      await expect.poll(() => own.getByRole('alert').innerText()).toMatch(/password/i);
+
+      await address.getByLabel('New address').fill(grace.newEmail);
+      await address.getByLabel('Password').fill(grace.changed);
+      const since = mail.mark();
+      await address.getByRole('button', { name: 'Change address' }).click();
+      await said(own, 'We have mailed a link to your new address');
+      await confirmAddressFromLink(
+        own,
+        await mail.link(
+          grace.newEmail,
+          /Confirm your new address/,
+          `${pagesPath}/email/verify`,
+          since,
+        ),
+      );
+      await own.goto(`${app}/account`);
+      expect(await text('account-email', own)).toBe(`${grace.name} · ${grace.newEmail}`);
+    });
+
+    it("resets Grace's forgotten password from the app's link to Gatehouse's page and the mailed link; she signs in with the new one", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      const mail = inbox(smtp, app);
+      await own.goto(app);
+      await own.getByRole('button', { name: 'Sign out' }).click();
+      await own.locator('#server-gatehouse', { hasText: 'Not signed in' }).waitFor();
+      await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      const since = mail.mark();
+      await askResetOnGatehousePage(own, grace.newEmail);
+      await resetFromLink(
+        own,
+        await mail.link(grace.newEmail, /Reset your/, `${pagesPath}/password/reset`, since),
+        grace.reset,
+      );
+
+      await own.goto(app);
+      await own.getByLabel('Email').fill(grace.newEmail);
+      await own.getByLabel('Password').fill(grace.reset);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await own.locator('#server-gatehouse', { hasText: 'Signed in as Grace Hopper' }).waitFor();
+      await own.context().close();
     });
   },
 );

@@ -6,17 +6,25 @@
 //
 // - every port the guide names (Gatehouse's 3000, the app's, nginx's) becomes a free one, in the
 //   commands and in the app's files (not its lockfile); Gatehouse gets it as `PORT`;
+// - Gatehouse gets the test's mail catcher as `SMTP_URL` and `MAIL_FROM` (`gatehouseEnv`), as the
+//   guides' mail note says, so every mailed link is read from its mail;
 // - `npm start` in `gatehouse/` skips its `prestart` build: `dist/` is built already;
 // - the install step reuses an earlier run's install of the same package.json and lockfile
 //   (hard links from a cache in the temp folder), and runs `npm` only the first time;
 // - a second `gatehouse, server` step stops the first one (the guide says to restart it).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  network,
+  offline,
+  serve as serveUntilListening,
+  shell,
+  stopGroup,
+  type Running,
+} from '../helpers/guide-steps.js';
 import { guideBlocks, type GuideBlock, type RunBlock } from '../helpers/guide.js';
 import { freePort } from '../helpers/processes.js';
 
@@ -43,72 +51,6 @@ export function guideShape(guidePath: string): { blocks: GuideBlock[]; runs: str
     .map((b) => `${b.folder} ${b.role}`);
   return { blocks, runs };
 }
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
-
-/** A guide command in bash, in its own process group (npm and nginx start children). */
-function shell(command: string, cwd: string, env: NodeJS.ProcessEnv): Running {
-  const child = spawn('bash', ['-euo', 'pipefail', '-c', command], {
-    cwd,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => {
-    child.once('error', (error) => {
-      output += String(error);
-      resolve();
-    });
-    child.once('exit', () => resolve());
-  });
-  return { child, output: () => output, exited };
-}
-
-async function stopGroup(running: Running): Promise<void> {
-  const { child } = running;
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return; // the group is gone already
-  }
-  const stopped = await Promise.race([running.exited.then(() => true), sleep(5_000, false)]);
-  if (!stopped) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // it exited between the two signals
-    }
-    await running.exited;
-  }
-}
-
-/** What npm needs to reach its registry (a proxy, a certificate authority), nothing else. */
-function network(): NodeJS.ProcessEnv {
-  const wanted =
-    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(https?|no|all)_proxy|npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache))$/i;
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
-}
-
-const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
 
 export interface GuideRun {
   /** The free port standing for a port the guide names. */
@@ -137,6 +79,8 @@ export interface GuideOptions {
   ports: number[];
   /** The port each `my-app, server` step listens on, in the guide's order. */
   serverPorts: number[];
+  /** More of Gatehouse's environment (a mail catcher's `SMTP_URL`, as the guide's note says). */
+  gatehouseEnv?: NodeJS.ProcessEnv;
 }
 
 export async function followGuide(options: GuideOptions): Promise<GuideRun> {
@@ -180,6 +124,7 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
   const envs: Record<string, NodeJS.ProcessEnv> = {
     gatehouse: {
       ...base,
+      ...options.gatehouseEnv,
       PORT: String(port(options.ports[0]!)),
       npm_config_ignore_scripts: 'true',
     },
@@ -193,14 +138,8 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
   let next = 0;
 
   async function serve(command: string, cwd: string, env: NodeJS.ProcessEnv, at: number) {
-    const server = shell(command, cwd, env);
+    const server = await serveUntilListening(command, cwd, env, at);
     servers.push(server);
-    const deadline = Date.now() + 60_000;
-    while (!(await accepts(at))) {
-      if (server.child.exitCode !== null || Date.now() > deadline)
-        throw new Error(`${command.trim()} did not listen on ${at}:\n${server.output()}`);
-      await sleep(100);
-    }
     return server;
   }
 

@@ -3,11 +3,25 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  askResetOnGatehousePage,
+  confirmAddressFromLink,
+  confirmSignUp,
+  grace,
+  inbox,
+  pagesPath,
+  resetFromLink,
+  said,
+  signUpOnGatehousePage,
+} from '../helpers/account-journey.js';
 import { nginxPath } from '../helpers/nginx.js';
+import { LoopbackSmtp } from '../helpers/smtp.js';
 import { exampleFiles, followGuide, guideShape, root, type GuideRun } from './follow-guide.js';
 
 // docs/integrate-python.md, followed as written (test/examples/follow-guide.ts says how): a
-// Python app (standard library only) and Gatehouse behind one nginx, driven in Chromium.
+// Python app (standard library only) and Gatehouse behind one nginx, driven in Chromium: Ada
+// signs in and out; Grace uses the linked Gatehouse pages and the app's own /account, her mail
+// read from a loopback catcher.
 
 const guidePath = 'docs/integrate-python.md';
 const exampleDir = 'examples/python';
@@ -59,14 +73,17 @@ describe.skipIf(missing.length > 0)(
     let page: Page;
     let site = '';
     let copiedCookie = '';
+    let smtp: LoopbackSmtp;
 
     beforeAll(async () => {
+      smtp = await LoopbackSmtp.start();
       guide = await followGuide({
         name: 'python',
         guidePath,
         exampleDir,
         ports: [3000, 8000, 8080],
         serverPorts: [8000, 8080],
+        gatehouseEnv: { SMTP_URL: smtp.url, MAIL_FROM: 'My app <no-reply@example.com>' },
       });
       await guide.run();
       site = guide.origin(8080);
@@ -81,6 +98,7 @@ describe.skipIf(missing.length > 0)(
     afterAll(async () => {
       await browser?.close();
       await guide?.stop();
+      await smtp?.close();
     });
 
     it("sends a signed-out visitor from the dashboard to Gatehouse's sign-in page, on the app's origin", async () => {
@@ -131,6 +149,105 @@ describe.skipIf(missing.length > 0)(
         redirect: 'manual',
       });
       expect(dashboard.status).toBe(303);
+    });
+
+    let own: Page;
+
+    /** From the home page's link, on Gatehouse's sign-in page, and back home signed in. */
+    async function signIn(email: string, password: string) {
+      await own.goto(site);
+      await own.getByRole('link', { name: 'Sign in' }).click();
+      await own.getByLabel('Email').fill(email);
+      await own.getByLabel('Password').fill(password);
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await own.locator('#server-gatehouse', { hasText: 'Signed in as Grace Hopper' }).waitFor();
+    }
+
+    it("keeps the app's own /account; Gatehouse's pages answer through nginx, not at /account", async () => {
+      const signedOut = await fetch(`${site}/account`, { redirect: 'manual' });
+      expect(signedOut.status).toBe(303);
+      expect(signedOut.headers.get('location')).toBe('/api/auth/signin?callbackUrl=%2Faccount');
+      const gatehouseAccount = await fetch(`${site}${pagesPath}`, { redirect: 'manual' });
+      expect(gatehouseAccount.status).toBe(303);
+      expect((await fetch(`${site}/api/account`)).status).toBe(401);
+      expect((await fetch(`http://127.0.0.1:${guide.port(3000)}/account`)).status).toBe(404);
+    });
+
+    it("signs Grace up on Gatehouse's page from the app's link; the mailed link makes the account", async () => {
+      own = await (await browser.newContext()).newPage();
+      own.setDefaultTimeout(10_000);
+      const mail = inbox(smtp, site);
+      await own.goto(site);
+      await own.getByRole('link', { name: 'Create an account' }).click();
+      const since = mail.mark();
+      await signUpOnGatehousePage(own);
+      await confirmSignUp(
+        own,
+        await mail.link(grace.email, /Confirm your address/, `${pagesPath}/signup/confirm`, since),
+        grace.password,
+      );
+      await signIn(grace.email, grace.password);
+    });
+
+    it("changes Grace's password on the app's /account, and her address on Gatehouse's account page from the mail", async () => {
+      const mail = inbox(smtp, site);
+      await own.getByRole('link', { name: 'Your account' }).click();
+      expect(await own.locator('#account-email').innerText()).toBe(
+        `${grace.name} · ${grace.email}`,
+      );
+      const password = own.locator('#change-password');
+      const change = async (current: string) => {
+        await password.getByLabel('Current password').fill(current);
+        await password.getByLabel('New password', { exact: true }).fill(grace.changed);
+        await password.getByLabel('New password again').fill(grace.changed);
+        await password.getByRole('button', { name: 'Change password' }).click();
+      };
+      // A wrong current password is refused in Gatehouse's words, on the app's page.
+      await change('not her password at all');
+      await expect.poll(() => own.getByRole('alert').innerText()).toMatch(/password/i);
+      await change(grace.password);
+      await said(own, 'Password changed');
+      expect(new URL(own.url()).search).toBe('?done=password');
+
+      await own.getByRole('link', { name: "Gatehouse's account page" }).click();
+      expect(new URL(own.url()).pathname).toBe(pagesPath);
+      await own.getByText('Change your address').click();
+      await own.locator('#newEmail').fill(grace.newEmail);
+      await own.locator('#emailPassword').fill(grace.changed);
+      const since = mail.mark();
+      await own.getByRole('button', { name: 'Change address' }).click();
+      await said(own, 'We sent a link to the new address');
+      await confirmAddressFromLink(
+        own,
+        await mail.link(
+          grace.newEmail,
+          /Confirm your new address/,
+          `${pagesPath}/email/verify`,
+          since,
+        ),
+      );
+      await own.goto(`${site}/account`);
+      expect(await own.locator('#account-email').innerText()).toBe(
+        `${grace.name} · ${grace.newEmail}`,
+      );
+    });
+
+    it("resets Grace's forgotten password from the app's link to Gatehouse's page and the mailed link; she signs in with the new one", async () => {
+      const mail = inbox(smtp, site);
+      await own.goto(site);
+      await own.getByRole('link', { name: 'Sign out' }).click();
+      await own.getByRole('button', { name: 'Sign out' }).click();
+      await own.locator('#server-gatehouse', { hasText: 'Not signed in' }).waitFor();
+      await own.getByRole('link', { name: 'Forgot your password?' }).click();
+      const since = mail.mark();
+      await askResetOnGatehousePage(own, grace.newEmail);
+      await resetFromLink(
+        own,
+        await mail.link(grace.newEmail, /Reset your/, `${pagesPath}/password/reset`, since),
+        grace.reset,
+      );
+      await signIn(grace.newEmail, grace.reset);
+      await own.context().close();
     });
   },
 );

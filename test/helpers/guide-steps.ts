@@ -1,0 +1,98 @@
+// The process side of following a guide (docs/integrate*.md) from empty folders, shared by
+// test/clients/integrate-guide.test.ts and test/examples/follow-guide.ts: each marked command
+// runs in bash in its own process group, a server is left running once it listens, and npm
+// reaches its registry with the network settings of this environment only.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+}
+
+/** A guide command in bash, in its own process group (npm and nginx start children). */
+export function shell(command: string, cwd: string, env: NodeJS.ProcessEnv): Running {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', command], {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('error', (error) => {
+      output += String(error);
+      resolve();
+    });
+    child.once('exit', () => resolve());
+  });
+  return { child, output: () => output, exited };
+}
+
+/** A guide's server command, left running once it listens on `port` (a minute at most). */
+export async function serve(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  port: number,
+): Promise<Running> {
+  const server = shell(command, cwd, env);
+  const deadline = Date.now() + 60_000;
+  while (!(await accepts(port))) {
+    if (server.child.exitCode !== null || Date.now() > deadline) {
+      await stopGroup(server);
+      throw new Error(`${command.trim()} did not listen on ${port}:\n${server.output()}`);
+    }
+    await sleep(100);
+  }
+  return server;
+}
+
+/** SIGTERM to the command's group; SIGKILL after 5 s. */
+export async function stopGroup(running: Running): Promise<void> {
+  const { child } = running;
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return; // the group is gone already
+  }
+  const stopped = await Promise.race([running.exited.then(() => true), sleep(5_000, false)]);
+  if (!stopped) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // it exited between the two signals
+    }
+    await running.exited;
+  }
+}
+
+/**
+ * What npm needs from this environment to reach its registry (a proxy, its certificate
+ * authority), and nothing else: Gatehouse's and the suite's own variables stay out.
+ */
+export function network(): NodeJS.ProcessEnv {
+  const wanted =
+    /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|(https?|no|all)_proxy|npm_config_(registry|cafile|ca|strict_ssl|proxy|https_proxy|noproxy|cache))$/i;
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => wanted.test(key)));
+}
+
+/** An install's output that says the registry was out of reach, not that the guide is wrong. */
+export const offline = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network/i;
