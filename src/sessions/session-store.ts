@@ -252,36 +252,24 @@ export function createKyselySessionStore(
     async prune(createdBefore, observe) {
       // Two filters, one index each (migration 007), in short batches: an OR of the two would
       // scan the table, holding SQLite's writer for as long.
-      await deleteInBatches(
-        db,
-        (limit) =>
-          db
-            .deleteFrom('sessions')
-            .where('id', 'in', (eb) =>
-              eb
-                .selectFrom('sessions')
-                .select('id')
-                .where('revoked_at', 'is not', null)
-                .limit(limit),
-            )
-            .executeTakeFirst(),
-        { observe },
-      );
-      await deleteInBatches(
-        db,
-        (limit) =>
-          db
-            .deleteFrom('sessions')
-            .where('id', 'in', (eb) =>
-              eb
-                .selectFrom('sessions')
-                .select('id')
-                .where('created_at', '<', createdBefore)
-                .limit(limit),
-            )
-            .executeTakeFirst(),
-        { observe },
-      );
+      for (const over of ['revoked', 'signed in too long ago'] as const) {
+        await deleteInBatches(
+          db,
+          (limit) =>
+            db
+              .deleteFrom('sessions')
+              .where('id', 'in', (eb) => {
+                const rows = eb.selectFrom('sessions').select('id');
+                return (
+                  over === 'revoked'
+                    ? rows.where('revoked_at', 'is not', null)
+                    : rows.where('created_at', '<', createdBefore)
+                ).limit(limit);
+              })
+              .executeTakeFirst(),
+          { observe },
+        );
+      }
     },
   };
 }

@@ -4,7 +4,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   askResetOnGatehousePage,
-  confirmAddressFromLink,
+  changePasswordIn,
+  confirmNewAddressFromMail,
   confirmSignUp,
   grace,
   inbox,
@@ -203,11 +204,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await own.getByRole('link', { name: 'Your account' }).click();
       expect(await text('account-email', own)).toBe(`${grace.name} · ${grace.email}`);
 
-      const password = own.locator('#change-password');
-      await password.getByLabel('Current password').fill(grace.password);
-      await password.getByLabel('New password', { exact: true }).fill(grace.changed);
-      await password.getByLabel('New password again').fill(grace.changed);
-      await password.getByRole('button', { name: 'Change password' }).click();
+      await changePasswordIn(own.locator('#change-password'), grace.password, grace.changed);
       await said(own, 'Password changed');
       expect(new URL(own.url()).pathname).toBe('/account');
 
@@ -223,15 +220,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       const since = mail.mark();
       await address.getByRole('button', { name: 'Change address' }).click();
       await said(own, 'We have mailed a link to your new address');
-      await confirmAddressFromLink(
-        own,
-        await mail.link(
-          grace.newEmail,
-          /Confirm your new address/,
-          `${pagesPath}/email/verify`,
-          since,
-        ),
-      );
+      await confirmNewAddressFromMail(own, mail, since);
       await own.goto(`${app}/account`);
       expect(await text('account-email', own)).toBe(`${grace.name} · ${grace.newEmail}`);
     });

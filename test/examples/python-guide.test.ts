@@ -5,7 +5,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   askResetOnGatehousePage,
-  confirmAddressFromLink,
+  changePasswordIn,
+  confirmNewAddressFromMail,
   confirmSignUp,
   grace,
   inbox,
@@ -195,13 +196,8 @@ describe.skipIf(missing.length > 0)(
       expect(await own.locator('#account-email').innerText()).toBe(
         `${grace.name} · ${grace.email}`,
       );
-      const password = own.locator('#change-password');
-      const change = async (current: string) => {
-        await password.getByLabel('Current password').fill(current);
-        await password.getByLabel('New password', { exact: true }).fill(grace.changed);
-        await password.getByLabel('New password again').fill(grace.changed);
-        await password.getByRole('button', { name: 'Change password' }).click();
-      };
+      const change = (current: string) =>
+        changePasswordIn(own.locator('#change-password'), current, grace.changed);
       // A wrong current password is refused in Gatehouse's words, on the app's page.
       await change('not her password at all');
       await expect.poll(() => own.getByRole('alert').innerText()).toMatch(/password/i);
@@ -217,15 +213,7 @@ describe.skipIf(missing.length > 0)(
       const since = mail.mark();
       await own.getByRole('button', { name: 'Change address' }).click();
       await said(own, 'We sent a link to the new address');
-      await confirmAddressFromLink(
-        own,
-        await mail.link(
-          grace.newEmail,
-          /Confirm your new address/,
-          `${pagesPath}/email/verify`,
-          since,
-        ),
-      );
+      await confirmNewAddressFromMail(own, mail, since);
       await own.goto(`${site}/account`);
       expect(await own.locator('#account-email').innerText()).toBe(
         `${grace.name} · ${grace.newEmail}`,

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  confirmAddressFromLink,
+  changePasswordIn,
+  confirmNewAddressFromMail,
   confirmSignUp,
   grace,
   inbox,
@@ -184,11 +185,7 @@ describe.skipIf(missing.length > 0)(
       await own.locator('#account-email', { hasText: grace.email }).waitFor();
       expect(new URL(own.url()).pathname).toBe('/account');
 
-      const password = own.locator('#change-password');
-      await password.getByLabel('Current password').fill(grace.password);
-      await password.getByLabel('New password', { exact: true }).fill(grace.changed);
-      await password.getByLabel('New password again').fill(grace.changed);
-      await password.getByRole('button', { name: 'Change password' }).click();
+      await changePasswordIn(own.locator('#change-password'), grace.password, grace.changed);
       await said(own, 'Password changed');
 
       const address = own.locator('#change-email');
@@ -197,15 +194,7 @@ describe.skipIf(missing.length > 0)(
       const since = mail.mark();
       await address.getByRole('button', { name: 'Change address' }).click();
       await said(own, `We have mailed a link to ${grace.newEmail}`);
-      await confirmAddressFromLink(
-        own,
-        await mail.link(
-          grace.newEmail,
-          /Confirm your new address/,
-          `${pagesPath}/email/verify`,
-          since,
-        ),
-      );
+      await confirmNewAddressFromMail(own, mail, since);
       await own.goto(`${site}/account`);
       await own.locator('#account-email', { hasText: grace.newEmail }).waitFor();
     });

@@ -2,7 +2,7 @@
 // she opens, in Chromium, for the tests that follow a guide (test/clients/integrate-guide.test.ts,
 // test/examples/*): each app reaches these pages through its one forwarding rule, with
 // ACCOUNT_PAGES_PATH=/api/auth/account, and reads its links from a loopback mail catcher.
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { linkIn } from './mail-reading.js';
 import type { LoopbackSmtp } from './smtp.js';
@@ -84,4 +84,27 @@ export async function confirmAddressFromLink(page: Page, link: string): Promise<
   await page.goto(link);
   await page.getByRole('button', { name: 'Confirm my address' }).click();
   await page.getByRole('heading', { name: 'Address changed' }).waitFor();
+}
+
+/** The app's own change-password form (`form`): the current password, the new one twice, sent. */
+export async function changePasswordIn(form: Locator, current: string, next: string) {
+  await form.getByLabel('Current password').fill(current);
+  await form.getByLabel('New password', { exact: true }).fill(next);
+  await form.getByLabel('New password again').fill(next);
+  await form.getByRole('button', { name: 'Change password' }).click();
+}
+
+/** Grace opens the link mailed to her new address since `since` mails and confirms it. */
+export async function confirmNewAddressFromMail(
+  page: Page,
+  mail: ReturnType<typeof inbox>,
+  since: number,
+): Promise<void> {
+  const link = await mail.link(
+    grace.newEmail,
+    /Confirm your new address/,
+    `${pagesPath}/email/verify`,
+    since,
+  );
+  await confirmAddressFromLink(page, link);
 }
