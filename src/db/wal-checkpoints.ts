@@ -37,9 +37,14 @@ parentPort.on('message', () => {
 /** SQLite stores by their Kysely instance: the file (none for `:memory:`, which has no log). */
 const sqliteFiles = new WeakMap<Kysely<Database>, string | null>();
 
+/** SQLite's own default, which the service never changes: where a pass leaves the setting. */
+const automaticCheckpointPages = 1000;
+
 interface Pass {
+  /** Passes running on the store now. */
   depth: number;
-  pages: number;
+  /** Each change of the setting (and the worker's stop) in order, so they never interleave. */
+  settled: Promise<void>;
   worker?: { thread: Worker; exited: Promise<void> };
   /** The worker could not run: checkpoint on the loop. */
   onLoop: boolean;
@@ -82,14 +87,22 @@ export async function beginPrunePacing(db: Kysely<Database>): Promise<PrunePacin
   if (file === undefined || file === null) return undefined;
   let pass = passes.get(db);
   if (pass === undefined) {
-    const [row] = (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db))
-      .rows;
-    pass = { depth: 0, pages: Number(row?.wal_autocheckpoint ?? 1000), onLoop: false };
+    pass = { depth: 0, settled: Promise.resolve(), onLoop: false };
     passes.set(db, pass);
-    await sql`pragma wal_autocheckpoint = 0`.execute(db);
   }
-  pass.depth += 1;
   const current = pass;
+  current.depth += 1;
+  // The first pass turns the automatic checkpoint off; one that starts while the last one is
+  // still ending waits for that end, then turns it off again.
+  if (current.depth === 1) {
+    // A failed step is its own pass's error, not every later pass's.
+    current.settled = current.settled
+      .catch(() => undefined)
+      .then(async () => {
+        await sql`pragma wal_autocheckpoint = 0`.execute(db);
+      });
+  }
+  await current.settled;
   return {
     async checkpoint() {
       if (current.worker === undefined && !current.onLoop) startWorker(file, current);
@@ -98,12 +111,22 @@ export async function beginPrunePacing(db: Kysely<Database>): Promise<PrunePacin
     async end() {
       current.depth -= 1;
       if (current.depth > 0) return;
-      passes.delete(db);
-      if (current.worker !== undefined) {
-        current.worker.thread.postMessage('stop');
-        await current.worker.exited;
-      }
-      await sql.raw(`pragma wal_autocheckpoint = ${current.pages}`).execute(db);
+      const worker = current.worker;
+      delete current.worker;
+      current.onLoop = false;
+      current.settled = current.settled
+        .catch(() => undefined)
+        .then(async () => {
+          if (worker !== undefined) {
+            worker.thread.postMessage('stop');
+            await worker.exited;
+          }
+          // A pass that began meanwhile keeps it off; its own end turns it back on.
+          if (current.depth === 0) {
+            await sql.raw(`pragma wal_autocheckpoint = ${automaticCheckpointPages}`).execute(db);
+          }
+        });
+      await current.settled;
     },
   };
 }
