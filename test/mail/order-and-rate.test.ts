@@ -55,8 +55,10 @@ describe.skipIf(!firstPass).each(backends)('security mail first on $name', ({ ba
       const client = new Client(service.url);
       const signups = Array.from({ length: 10 }, (_, i) => `fresh${i}@example.com`);
       for (const email of signups) expect((await signUp(client, email)).status).toBe(202);
-      // What the server has (or is taking) when the reset is asked for: at most the two in flight
-      // can still arrive before it.
+      // What the server has (or is taking) when the reset is asked for: the two in flight can
+      // still arrive before it, and one more: the reset's mail is queued at the next tick of the
+      // after-answer queue (src/account/paced-work.ts, up to 250 ms after the answer), and a
+      // connection that frees up meanwhile takes the next sign-up.
       const arrivedBefore = smtp.received.length;
       expect(
         (await postWithCsrf(client, '/api/account/password/forgot', { email: 'ada@example.com' }))
@@ -66,7 +68,7 @@ describe.skipIf(!firstPass).each(backends)('security mail first on $name', ({ ba
       const order = smtp.received.map((mail) => mail.envelopeTo[0]);
       const resetAt = order.indexOf('ada@example.com');
       expect(smtp.received[resetAt]?.parsed.subject).toMatch(/Reset your/);
-      expect(resetAt).toBeLessThanOrEqual(arrivedBefore + 2);
+      expect(resetAt).toBeLessThanOrEqual(arrivedBefore + 3);
       // Without the order it would be last: every sign-up after it was queued before it.
       expect(signups.length - resetAt).toBeGreaterThanOrEqual(3);
       expect(new Set(order).size).toBe(signups.length + 1);
