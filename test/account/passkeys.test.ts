@@ -8,6 +8,7 @@ import { Client } from '../helpers/client.js';
 import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
 import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
+import { proofsOf as proofsIn } from '../helpers/totp-codes.js';
 
 // Passkeys over HTTP, without an authenticator (test/account/passkeys-in-chromium.test.ts has
 // one): the options say nothing about who asks, registration needs a recent session, the
@@ -329,15 +330,7 @@ describe('signing in with a passkey over HTTP (a software authenticator)', () =>
     return { answer, fields, cookie };
   }
 
-  const proofsOf = async (userId: string) =>
-    (
-      await server.db
-        .selectFrom('sessions')
-        .select('proofs')
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .execute()
-    ).map((row) => row.proofs);
+  const proofsOf = (userId: string) => proofsIn(server.db, userId);
 
   const refused = () => ({ url: `${server.url}/api/auth/error?error=WebAuthnVerificationError` });
 

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addPasskey } from '../../src/account/passkeys/enrolment.js';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
@@ -11,6 +10,13 @@ import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
+import {
+  base,
+  codeAt,
+  proofsOf as proofsIn,
+  refusalCode,
+  wrongCode,
+} from '../helpers/totp-codes.js';
 
 /*
  * SECOND_FACTOR=required over real HTTP on a real database: a right password of an account
@@ -20,24 +26,6 @@ import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/pa
  */
 
 const password = 'correct horse battery staple';
-const stepMs = 30_000;
-const base = Math.floor(Date.now() / stepMs) * stepMs + stepMs / 2;
-
-const codeAt = (secret: string, step: number) =>
-  TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: base + step * stepMs });
-
-function wrongCode(secret: string, step: number): string {
-  const right = new Set([-1, 0, 1].map((delta) => codeAt(secret, step + delta)));
-  for (let n = 0; ; n += 1) {
-    const candidate = String(n).padStart(6, '0');
-    if (!right.has(candidate)) return candidate;
-  }
-}
-
-async function refusalCode(response: Response): Promise<string | null> {
-  const { url } = (await response.json()) as { url: string };
-  return new URL(url).searchParams.get('code');
-}
 
 const keyOf = (page: string) => /<code>([A-Z2-7]{32})<\/code>/.exec(page)?.[1] ?? '';
 
@@ -94,15 +82,7 @@ describe.each([
     return { email, userId };
   }
 
-  const proofsOf = async (userId: string) =>
-    (
-      await server.db
-        .selectFrom('sessions')
-        .select('proofs')
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .execute()
-    ).map((row) => row.proofs);
+  const proofsOf = (userId: string) => proofsIn(server.db, userId);
 
   it.skipIf(skip)(
     'a right password without a second factor gets second_factor_enrolment_required, a challenge and no session',

@@ -1,4 +1,3 @@
-import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issue } from '../../src/account/model/secrets.js';
 import type { MailQueue, MailRequest } from '../../src/mail/mail-queue.js';
@@ -7,6 +6,13 @@ import { Client } from '../helpers/client.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
+import {
+  base,
+  codeAt,
+  proofsOf as proofsIn,
+  refusalCode,
+  wrongCode,
+} from '../helpers/totp-codes.js';
 
 /*
  * TOTP and recovery codes over real HTTP on a real database (SQLite, and PostgreSQL under
@@ -15,26 +21,6 @@ import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/pa
  */
 
 const password = 'correct horse battery staple';
-const stepMs = 30_000;
-// The middle of the current step: a test moves the clock by whole steps only.
-const base = Math.floor(Date.now() / stepMs) * stepMs + stepMs / 2;
-
-const codeAt = (secret: string, step: number) =>
-  TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: base + step * stepMs });
-
-/** A right-looking code that is none of the window's (so a refusal is about the code). */
-function wrongCode(secret: string, step: number): string {
-  const right = new Set([-1, 0, 1].map((delta) => codeAt(secret, step + delta)));
-  for (let n = 0; ; n += 1) {
-    const candidate = String(n).padStart(6, '0');
-    if (!right.has(candidate)) return candidate;
-  }
-}
-
-async function refusalCode(response: Response): Promise<string | null> {
-  const { url } = (await response.json()) as { url: string };
-  return new URL(url).searchParams.get('code');
-}
 
 describe.each([
   ['SQLite', false],
@@ -102,15 +88,7 @@ describe.each([
     return { ...account, secret, recoveryCodes };
   }
 
-  const proofsOf = async (userId: string) =>
-    (
-      await server.db
-        .selectFrom('sessions')
-        .select('proofs')
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .execute()
-    ).map((row) => row.proofs);
+  const proofsOf = (userId: string) => proofsIn(server.db, userId);
 
   it.skipIf(skip)(
     'set-up answers the secret, its otpauth URI and a QR code, and stays pending until a code confirms it',

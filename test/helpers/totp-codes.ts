@@ -1,0 +1,39 @@
+// TOTP codes for the suites that sign in with a second factor against a service whose clock is
+// fixed at `base` (the middle of the current 30-second step): a test moves that clock by whole
+// steps only, and says which step each code belongs to.
+import type { Kysely } from 'kysely';
+import { Secret, TOTP } from 'otpauth';
+import type { Database } from '../../src/db/schema.js';
+
+export const stepMs = 30_000;
+export const base = Math.floor(Date.now() / stepMs) * stepMs + stepMs / 2;
+
+/** The code of `secret` (base32) for the step `step` steps from `base`. */
+export const codeAt = (secret: string, step: number) =>
+  TOTP.generate({ secret: Secret.fromBase32(secret), timestamp: base + step * stepMs });
+
+/** A right-looking code that is none of the window's (so a refusal is about the code). */
+export function wrongCode(secret: string, step: number): string {
+  const right = new Set([-1, 0, 1].map((delta) => codeAt(secret, step + delta)));
+  for (let n = 0; ; n += 1) {
+    const candidate = String(n).padStart(6, '0');
+    if (!right.has(candidate)) return candidate;
+  }
+}
+
+/** The `code` of Auth.js's JSON answer to a refused credentials sign-in (null on success). */
+export async function refusalCode(response: Response): Promise<string | null> {
+  const { url } = (await response.json()) as { url: string };
+  return new URL(url).searchParams.get('code');
+}
+
+/** What each live session of a user records as proved (`sessions.proofs`). */
+export async function proofsOf(db: Kysely<Database>, userId: string) {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('proofs')
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return rows.map((row) => row.proofs);
+}
