@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccessLine } from '../log/access-line.js';
 import { errorBody, type ErrorCode } from '../http/errors.js';
 import type { Front } from '../http/front-door.js';
 import { jsonSecurityHeaders } from '../http/security-headers.js';
@@ -23,6 +24,8 @@ export interface FrontReadOptions {
   nextRequestId: () => string;
   /** Whether to write an answer's access line (LOG_SUCCESS_SAMPLE; src/http/site.ts); all if omitted. */
   logsAnswer?: (method: string | undefined, status: number) => boolean;
+  /** The access line built by hand (src/log/access-line.ts); through pino if omitted. */
+  accessLine?: AccessLine | undefined;
 }
 
 export interface FrontRead {
@@ -151,15 +154,14 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
   ) {
     if (reqId === undefined) return;
     if (options.logsAnswer?.(request.method, status) === false) return;
+    const ms = Math.round((performance.now() - startedAt) * 10) / 10;
+    const ip = request.socket.remoteAddress;
+    if (options.accessLine !== undefined) {
+      options.accessLine(reqId, request.method as string, request.url as string, status, ms, ip);
+      return;
+    }
     logger().access.info(
-      {
-        reqId,
-        method: request.method,
-        path: request.url,
-        status,
-        ms: Math.round((performance.now() - startedAt) * 10) / 10,
-        ip: request.socket.remoteAddress,
-      },
+      { reqId, method: request.method, path: request.url, status, ms, ip },
       'request',
     );
   }
@@ -188,10 +190,17 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     const origin = originOf(request.headers.host) as string;
     const cookie = request.headers.cookie;
     const startedAt = performance.now();
-    const answer =
-      request.url === '/api/auth/csrf'
-        ? reader.csrf(cookie, origin, secure)
-        : reader.session(cookie, origin, secure);
+    let answer: FastAnswer | Promise<FastAnswer> | undefined;
+    try {
+      answer =
+        request.url === '/api/auth/csrf'
+          ? reader.csrf(cookie, origin, secure)
+          : reader.session(cookie, origin, secure);
+    } catch (error) {
+      // The store failed in the same turn (SQLite): answered as a rejection is.
+      failed(request, response, error, startedAt);
+      return true;
+    }
     // Left to Auth.js: Fastify's route sends it there (it asks `sees`).
     if (answer === undefined) return false;
     const write = (ready: FastAnswer) => {

@@ -157,6 +157,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
           log: () => site.app.log,
           nextRequestId: site.nextRequestId,
           logsAnswer: site.logsAnswer,
+          accessLine: site.accessLine,
         })
       : undefined;
   if (frontRead !== undefined) site.addFront(frontRead.front);

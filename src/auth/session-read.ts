@@ -3,8 +3,8 @@ import { authCookieNames, type AuthCookieNames, type SessionCookiePrefix } from 
 import { createInitCookies, type InitCookies } from './init-cookies.js';
 import { heldSessionToken, parseCookies, serializeCookie } from './cookies.js';
 import { RecentCache } from '../util/recent-cache.js';
-import { fromStore, type AuthRequestContext } from './request-context.js';
-import type { SessionStore } from '../sessions/session-store.js';
+import { fromStore, StoreUnavailableError, type AuthRequestContext } from './request-context.js';
+import type { ActiveSession, SessionStore } from '../sessions/session-store.js';
 
 /*
  * What a session cookie means, and what `GET /api/auth/session` answers: the one place that
@@ -70,7 +70,7 @@ export interface FastAnswer {
 }
 
 export interface SessionReadDeps {
-  sessions: Pick<SessionStore, 'findActive'>;
+  sessions: Pick<SessionStore, 'findActive' | 'findActiveNow'>;
   secrets: readonly string[];
   session: { maxAgeSeconds: number; updateAgeSeconds: number; absoluteMaxAgeSeconds: number };
   sessionCookiePrefix: SessionCookiePrefix;
@@ -111,6 +111,29 @@ export const readHeaders: Readonly<Record<string, string>> = {
 export function createSessionRead(deps: SessionReadDeps) {
   const capSeconds = deps.session.absoluteMaxAgeSeconds;
 
+  /** The token's claims while its own times allow (idle expiry, the absolute cap), else null. */
+  function inTime(token: Record<string, unknown>, nowSeconds: number): GatehouseClaims | null {
+    const claims = readClaims(token);
+    if (claims === null) return null;
+    // The decoder checked `exp` against its own clock; this repeats it against ours, so an
+    // injected clock governs idle expiry whichever codec is in use (tolerance as Auth.js's).
+    const exp = token.exp;
+    if (typeof exp === 'number' && exp + expClockToleranceSeconds <= nowSeconds) return null;
+    if (claims.auth_time + capSeconds <= nowSeconds) return null;
+    return claims;
+  }
+
+  /** The claims with the store's email and name, or null when the row says the session is over. */
+  function withRow(
+    claims: GatehouseClaims,
+    active: ActiveSession | null,
+    nowSeconds: number,
+  ): GatehouseClaims | null {
+    if (active === null || active.userId !== claims.sub) return null;
+    deps.seen?.(claims.sid, nowSeconds * 1000);
+    return { ...claims, email: active.email, name: active.name };
+  }
+
   /**
    * The session a token's claims name, with the store's email and name, or null when it is
    * over. A store failure throws StoreUnavailableError (and marks `context`, inside Auth.js).
@@ -119,19 +142,30 @@ export function createSessionRead(deps: SessionReadDeps) {
     token: Record<string, unknown>,
     context?: AuthRequestContext,
   ): Promise<GatehouseClaims | null> {
-    const claims = readClaims(token);
-    if (claims === null) return null;
     const nowSeconds = deps.now() / 1000;
-    // The decoder checked `exp` against its own clock; this repeats it against ours, so an
-    // injected clock governs idle expiry whichever codec is in use (tolerance as Auth.js's).
-    const exp = token.exp;
-    if (typeof exp === 'number' && exp + expClockToleranceSeconds <= nowSeconds) return null;
-    if (claims.auth_time + capSeconds <= nowSeconds) return null;
+    const claims = inTime(token, nowSeconds);
+    if (claims === null) return null;
     const active = await fromStore(context, () => deps.sessions.findActive(claims.sid));
-    if (active === null || active.userId !== claims.sub) return null;
-    deps.seen?.(claims.sid, nowSeconds * 1000);
-    return { ...claims, email: active.email, name: active.name };
+    return withRow(claims, active, nowSeconds);
   }
+
+  /** `live` answered in the same turn, where the store's check is synchronous (SQLite). */
+  const findNow = deps.sessions.findActiveNow;
+  const liveNow =
+    findNow === undefined
+      ? undefined
+      : (token: Record<string, unknown>): GatehouseClaims | null => {
+          const nowSeconds = deps.now() / 1000;
+          const claims = inTime(token, nowSeconds);
+          if (claims === null) return null;
+          let active: ActiveSession | null;
+          try {
+            active = findNow(claims.sid);
+          } catch (error) {
+            throw new StoreUnavailableError(error);
+          }
+          return withRow(claims, active, nowSeconds);
+        };
 
   /** The answer's body; `expires` is the sliding expiry, never past the absolute cap. */
   function body(claims: GatehouseClaims | null, slidingExpiresMs: number): SessionBody {
@@ -145,7 +179,10 @@ export function createSessionRead(deps: SessionReadDeps) {
   return {
     live,
     body,
-    fast: deps.codec === undefined ? undefined : createFastBranch(deps, deps.codec, live, body),
+    fast:
+      deps.codec === undefined
+        ? undefined
+        : createFastBranch(deps, deps.codec, { live, liveNow }, body),
   };
 }
 
@@ -160,7 +197,13 @@ export type FastReader = NonNullable<SessionRead['fast']>;
 function createFastBranch(
   deps: SessionReadDeps,
   codec: JweCodec,
-  live: (token: Record<string, unknown>) => Promise<GatehouseClaims | null>,
+  {
+    live,
+    liveNow,
+  }: {
+    live: (token: Record<string, unknown>) => Promise<GatehouseClaims | null>;
+    liveNow: ((token: Record<string, unknown>) => GatehouseClaims | null) | undefined;
+  },
   body: (claims: GatehouseClaims, slidingExpiresMs: number) => SessionBody,
 ) {
   const initCookies = createInitCookies(deps.secrets);
@@ -283,28 +326,29 @@ function createFastBranch(
 
     /**
      * The session answer, or `undefined` (decided at once, before the store is asked) when the
-     * read is Auth.js's to answer. The promise rejects with StoreUnavailableError on a store
-     * failure.
+     * read is Auth.js's to answer. A store failure is StoreUnavailableError: thrown where the
+     * store answers in the same turn (SQLite, and then the answer is not a promise either),
+     * else the promise's rejection.
      */
     session(
       cookieHeader: string | undefined,
       origin: string,
       secure: boolean,
-    ): Promise<FastAnswer> | undefined {
+    ): FastAnswer | Promise<FastAnswer> | undefined {
       const names = secure ? secureNames : plainNames;
       const cookies = parseCookies(cookieHeader);
       const held = heldToken(cookies, names.session);
       if (held === undefined) return undefined;
       const init = initCookies(cookies, names, origin, secure);
-      if (held === null) {
-        return Promise.resolve({ headers: readHeaders, cookies: init.set, body: 'null' });
-      }
-      return live(held.payload).then((current) => {
+      if (held === null) return { headers: readHeaders, cookies: init.set, body: 'null' };
+      const answer = (current: GatehouseClaims | null): FastAnswer => {
         if (current !== null) return liveAnswer(held, current, names, secure, init.set);
         // Over: Auth.js's `null`, with the cookie cleared.
         init.set.push(cleared(names.session, secure));
         return { headers: readHeaders, cookies: init.set, body: 'null' };
-      });
+      };
+      if (liveNow !== undefined) return answer(liveNow(held.payload));
+      return live(held.payload).then(answer);
     },
   };
 }

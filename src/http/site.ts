@@ -16,6 +16,7 @@ import { installProxyHint } from './proxy-hint.js';
 import { createBudgetDoor, fastifyRequestCost, installBudgetHook } from './request-budget-door.js';
 import { RequestBudget } from '../traffic/request-budget.js';
 import { installSecurityHeaders } from './security-headers.js';
+import { createAccessLine, type AccessLine } from '../log/access-line.js';
 
 export type SiteConfig = Pick<
   Config,
@@ -58,6 +59,11 @@ export interface Site {
    * and every write, and LOG_SUCCESS_SAMPLE of the successful reads (chosen at random).
    */
   logsAnswer(method: string | undefined, status: number): boolean;
+  /**
+   * The front's access line, built by hand and written to the log's stream (src/log/access-line.ts);
+   * undefined where the logger has no stream of ours (pino writes the line).
+   */
+  accessLine: AccessLine | undefined;
   /** Paths and their methods: the rest is 404, or 405 with `Allow`. */
   declareRoutes(routes: Readonly<Record<string, readonly string[]>>): void;
   /** Whether a path is one of the declared routes. */
@@ -170,6 +176,7 @@ export function createSite(deps: SiteDeps): Site {
     addFront: (front) => fronts.push(front),
     nextRequestId,
     logsAnswer,
+    accessLine: accessLineFor(deps.logger),
     declareRoutes(declared) {
       for (const [path, methods] of Object.entries(declared)) {
         routes.add(path);
@@ -195,6 +202,12 @@ function accessLineSampler(fraction: number) {
  * Paths only: a query string may carry a callbackUrl, never worth a log line. The level is
  * fixed at start-up, so a hook whose lines would be dropped is not installed at all.
  */
+function accessLineFor(logger: FastifyServerOptions['logger']): AccessLine | undefined {
+  if (typeof logger !== 'object' || logger === null || !('stream' in logger)) return undefined;
+  const stream = logger.stream;
+  return stream === undefined ? undefined : createAccessLine(stream);
+}
+
 function installAccessLog(
   app: FastifyInstance,
   logsAnswer: (method: string | undefined, status: number) => boolean,

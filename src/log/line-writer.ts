@@ -19,22 +19,38 @@ export interface LineWriterOptions {
    * reading the pipe must not grow the heap without bound (a blocking write stopped the service).
    */
   heldBytesMax?: number;
+  /** How long a line may wait for company before it is written (`defaultLingerMs`). */
+  lingerMs?: number;
 }
 
 /**
- * A pino destination that never blocks the event loop on the log: the lines written during one
- * turn of the loop go out together in one `fs.write` on libuv's thread pool, and lines written
- * while that write is under way go out in the next. A line reaches the file in the same turn of
- * the loop it was written in (no timer holds it), so a quiet service's log is as prompt as a
- * blocking one; a busy one makes one write per turn instead of one per line.
+ * How long a line may wait for others to share its write. Under load a write carries hundreds
+ * of lines instead of the few one turn of the loop makes: on one core the thread pool's
+ * hand-over costs about as much as the write itself, once per write (docs/performance.md).
+ */
+export const defaultLingerMs = 25;
+/** Lines held past this many characters go out at once, without waiting for the linger. */
+const defaultBatchChars = 16 * 1024;
+
+/**
+ * A pino destination that never blocks the event loop on the log: lines are held for up to
+ * `lingerMs` (or until `batchChars` are held) and go out together in one `fs.write` on libuv's
+ * thread pool; lines written while that write is under way go out in the next. `flush()` sends
+ * what is held at once and resolves when it is in the kernel's hands (the drain waits for it);
+ * `flushSync()` writes it with blocking writes (the exit handler). What a process killed
+ * outright held, at most `lingerMs` of lines, is lost with it.
  */
 export class LineWriter {
   readonly #fd: number;
   readonly #writeBytesMax: number;
   readonly #heldBytesMax: number;
+  readonly #lingerMs: number;
+  readonly #batchChars: number;
   #held: string[] = [];
   #heldChars = 0;
-  #busy = false;
+  /** A write is on the thread pool. */
+  #sending = false;
+  #timer: NodeJS.Timeout | undefined;
   #broken = false;
   #dropped = 0;
   #idle: (() => void)[] = [];
@@ -43,6 +59,8 @@ export class LineWriter {
     this.#fd = options.fd;
     this.#writeBytesMax = options.writeBytesMax ?? defaultWriteBytesMax;
     this.#heldBytesMax = options.heldBytesMax ?? defaultHeldBytesMax;
+    this.#lingerMs = options.lingerMs ?? defaultLingerMs;
+    this.#batchChars = Math.min(defaultBatchChars, this.#writeBytesMax);
   }
 
   /** Lines dropped because the output fell too far behind (or was closed). */
@@ -58,17 +76,16 @@ export class LineWriter {
     }
     this.#held.push(line);
     this.#heldChars += line.length;
-    if (!this.#busy) {
-      this.#busy = true;
-      setImmediate(this.#next);
-    }
+    if (!this.#sending) this.#schedule();
     return true;
   }
 
   /** Resolves once every line written so far is in the kernel's hands. */
   flush(): Promise<void> {
-    if (!this.#busy) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
+    if (this.#held.length === 0 && !this.#sending) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.#idle.push(resolve));
+    if (!this.#sending) this.#next();
+    return done;
   }
 
   /**
@@ -77,6 +94,7 @@ export class LineWriter {
    * the process (an exit that did not wait for `flush()`: a crash, not a drain).
    */
   flushSync(): void {
+    this.#cancelTimer();
     if (this.#broken || this.#held.length === 0) return;
     const buffer = Buffer.from(this.#held.join(''));
     this.#held = [];
@@ -90,6 +108,21 @@ export class LineWriter {
         busyTries += 1;
       }
     }
+  }
+
+  /** With no write under way: send now if enough is held or a flush waits, else linger. */
+  #schedule(): void {
+    if (this.#heldChars >= this.#batchChars || this.#idle.length > 0) this.#next();
+    else if (this.#timer === undefined) {
+      this.#timer = setTimeout(this.#next, this.#lingerMs);
+      // The exit handler writes what is held; the timer must not keep the process alive.
+      this.#timer.unref();
+    }
+  }
+
+  #cancelTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   /** Takes the held lines up to the write limit, whole lines only, at least one. */
@@ -108,30 +141,40 @@ export class LineWriter {
     return Buffer.from(lines.length === 1 ? (lines[0] as string) : lines.join(''), 'utf8');
   }
 
+  /** Sends what is held now (the linger's timer, a full batch, a flush). */
   readonly #next = (): void => {
+    this.#cancelTimer();
     if (this.#held.length === 0 || this.#broken) {
-      this.#busy = false;
       for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
+    this.#sending = true;
     this.#send(this.#take(), 0);
   };
+
+  /** A write finished: what was held meanwhile waits for its batch, its linger or a flush. */
+  #sent(): void {
+    this.#sending = false;
+    if (this.#held.length === 0 || this.#broken) {
+      for (const resolve of this.#idle.splice(0)) resolve();
+      return;
+    }
+    this.#schedule();
+  }
 
   #send(buffer: Buffer, offset: number): void {
     fs.write(this.#fd, buffer, offset, buffer.length - offset, null, (error, written) => {
       if (error === null) {
         if (offset + written < buffer.length) this.#send(buffer, offset + written);
-        else this.#next();
+        else this.#sent();
       } else if (error.code === 'EAGAIN') {
-        // A non-blocking pipe that is full: its reader is behind; try again shortly.
         setTimeout(() => this.#send(buffer, offset), retryAfterBusyMs);
       } else {
-        // EPIPE, EBADF: nobody reads the log any more. Keep serving; count what is lost.
         this.#broken = true;
         this.#dropped += this.#held.length + 1;
         this.#held = [];
         this.#heldChars = 0;
-        this.#next();
+        this.#sent();
       }
     });
   }

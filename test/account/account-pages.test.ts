@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passkeyScript } from '../../src/pages/passkey-script.js';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { aroundSessionChecks } from '../helpers/sessions.js';
 import {
   browserAccept,
   hidden,
@@ -378,13 +379,9 @@ describe('the account page when the session store does not answer', () => {
     server = await startServer({
       wrap: (deps) => ({
         ...deps,
-        sessions: {
-          ...deps.sessions,
-          findActive: (id) =>
-            failing
-              ? Promise.reject(new Error('injected: no database'))
-              : deps.sessions.findActive(id),
-        },
+        sessions: aroundSessionChecks(deps.sessions, () => {
+          if (failing) throw new Error('injected: no database');
+        }),
       }),
     });
     await addUser(server, 'ada@example.com', password, 'Ada');

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { aroundSessionChecks } from '../helpers/sessions.js';
 
 // What the session and CSRF reads answered in front of Fastify (src/auth/front-read.ts) owe a
 // user beyond the answer itself, which test/auth/session-read-matches-auth-js.test.ts compares with plain Auth.js.
@@ -114,13 +115,9 @@ describe('a session read asks the store once', () => {
     server = await startServer({
       wrap: (deps) => ({
         ...deps,
-        sessions: {
-          ...deps.sessions,
-          findActive: async (sid) => {
-            reads += 1;
-            return deps.sessions.findActive(sid);
-          },
-        },
+        sessions: aroundSessionChecks(deps.sessions, () => {
+          reads += 1;
+        }),
       }),
     });
     await addUser(server, 'ada@example.com', 'correct horse battery staple', 'Ada');

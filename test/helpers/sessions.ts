@@ -1,4 +1,5 @@
 import { createJweCodec } from '../../src/auth/jwe-codec.js';
+import type { SessionStore } from '../../src/sessions/session-store.js';
 import type { TestServer } from './server.js';
 
 const codec = createJweCodec();
@@ -35,4 +36,29 @@ export async function mintSession(
     maxAge: options.maxAgeSeconds ?? 30 * 86400,
   });
   return { sid, token };
+}
+
+/**
+ * The session store with `before(sid)` run ahead of every liveness check, both the promise
+ * (`findActive`) and the same-turn one SQLite's session read uses (`findActiveNow`): a test
+ * counting or failing checks must see each, whichever way the read asks. `before` may throw.
+ */
+export function aroundSessionChecks(
+  sessions: SessionStore,
+  before: (sessionId: string) => void,
+): SessionStore {
+  const now = sessions.findActiveNow;
+  return {
+    ...sessions,
+    findActive: async (sid) => {
+      before(sid);
+      return sessions.findActive(sid);
+    },
+    ...(now !== undefined && {
+      findActiveNow: (sid: string) => {
+        before(sid);
+        return now(sid);
+      },
+    }),
+  };
 }

@@ -4,7 +4,7 @@ import { differences, observed } from '../helpers/compare.js';
 import { csrfPair } from '../helpers/fuzz-requests.js';
 import { exchange, pipeline, type RawRequest } from '../helpers/raw-http.js';
 import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
-import { mintSession } from '../helpers/sessions.js';
+import { aroundSessionChecks, mintSession } from '../helpers/sessions.js';
 
 /** A sign-out form post with `cookies`, the CSRF token posted back beside its cookie. */
 const signOutWith = (target: TestServer, cookies: string, csrfToken: string) =>
@@ -648,14 +648,10 @@ describe('a session read whose store fails is tried once, and answered 503', () 
     server = await startServer({
       wrap: (deps) => ({
         ...deps,
-        sessions: {
-          ...deps.sessions,
-          findActive: async (sid) => {
-            reads += 1;
-            if (failing) throw new Error('injected store failure');
-            return deps.sessions.findActive(sid);
-          },
-        },
+        sessions: aroundSessionChecks(deps.sessions, () => {
+          reads += 1;
+          if (failing) throw new Error('injected store failure');
+        }),
       }),
     });
     await addUser(server, 'ada@example.com', password, 'Ada');
