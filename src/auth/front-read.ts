@@ -5,6 +5,7 @@ import type { AccessLine } from '../log/access-line.js';
 import { errorBody, type ErrorCode } from '../http/errors.js';
 import type { Front } from '../http/front-door.js';
 import { jsonSecurityHeaders } from '../http/security-headers.js';
+import { createTurnEndWrites } from '../http/turn-end-writes.js';
 import { StoreUnavailableError } from './request-context.js';
 import { readHeaders, type FastAnswer, type FastReader } from './session-read.js';
 import { RecentCache } from '../util/recent-cache.js';
@@ -185,6 +186,8 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     answered(request, reqId, startedAt, response.statusCode);
   }
 
+  const atTurnEnd = createTurnEndWrites();
+
   function frontRead(request: IncomingMessage, response: ServerResponse): boolean {
     if (!sees(request)) return false;
     const origin = originOf(request.headers.host) as string;
@@ -204,16 +207,25 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     // Left to Auth.js: Fastify's route sends it there (it asks `sees`).
     if (answer === undefined) return false;
     const write = (ready: FastAnswer) => {
-      const reqId = received(request);
-      send(response, 200, ready);
-      answered(request, reqId, startedAt, 200);
+      try {
+        const reqId = received(request);
+        send(response, 200, ready);
+        answered(request, reqId, startedAt, 200);
+      } catch (error) {
+        logger().log.error({ err: error }, 'front session read failed after answering began');
+        response.destroy();
+      }
     };
+    // Written with the rest of this turn's answers (src/http/turn-end-writes.ts).
     if (!(answer instanceof Promise)) {
-      write(answer);
+      atTurnEnd(() => write(answer));
       return true;
     }
     answer
-      .then(write, (error: unknown) => failed(request, response, error, startedAt))
+      .then(
+        (ready) => atTurnEnd(() => write(ready)),
+        (error: unknown) => failed(request, response, error, startedAt),
+      )
       .catch((error: unknown) => {
         logger().log.error({ err: error }, 'front session read failed after answering began');
         response.destroy();
