@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import type { AccessLine } from '../log/access-line.js';
@@ -7,7 +8,7 @@ import type { Front } from '../http/front-door.js';
 import { jsonSecurityHeaders } from '../http/security-headers.js';
 import { createTurnEndWrites } from '../http/turn-end-writes.js';
 import { StoreUnavailableError } from './request-context.js';
-import { readHeaders, type FastAnswer, type FastReader } from './session-read.js';
+import { readHeaders, type FastAnswer, type FastReader, type ReadMemo } from './session-read.js';
 import { RecentCache } from '../util/recent-cache.js';
 
 const originsBudgetBytes = 64 * 1024;
@@ -187,6 +188,16 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
   }
 
   const atTurnEnd = createTurnEndWrites();
+  // Each kept-alive connection's last session read (session-read.ts, ReadMemo): gone with it.
+  const memos = new WeakMap<Socket, ReadMemo>();
+  const memoOf = (socket: Socket) => {
+    let memo = memos.get(socket);
+    if (memo === undefined) {
+      memo = {};
+      memos.set(socket, memo);
+    }
+    return memo;
+  };
 
   function frontRead(request: IncomingMessage, response: ServerResponse): boolean {
     if (!sees(request)) return false;
@@ -198,7 +209,7 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
       answer =
         request.url === '/api/auth/csrf'
           ? reader.csrf(cookie, origin, secure)
-          : reader.session(cookie, origin, secure);
+          : reader.session(cookie, origin, secure, memoOf(request.socket));
     } catch (error) {
       // The store failed in the same turn (SQLite): answered as a rejection is.
       failed(request, response, error, startedAt);

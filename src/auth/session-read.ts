@@ -84,6 +84,23 @@ export interface SessionReadDeps {
   seen?: ((sessionId: string, atMs: number) => void) | undefined;
 }
 
+/**
+ * What one connection's last session read settled from its Cookie header (the front keeps one
+ * per connection, src/auth/front-read.ts): a browser repeats the same header on every read of
+ * a kept-alive connection, so a repeat is one string comparison instead of parsing the header,
+ * hashing the token for the decrypted-token cache and checking the CSRF cookie again. Expiry
+ * and revocation are still checked on every read. Kept only when nothing in the answer is made
+ * fresh per read (no new CSRF token, no cookie to set).
+ */
+export interface ReadMemo {
+  header?: string | undefined;
+  origin?: string;
+  secure?: boolean;
+  held?: HeldToken | null;
+  /** The last live answer's body and what it was made of. */
+  body?: { email: string; name: string; expiresMs: number; text: string };
+}
+
 interface HeldToken {
   token: string;
   payload: Record<string, unknown>;
@@ -268,6 +285,7 @@ function createFastBranch(
     names: AuthCookieNames,
     secure: boolean,
     set: string[],
+    memo: ReadMemo | undefined,
   ): FastAnswer {
     const now = deps.now();
     const { maxAgeSeconds, updateAgeSeconds } = deps.session;
@@ -299,7 +317,25 @@ function createFastBranch(
         }
       }
     }
-    return { headers: readHeaders, cookies: set, body: JSON.stringify(body(current, expiresMs)) };
+    return { headers: readHeaders, cookies: set, body: bodyText(current, expiresMs, memo) };
+  }
+
+  /** The body as JSON, the memo's when the same email, name and expiry made it. */
+  function bodyText(current: GatehouseClaims, expiresMs: number, memo: ReadMemo | undefined) {
+    const last = memo?.body;
+    if (
+      last !== undefined &&
+      last.expiresMs === expiresMs &&
+      last.email === current.email &&
+      last.name === current.name
+    ) {
+      return last.text;
+    }
+    const text = JSON.stringify(body(current, expiresMs));
+    if (memo !== undefined) {
+      memo.body = { email: current.email, name: current.name, expiresMs, text };
+    }
+    return text;
   }
 
   return {
@@ -334,21 +370,47 @@ function createFastBranch(
       cookieHeader: string | undefined,
       origin: string,
       secure: boolean,
+      memo?: ReadMemo,
     ): FastAnswer | Promise<FastAnswer> | undefined {
       const names = secure ? secureNames : plainNames;
-      const cookies = parseCookies(cookieHeader);
-      const held = heldToken(cookies, names.session);
-      if (held === undefined) return undefined;
-      const init = initCookies(cookies, names, origin, secure);
-      if (held === null) return { headers: readHeaders, cookies: init.set, body: 'null' };
+      let held: HeldToken | null | undefined;
+      let set: string[];
+      const kept = memo?.held;
+      if (
+        memo !== undefined &&
+        kept !== undefined &&
+        memo.header === cookieHeader &&
+        memo.origin === origin &&
+        memo.secure === secure &&
+        // As a cache hit in `decode`: a held token read again must still be in time.
+        (kept === null || kept.exp + expClockToleranceSeconds > deps.now() / 1000)
+      ) {
+        held = kept;
+        set = [];
+      } else {
+        const cookies = parseCookies(cookieHeader);
+        held = heldToken(cookies, names.session);
+        if (held === undefined) return undefined;
+        set = initCookies(cookies, names, origin, secure).set;
+        if (memo !== undefined) {
+          // Only an answer with nothing made fresh per read may be repeated.
+          memo.held = set.length === 0 ? held : undefined;
+          memo.header = cookieHeader;
+          memo.origin = origin;
+          memo.secure = secure;
+          memo.body = undefined;
+        }
+      }
+      if (held === null) return { headers: readHeaders, cookies: set, body: 'null' };
+      const token = held;
       const answer = (current: GatehouseClaims | null): FastAnswer => {
-        if (current !== null) return liveAnswer(held, current, names, secure, init.set);
+        if (current !== null) return liveAnswer(token, current, names, secure, set, memo);
         // Over: Auth.js's `null`, with the cookie cleared.
-        init.set.push(cleared(names.session, secure));
-        return { headers: readHeaders, cookies: init.set, body: 'null' };
+        set.push(cleared(names.session, secure));
+        return { headers: readHeaders, cookies: set, body: 'null' };
       };
-      if (liveNow !== undefined) return answer(liveNow(held.payload));
-      return live(held.payload).then(answer);
+      if (liveNow !== undefined) return answer(liveNow(token.payload));
+      return live(token.payload).then(answer);
     },
   };
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
-import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { addUser, fakeClock, startServer, type TestServer } from '../helpers/server.js';
 import { aroundSessionChecks } from '../helpers/sessions.js';
 
 // What the session and CSRF reads answered in front of Fastify (src/auth/front-read.ts) owe a
@@ -154,5 +154,74 @@ describe('a session read asks the store once', () => {
     });
     expect(JSON.parse(response.body)).toMatchObject({ user: { email: 'ada@example.com' } });
     expect(reads).toBe(1);
+  });
+});
+
+// A browser repeats one Cookie header on every read of a kept-alive connection; the front keeps
+// what the last read of it settled (session-read.ts, ReadMemo). Each read must still ask the
+// store, see a rename, end with a revocation, and let an expired token go as it did.
+describe('reads that repeat a Cookie header on one kept-alive connection', () => {
+  let server: TestServer;
+  let reads = 0;
+  let clock: ReturnType<typeof fakeClock>;
+  let userId = '';
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  beforeAll(async () => {
+    clock = fakeClock();
+    server = await startServer({
+      now: clock.now,
+      wrap: (deps) => ({
+        ...deps,
+        sessions: aroundSessionChecks(deps.sessions, () => {
+          reads += 1;
+        }),
+      }),
+    });
+    userId = await addUser(server, 'ada@example.com', 'correct horse battery staple', 'Ada');
+  });
+  afterAll(async () => {
+    agent.destroy();
+    clock.restore();
+    await server.close();
+  });
+
+  const read = (cookie: string) => rawGet(server.url, '/api/auth/session', { cookie }, agent);
+
+  it('are each checked with the store, and follow a rename and then a revocation', async () => {
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', 'correct horse battery staple');
+    const cookie = client.cookieHeader();
+    reads = 0;
+    const sockets = new Set<unknown>();
+    agent.on('free', (socket) => sockets.add(socket));
+    expect(JSON.parse((await read(cookie)).body)).toMatchObject({ user: { name: 'Ada' } });
+    expect(JSON.parse((await read(cookie)).body)).toMatchObject({ user: { name: 'Ada' } });
+    expect(reads).toBe(2);
+    await server.services.users.rename(userId, 'Ada Lovelace');
+    expect(JSON.parse((await read(cookie)).body)).toMatchObject({ user: { name: 'Ada Lovelace' } });
+    const copy = new Client(server.url);
+    copy.cookies.set('authjs.session-token', client.sessionCookie()!);
+    await copy.signOut();
+    const ended = await read(cookie);
+    expect(ended.body).toBe('null');
+    expect(ended.headers['set-cookie']).toContain(
+      'authjs.session-token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax',
+    );
+    expect(reads).toBe(4);
+    // All on one connection: the repeats are what the test is about.
+    expect(sockets.size).toBe(1);
+  });
+
+  it('end when the token expires, as on a new connection', async () => {
+    const client = new Client(server.url);
+    await client.signIn('ada@example.com', 'correct horse battery staple');
+    const cookie = client.cookieHeader();
+    expect(JSON.parse((await read(cookie)).body)).toMatchObject({ user: { name: 'Ada Lovelace' } });
+    // Past the token's expiry (30 days by default) and the clock tolerance.
+    clock.advance(31 * 24 * 60 * 60 * 1000);
+    const again = await read(cookie);
+    const fresh = await rawGet(server.url, '/api/auth/session', { cookie });
+    expect(again.body).toBe(fresh.body);
+    expect(again.body).toBe('null');
   });
 });
