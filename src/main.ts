@@ -55,14 +55,19 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       : await createProcessMetrics(cluster.isWorker ? 'worker' : 'process');
   const observer = metrics?.observer ?? noObserver;
   // Kysely times every query once it has a log function: only when there are metrics to keep.
-  const { db, dialect, sqlite, pgPool } = await during('database', config, () =>
+  const { db, dialect, sqlite, sqliteCommits, pgPool } = await during('database', config, () =>
     openDatabase(config.databaseUrl, {
       ...databaseOptions(config),
       ...(metrics !== undefined && { onQueryError: observer.databaseError }),
     }),
   );
   if (migrate) await during('database', config, () => migrateToLatest(db));
-  const services = createServices(db, { ...config, sqlite, pgPool }, undefined, observer);
+  const services = createServices(
+    db,
+    { ...config, sqlite, sqliteCommits, pgPool },
+    undefined,
+    observer,
+  );
   const mailSettings = mailSettingsOf(config);
   const mail = await createMail(db, dialect, mailSettings, {
     log: { info: (f, m) => app.log.info(f, m), warn: (f, m) => app.log.warn(f, m) },

@@ -5,12 +5,15 @@ import type { Pool as PgPool } from 'pg';
 import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
 import { openSqlite } from './sqlite.js';
+import type { SqliteCommitWatch } from './sqlite-commit-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 /** The raw handle behind the Kysely instance (one of the two), for statements on hot paths. */
 export interface RawHandles {
   sqlite?: DatabaseSync;
+  /** What says whether anything was committed to the SQLite file since the last look. */
+  sqliteCommits?: SqliteCommitWatch;
   /** Its PostgreSQL pool, for named prepared statements. */
   pgPool?: PgPool;
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely, type Logger, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { watchSqliteCommits, type SqliteCommitWatch } from './sqlite-commit-watch.js';
 import { RecentCache } from '../util/recent-cache.js';
 import type { Database } from './schema.js';
 import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js';
@@ -40,10 +41,13 @@ function forKysely(statement: StatementSync): SqliteStatement {
  * (CPU profile). Reuse is safe: node:sqlite runs a statement to completion synchronously, and
  * Gatehouse never streams (`iterate`) a query.
  */
-function withStatementCache(sqlite: DatabaseSync): SqliteDatabase {
+function withStatementCache(sqlite: DatabaseSync, onClose: () => void): SqliteDatabase {
   const statements = new RecentCache<string, SqliteStatement>(cachedStatements);
   return {
-    close: () => sqlite.close(),
+    close: () => {
+      onClose();
+      sqlite.close();
+    },
     prepare(sql) {
       let statement = statements.get(sql);
       if (statement === undefined) {
@@ -101,7 +105,7 @@ export function openSqlite(
   log?: Logger,
   looseModes: LooseFileModes = 'warn',
   createFolder = true,
-): { db: Kysely<Database>; sqlite: DatabaseSync } {
+): { db: Kysely<Database>; sqlite: DatabaseSync; sqliteCommits?: SqliteCommitWatch } {
   if (filePath !== ':memory:') {
     checkExistingModes(filePath, looseModes);
     const folder = path.dirname(path.resolve(filePath));
@@ -115,8 +119,10 @@ export function openSqlite(
   sqlite.exec('pragma synchronous = NORMAL');
   sqlite.exec('pragma foreign_keys = ON');
   sqlite.exec(`pragma busy_timeout = ${sqliteBusyTimeoutMs}`);
-  const dialect = new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) });
+  const commits = filePath === ':memory:' ? undefined : watchSqliteCommits(filePath);
+  const database = withStatementCache(sqlite, () => commits?.close());
+  const dialect = new LockWaitingSqliteDialect({ database });
   const db = new Kysely<Database>({ dialect, ...(log && { log }) });
   markSqlite(db, filePath);
-  return { db, sqlite };
+  return { db, sqlite, ...(commits !== undefined && { sqliteCommits: commits }) };
 }

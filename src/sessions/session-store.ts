@@ -10,6 +10,7 @@ import {
   type FindActive,
   type FindActiveNow,
 } from './active-session.js';
+import { checksWhileUncommitted } from './checks-while-uncommitted.js';
 import { postgresFindActive } from './postgres-find-active.js';
 import { noObserver, type Observer } from '../observe/observer.js';
 import { emitUserWebhook, webhooksOn, withWebhooks } from '../webhooks/emit.js';
@@ -141,7 +142,9 @@ export function createKyselySessionStore(
   let findActive: FindActive;
   let findActiveNow: FindActiveNow | undefined;
   if (handles.sqlite !== undefined) {
-    const now = sqliteFindActive(handles.sqlite, observer);
+    const query = sqliteFindActive(handles.sqlite, observer);
+    const commits = handles.sqliteCommits;
+    const now = commits === undefined ? query : checksWhileUncommitted(query, commits);
     findActiveNow = now;
     findActive = async (sessionId) => now(sessionId);
   } else if (handles.pgPool !== undefined) {
