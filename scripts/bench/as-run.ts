@@ -1,7 +1,8 @@
 // The session read as users run it (issue 29): Gatehouse started with `npm start`'s command, in
 // production, at the default log level (every answer's access line written), its output to a
 // file (and, on a second row, to a pipe the runner drains), read with the cookie jar a browser
-// holds after signing in; LOG_LEVEL=warn only as a labelled row of its own. Against the bare
+// holds after signing in; LOG_LEVEL=warn only as a labelled row of its own, and a row reading 32
+// sessions in turn on every connection (a proxy's kept-alive connections carry many users). Against the bare
 // node:http floor in the same rounds: req/s and its ratio, the server's CPU per request (from
 // /proc/<pid>/stat of the node process itself over the measured run), start-up and RSS after
 // load. With `compareDists`, other builds (copies of older dist/ folders) get a row each, so a
@@ -15,7 +16,7 @@ import { signIn } from './http.ts';
 import { rssMb } from './machine.ts';
 import { makeTemp, stopChild } from './processes.ts';
 import { cpuPerRequest } from './rounds.ts';
-import { browserCookie, sessionJarEndpoint } from './session-read.ts';
+import { browserCookie, sessionJarEndpoint, sessionJarsEndpoint } from './session-read.ts';
 import { startTimed, type TimedServer } from './startup.ts';
 import { measure, type Endpoint, type WrkResult } from './wrk.ts';
 
@@ -30,6 +31,11 @@ interface Config {
   label: string;
   env: Env;
   output: 'file' | 'pipe';
+  /**
+   * Sessions read in turn, one per request whatever the connection (as a proxy's kept-alive
+   * upstream connections carry many users' cookies); one browser's jar if omitted.
+   */
+  sessions?: number;
   /** A dist/ folder other than this checkout's (an older build, for before/after). */
   dist?: string;
 }
@@ -58,6 +64,9 @@ export interface AsRunResult {
   logLines: number;
 }
 
+/** Sign-ins of the row read as many users through one proxy: wrk's connections. */
+const manySessions = 32;
+
 const configs = (compareDists: string[]): Config[] => [
   { key: 'file', label: 'default log level, stdout to a file', env: {}, output: 'file' },
   { key: 'pipe', label: 'default log level, stdout to a drained pipe', env: {}, output: 'pipe' },
@@ -66,6 +75,13 @@ const configs = (compareDists: string[]): Config[] => [
     label: 'LOG_LEVEL=warn, stdout to a file',
     env: { LOG_LEVEL: 'warn' },
     output: 'file',
+  },
+  {
+    key: 'sessions',
+    label: `default log level, stdout to a file, ${manySessions} sessions in turn`,
+    env: {},
+    output: 'file',
+    sessions: manySessions,
   },
   ...compareDists.map((dist, i) => ({
     key: `compare-${i}`,
@@ -109,11 +125,17 @@ async function startGatehouse(config: Config, dir: string): Promise<Side & { log
     const server = await startTimed(config.label, args, env, {
       ...(fd !== undefined && { stdio: ['ignore', fd, fd] }),
     });
-    const jar = await signIn(server.base);
+    const cookies: string[] = [];
+    for (let i = 0; i < (config.sessions ?? 1); i += 1) {
+      cookies.push(browserCookie(await signIn(server.base)));
+    }
     return {
       label: config.label,
       server,
-      endpoint: sessionJarEndpoint(browserCookie(jar)),
+      endpoint:
+        cookies.length === 1
+          ? sessionJarEndpoint(cookies[0] as string)
+          : sessionJarsEndpoint(cookies),
       results: [],
       ...(logFile !== undefined && { logFile }),
     };
