@@ -55,7 +55,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       : await createProcessMetrics(cluster.isWorker ? 'worker' : 'process');
   const observer = metrics?.observer ?? noObserver;
   // Kysely times every query once it has a log function: only when there are metrics to keep.
-  const { db, dialect, sqlite, sqliteCommits, pgPool } = await during('database', config, () =>
+  const { db, dialect, sqlite, sqliteChecks, pgPool } = await during('database', config, () =>
     openDatabase(config.databaseUrl, {
       ...databaseOptions(config),
       ...(metrics !== undefined && { onQueryError: observer.databaseError }),
@@ -64,7 +64,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   if (migrate) await during('database', config, () => migrateToLatest(db));
   const services = createServices(
     db,
-    { ...config, sqlite, sqliteCommits, pgPool },
+    { ...config, sqlite, sqliteChecks, pgPool },
     undefined,
     observer,
   );

@@ -174,8 +174,9 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     response: ServerResponse,
     error: unknown,
     startedAt: number,
+    decidedId?: string,
   ) {
-    const reqId = received(request) ?? options.nextRequestId();
+    const reqId = decidedId ?? received(request) ?? options.nextRequestId();
     const { log } = logger();
     if (error instanceof StoreUnavailableError) {
       log.error({ reqId, err: error.cause }, 'database unavailable during session read');
@@ -187,7 +188,9 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     answered(request, reqId, startedAt, response.statusCode);
   }
 
-  const atTurnEnd = createTurnEndWrites();
+  const atTurnEnd = createTurnEndWrites((error) =>
+    logger().log.error({ err: error }, 'front session read failed after answering began'),
+  );
   // Each kept-alive connection's last session read (session-read.ts, ReadMemo): gone with it.
   const memos = new WeakMap<Socket, ReadMemo>();
   const memoOf = (socket: Socket) => {
@@ -217,9 +220,10 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     }
     // Left to Auth.js: Fastify's route sends it there (it asks `sees`).
     if (answer === undefined) return false;
+    // The request id and the `received` line when the answer is decided, in arrival order.
+    const reqId = received(request);
     const write = (ready: FastAnswer) => {
       try {
-        const reqId = received(request);
         send(response, 200, ready);
         answered(request, reqId, startedAt, 200);
       } catch (error) {
@@ -235,7 +239,7 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     answer
       .then(
         (ready) => atTurnEnd(() => write(ready)),
-        (error: unknown) => failed(request, response, error, startedAt),
+        (error: unknown) => failed(request, response, error, startedAt, reqId),
       )
       .catch((error: unknown) => {
         logger().log.error({ err: error }, 'front session read failed after answering began');

@@ -89,17 +89,24 @@ export interface SessionReadDeps {
  * per connection, src/auth/front-read.ts): a browser repeats the same header on every read of
  * a kept-alive connection, so a repeat is one string comparison instead of parsing the header,
  * hashing the token for the decrypted-token cache and checking the CSRF cookie again. Expiry
- * and revocation are still checked on every read. Kept only when nothing in the answer is made
- * fresh per read (no new CSRF token, no cookie to set).
+ * and revocation are still checked on every read. Kept only for a session token, a header of
+ * at most `memoHeaderMax` characters, and an answer with nothing made fresh per read (no new
+ * CSRF token, no cookie to set).
  */
 export interface ReadMemo {
   header?: string | undefined;
   origin?: string;
   secure?: boolean;
-  held?: HeldToken | null;
+  held?: HeldToken | undefined;
   /** The last live answer's body and what it was made of. */
-  body?: { email: string; name: string; expiresMs: number; text: string };
+  body?: { held: HeldToken; email: string; name: string; expiresMs: number; text: string };
 }
+
+/**
+ * A Cookie header longer than this is not kept: a connection holds at most this much between
+ * its reads (a browser's session, CSRF and callback cookies take about 1 KB).
+ */
+const memoHeaderMax = 4096;
 
 interface HeldToken {
   token: string;
@@ -280,13 +287,14 @@ function createFastBranch(
 
   /** A live session's answer: the cookie re-issued once its refresh is due, in chunks if long. */
   function liveAnswer(
-    { token, payload, exp }: HeldToken,
+    held: HeldToken,
     current: GatehouseClaims,
     names: AuthCookieNames,
     secure: boolean,
     set: string[],
     memo: ReadMemo | undefined,
   ): FastAnswer {
+    const { token, payload, exp } = held;
     const now = deps.now();
     const { maxAgeSeconds, updateAgeSeconds } = deps.session;
     // Auth.js re-issues the cookie on every read; we do so once its refresh is due (updateAge),
@@ -317,14 +325,20 @@ function createFastBranch(
         }
       }
     }
-    return { headers: readHeaders, cookies: set, body: bodyText(current, expiresMs, memo) };
+    return { headers: readHeaders, cookies: set, body: bodyText(held, current, expiresMs, memo) };
   }
 
   /** The body as JSON, the memo's when the same email, name and expiry made it. */
-  function bodyText(current: GatehouseClaims, expiresMs: number, memo: ReadMemo | undefined) {
+  function bodyText(
+    held: HeldToken,
+    current: GatehouseClaims,
+    expiresMs: number,
+    memo: ReadMemo | undefined,
+  ) {
     const last = memo?.body;
     if (
       last !== undefined &&
+      last.held === held &&
       last.expiresMs === expiresMs &&
       last.email === current.email &&
       last.name === current.name
@@ -333,7 +347,7 @@ function createFastBranch(
     }
     const text = JSON.stringify(body(current, expiresMs));
     if (memo !== undefined) {
-      memo.body = { email: current.email, name: current.name, expiresMs, text };
+      memo.body = { held, email: current.email, name: current.name, expiresMs, text };
     }
     return text;
   }
@@ -383,7 +397,8 @@ function createFastBranch(
         memo.origin === origin &&
         memo.secure === secure &&
         // As a cache hit in `decode`: a held token read again must still be in time.
-        (kept === null || kept.exp + expClockToleranceSeconds > deps.now() / 1000)
+        kept !== null &&
+        kept.exp + expClockToleranceSeconds > deps.now() / 1000
       ) {
         held = kept;
         set = [];
@@ -393,9 +408,13 @@ function createFastBranch(
         if (held === undefined) return undefined;
         set = initCookies(cookies, names, origin, secure).set;
         if (memo !== undefined) {
-          // Only an answer with nothing made fresh per read may be repeated.
-          memo.held = set.length === 0 ? held : undefined;
-          memo.header = cookieHeader;
+          // Only a session token's read with nothing made fresh per read may be repeated.
+          const keeps =
+            set.length === 0 &&
+            cookieHeader !== undefined &&
+            cookieHeader.length <= memoHeaderMax;
+          memo.held = keeps && held !== null ? held : undefined;
+          memo.header = memo.held === undefined ? undefined : cookieHeader;
           memo.origin = origin;
           memo.secure = secure;
           memo.body = undefined;

@@ -4,16 +4,16 @@ import type { Kysely, LogEvent } from 'kysely';
 import type { Pool as PgPool } from 'pg';
 import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
-import { openSqlite } from './sqlite.js';
-import type { SqliteCommitWatch } from './sqlite-commit-watch.js';
+import { openSqlite, type SqliteSessionChecks } from './sqlite.js';
+
 
 export type Dialect = 'sqlite' | 'postgres';
 
 /** The raw handle behind the Kysely instance (one of the two), for statements on hot paths. */
 export interface RawHandles {
   sqlite?: DatabaseSync;
-  /** What says whether anything was committed to the SQLite file since the last look. */
-  sqliteCommits?: SqliteCommitWatch;
+  /** The session check's own SQLite connection and the watch on the file's commits. */
+  sqliteChecks?: SqliteSessionChecks;
   /** Its PostgreSQL pool, for named prepared statements. */
   pgPool?: PgPool;
 }

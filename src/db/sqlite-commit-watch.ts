@@ -7,8 +7,8 @@ import fs from 'node:fs';
  * connection in any process, rewrites both (its change counter, last frame, checksums), and a
  * checkpoint that restarts the log rewrites its salts. SQLite's own readers decide whether the
  * database changed under them by comparing this header with the copy they hold; this does the
- * same with one `pread` of 96 bytes (about 0.8 µs here) instead of a read transaction (two
- * `fcntl` locks and the statement: about 3.5 µs, the largest part of a session read left).
+ * same with one `pread` of 96 bytes instead of a read transaction (two `fcntl` locks and a
+ * statement), the largest part of a session read left (docs/performance.md).
  *
  * `look()` is `'same'` only when both copies read whole, equal to each other and to what the
  * previous look saw; a header being written (the copies differ), a file that cannot be read, or
@@ -45,6 +45,7 @@ export function watchSqliteCommits(databaseFile: string): SqliteCommitWatch {
       fd = fs.openSync(shmFile, 'r');
       return true;
     } catch {
+      // No -shm yet, or none to read: the caller asks the database ('unknown').
       return false;
     }
   };
@@ -56,6 +57,8 @@ export function watchSqliteCommits(databaseFile: string): SqliteCommitWatch {
       try {
         read = fs.readSync(fd as number, now, 0, now.length, 0);
       } catch {
+        // A read that fails says nothing about commits: the caller asks the database.
+        haveSeen = false;
         return 'unknown';
       }
       if (

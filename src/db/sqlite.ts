@@ -6,7 +6,7 @@ import { watchSqliteCommits, type SqliteCommitWatch } from './sqlite-commit-watc
 import { RecentCache } from '../util/recent-cache.js';
 import type { Database } from './schema.js';
 import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js';
-import { markSqlite } from './wal-checkpoints.js';
+import { checkpointWorkersStopped, markSqlite } from './wal-checkpoints.js';
 
 // Node's own SQLite (`node:sqlite`), not better-sqlite3: on Node 24 better-sqlite3 13 (the only
 // line that exits cleanly there) runs a prepared `get` at a third of the speed (116,000 against
@@ -45,8 +45,8 @@ function withStatementCache(sqlite: DatabaseSync, onClose: () => void): SqliteDa
   const statements = new RecentCache<string, SqliteStatement>(cachedStatements);
   return {
     close: () => {
-      onClose();
       sqlite.close();
+      onClose();
     },
     prepare(sql) {
       let statement = statements.get(sql);
@@ -105,7 +105,7 @@ export function openSqlite(
   log?: Logger,
   looseModes: LooseFileModes = 'warn',
   createFolder = true,
-): { db: Kysely<Database>; sqlite: DatabaseSync; sqliteCommits?: SqliteCommitWatch } {
+): { db: Kysely<Database>; sqlite: DatabaseSync; sqliteChecks?: SqliteSessionChecks } {
   if (filePath !== ':memory:') {
     checkExistingModes(filePath, looseModes);
     const folder = path.dirname(path.resolve(filePath));
@@ -119,10 +119,38 @@ export function openSqlite(
   sqlite.exec('pragma synchronous = NORMAL');
   sqlite.exec('pragma foreign_keys = ON');
   sqlite.exec(`pragma busy_timeout = ${sqliteBusyTimeoutMs}`);
-  const commits = filePath === ':memory:' ? undefined : watchSqliteCommits(filePath);
-  const database = withStatementCache(sqlite, () => commits?.close());
+  const checks = filePath === ':memory:' ? undefined : openSessionChecks(filePath);
+  let afterClose = () => {};
+  const database = withStatementCache(sqlite, () => afterClose());
   const dialect = new LockWaitingSqliteDialect({ database });
   const db = new Kysely<Database>({ dialect, ...(log && { log }) });
+  afterClose = () => {
+    if (checks === undefined) return;
+    checks.handle.close();
+    // Closing a descriptor drops every POSIX lock this process holds on the file, SQLite's
+    // too (https://www.sqlite.org/howtocorrupt.html, 2.2): the -shm descriptor goes last,
+    // once no connection of this process, a prune's checkpoint worker included, has it open.
+    void checkpointWorkersStopped(db).then(() => checks.commits.close());
+  };
   markSqlite(db, filePath);
-  return { db, sqlite, ...(commits !== undefined && { sqliteCommits: commits }) };
+  return { db, sqlite, ...(checks !== undefined && { sqliteChecks: checks }) };
+}
+
+/**
+ * The session check's own connection and the watch on the file's commits
+ * (src/sessions/sqlite-checks-while-uncommitted.ts). Its own connection, because Kysely's runs
+ * transactions that wait (for another process's lock, between statements): a check run on it
+ * meanwhile would read that transaction's snapshot, older than a commit made since, or its
+ * writes before they commit or roll back.
+ */
+export interface SqliteSessionChecks {
+  handle: DatabaseSync;
+  commits: SqliteCommitWatch;
+}
+
+function openSessionChecks(filePath: string): SqliteSessionChecks {
+  const handle = new DatabaseSync(filePath, { timeout: openBusyTimeoutMs });
+  handle.exec(`pragma busy_timeout = ${sqliteBusyTimeoutMs}`);
+  // SQLite names the -shm file after the database's real path, symbolic links resolved.
+  return { handle, commits: watchSqliteCommits(fs.realpathSync(filePath)) };
 }

@@ -48,6 +48,8 @@ interface Pass {
   worker?: { thread: Worker; exited: Promise<void> };
   /** The worker could not run: checkpoint on the loop. */
   onLoop: boolean;
+  /** Told when the last pass has ended and its worker has exited. */
+  whenStopped: (() => void)[];
 }
 const passes = new WeakMap<Kysely<Database>, Pass>();
 
@@ -81,13 +83,29 @@ function startWorker(file: string, pass: Pass): void {
   }
 }
 
+/**
+ * Resolves once no prune pass runs on `db` and no checkpoint worker of one is alive (at once
+ * when none is), so a descriptor on the database's files may be closed without dropping the
+ * worker's locks.
+ */
+export function checkpointWorkersStopped(db: Kysely<Database>): Promise<void> {
+  const pass = passes.get(db);
+  if (pass === undefined || (pass.depth === 0 && pass.worker === undefined)) {
+    return (pass?.settled ?? Promise.resolve()).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+  return new Promise((resolve) => pass.whenStopped.push(resolve));
+}
+
 /** For a prune pass on `db`: checkpoints off the loop on a SQLite file, nothing elsewhere. */
 export async function beginPrunePacing(db: Kysely<Database>): Promise<PrunePacing | undefined> {
   const file = sqliteFiles.get(db);
   if (file === undefined || file === null) return undefined;
   let pass = passes.get(db);
   if (pass === undefined) {
-    pass = { depth: 0, settled: Promise.resolve(), onLoop: false };
+    pass = { depth: 0, settled: Promise.resolve(), onLoop: false, whenStopped: [] };
     passes.set(db, pass);
   }
   const current = pass;
@@ -125,6 +143,9 @@ export async function beginPrunePacing(db: Kysely<Database>): Promise<PrunePacin
           if (current.depth === 0) {
             await sql.raw(`pragma wal_autocheckpoint = ${automaticCheckpointPages}`).execute(db);
           }
+        })
+        .finally(() => {
+          if (current.depth === 0) for (const told of current.whenStopped.splice(0)) told();
         });
       await current.settled;
     },

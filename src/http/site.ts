@@ -202,12 +202,6 @@ function accessLineSampler(fraction: number) {
  * Paths only: a query string may carry a callbackUrl, never worth a log line. The level is
  * fixed at start-up, so a hook whose lines would be dropped is not installed at all.
  */
-function accessLineFor(logger: FastifyServerOptions['logger']): AccessLine | undefined {
-  if (typeof logger !== 'object' || logger === null || !('stream' in logger)) return undefined;
-  const stream = logger.stream;
-  return stream === undefined ? undefined : createAccessLine(stream);
-}
-
 function installAccessLog(
   app: FastifyInstance,
   logsAnswer: (method: string | undefined, status: number) => boolean,
@@ -237,4 +231,11 @@ function installAccessLog(
       done();
     });
   }
+}
+
+/** The front's access line, on the logger's own stream; none where pino writes elsewhere. */
+function accessLineFor(logger: FastifyServerOptions['logger']): AccessLine | undefined {
+  if (typeof logger !== 'object' || logger === null || !('stream' in logger)) return undefined;
+  const stream = logger.stream;
+  return stream === undefined ? undefined : createAccessLine(stream);
 }

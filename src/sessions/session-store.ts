@@ -10,7 +10,7 @@ import {
   type FindActive,
   type FindActiveNow,
 } from './active-session.js';
-import { checksWhileUncommitted } from './checks-while-uncommitted.js';
+import { sqliteChecksWhileUncommitted } from './sqlite-checks-while-uncommitted.js';
 import { postgresFindActive } from './postgres-find-active.js';
 import { noObserver, type Observer } from '../observe/observer.js';
 import { emitUserWebhook, webhooksOn, withWebhooks } from '../webhooks/emit.js';
@@ -142,9 +142,15 @@ export function createKyselySessionStore(
   let findActive: FindActive;
   let findActiveNow: FindActiveNow | undefined;
   if (handles.sqlite !== undefined) {
-    const query = sqliteFindActive(handles.sqlite, observer);
-    const commits = handles.sqliteCommits;
-    const now = commits === undefined ? query : checksWhileUncommitted(query, commits);
+    const checks = handles.sqliteChecks;
+    // On a file, on a connection of its own, kept while nothing is committed (sqlite.ts).
+    const now =
+      checks === undefined
+        ? sqliteFindActive(handles.sqlite, observer)
+        : sqliteChecksWhileUncommitted(
+            sqliteFindActive(checks.handle, observer),
+            checks.commits,
+          );
     findActiveNow = now;
     findActive = async (sessionId) => now(sessionId);
   } else if (handles.pgPool !== undefined) {

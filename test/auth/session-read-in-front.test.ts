@@ -223,5 +223,6 @@ describe('reads that repeat a Cookie header on one kept-alive connection', () =>
     const fresh = await rawGet(server.url, '/api/auth/session', { cookie });
     expect(again.body).toBe(fresh.body);
     expect(again.body).toBe('null');
+    expect(again.headers['set-cookie']).toEqual(fresh.headers['set-cookie']);
   });
 });

@@ -72,7 +72,7 @@ function defaultThrottle() {
 /** The real app on a real SQLite file in a temp folder, listening on 127.0.0.1:0. */
 export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
-  const { db, dialect, sqlite, sqliteCommits, pgPool } = openDatabase(
+  const { db, dialect, sqlite, sqliteChecks, pgPool } = openDatabase(
     options.databaseUrl ?? `file:${path.join(dir, 'test.db')}`,
   );
   await migrateToLatest(db);
@@ -87,7 +87,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
       hashQueueMax: options.hashQueueMax ?? 1000,
       hashNice: defaultHashNice,
       sqlite,
-      sqliteCommits,
+      sqliteChecks,
       pgPool,
     },
     now,

@@ -19,13 +19,29 @@ afterEach(() => {
 });
 
 describe('the log line writer', () => {
-  it('writes a quiet service’s line within the linger, without a flush', async () => {
+  it('holds a line for the linger, then writes it without a flush', async () => {
     const log = openLog();
-    const writer = new LineWriter({ fd: log.fd, lingerMs: 20 });
+    const writer = new LineWriter({ fd: log.fd, lingerMs: 200 });
     writer.write('one\n');
+    // Several turns of the loop later, well within the linger: still held.
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    await sleep(50);
     expect(log.read()).toBe('');
-    await sleep(150);
+    await sleep(400);
     expect(log.read()).toBe('one\n');
+  });
+
+  it('makes one write of lines written over many turns within the linger', async () => {
+    const log = openLog();
+    const writes = vi.spyOn(fs, 'write');
+    const writer = new LineWriter({ fd: log.fd, lingerMs: 200 });
+    for (let turn = 0; turn < 20; turn += 1) {
+      writer.write(`line ${turn}\n`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await sleep(400);
+    expect(writes.mock.calls.length).toBe(1);
+    expect(log.read().split('\n')).toHaveLength(21);
   });
 
   it('sends many lines in few writes, every line whole and in order', async () => {

@@ -7,7 +7,7 @@ import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 
 // On SQLite a session's check is kept while nothing is committed to the file (src/sessions/
-// checks-while-uncommitted.ts). A change made anywhere else, by another connection or another
+// sqlite-checks-while-uncommitted.ts). A change made anywhere else, by another connection or another
 // process, must still show on the very next read.
 describe('session checks kept while nothing is committed', () => {
   let server: TestServer;
@@ -48,6 +48,36 @@ describe('session checks kept while nothing is committed', () => {
     other.prepare('update users set disabled = 1').run();
     expect(await session(client)).toBeNull();
     other.prepare('update users set disabled = 0').run();
+  });
+
+  it('a revocation is seen while the service holds a transaction open, and after it rolls back', async () => {
+    const client = await signedIn();
+    expect(await session(client)).not.toBeNull();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // A transaction on the service's own connection that has read (its snapshot is taken) and
+    // then waits, as one does for another process's lock: a check run inside it would see that
+    // snapshot, older than the revocation below, and keep it.
+    const held = server.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.selectFrom('sessions').select('id').execute();
+        await gate;
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await session(client)).toMatchObject({ user: { name: 'Ada Lovelace' } });
+      other.prepare('update sessions set revoked_at = ? where revoked_at is null').run(Date.now());
+      expect(await session(client)).toBeNull();
+    } finally {
+      release();
+      await held;
+    }
+    expect(await session(client)).toBeNull();
+    const again = await signedIn();
+    expect(await session(again)).toMatchObject({ user: { name: 'Ada Lovelace' } });
   });
 
   it('a checkpoint that restarts the log is a change too, and reads stay right after it', async () => {
