@@ -410,9 +410,7 @@ function createFastBranch(
         if (memo !== undefined) {
           // Only a session token's read with nothing made fresh per read may be repeated.
           const keeps =
-            set.length === 0 &&
-            cookieHeader !== undefined &&
-            cookieHeader.length <= memoHeaderMax;
+            set.length === 0 && cookieHeader !== undefined && cookieHeader.length <= memoHeaderMax;
           memo.held = keeps && held !== null ? held : undefined;
           memo.header = memo.held === undefined ? undefined : cookieHeader;
           memo.origin = origin;

@@ -6,7 +6,6 @@ import { openPostgres } from './postgres.js';
 import type { Database } from './schema.js';
 import { openSqlite, type SqliteSessionChecks } from './sqlite.js';
 
-
 export type Dialect = 'sqlite' | 'postgres';
 
 /** The raw handle behind the Kysely instance (one of the two), for statements on hot paths. */

@@ -10,9 +10,7 @@
  *
  * A write that throws is given to `failed` and the others are still written.
  */
-export function createTurnEndWrites(
-  failed: (error: unknown) => void,
-): (write: () => void) => void {
+export function createTurnEndWrites(failed: (error: unknown) => void): (write: () => void) => void {
   let queued: (() => void)[] = [];
   const writeQueued = () => {
     const writes = queued;

@@ -147,10 +147,7 @@ export function createKyselySessionStore(
     const now =
       checks === undefined
         ? sqliteFindActive(handles.sqlite, observer)
-        : sqliteChecksWhileUncommitted(
-            sqliteFindActive(checks.handle, observer),
-            checks.commits,
-          );
+        : sqliteChecksWhileUncommitted(sqliteFindActive(checks.handle, observer), checks.commits);
     findActiveNow = now;
     findActive = async (sessionId) => now(sessionId);
   } else if (handles.pgPool !== undefined) {
