@@ -3,6 +3,7 @@
 import { signIn } from 'next-auth/react';
 import { useRouter } from 'next/navigation';
 import { useState, type FormEvent } from 'react';
+import { EnrolmentStep, fetchAppKey, type AppKey } from './enrolment-step';
 
 /** What a refused sign-in says, by Gatehouse's `code`. */
 function explain(code: string | undefined): string {
@@ -13,6 +14,8 @@ function explain(code: string | undefined): string {
       return 'Confirm your address first: we have sent you a new link.';
     case 'second_factor_invalid':
       return 'That code is not right, or was used already: try the next one your app shows.';
+    case 'passkey_required':
+      return 'Your account signs in with a passkey: use "Sign in with a passkey".';
     default:
       // One answer for an unknown email and a wrong password.
       return 'Wrong email or password.';
@@ -21,10 +24,18 @@ function explain(code: string | undefined): string {
 
 export function SignInForm() {
   const router = useRouter();
-  // 'password' first; 'code' once Gatehouse has accepted the password and wants the second step.
-  const [step, setStep] = useState<'password' | 'code'>('password');
+  // 'password' first; 'code' once Gatehouse has accepted the password and wants the second step;
+  // 'enrol' when it wants one the account has not set up yet (SECOND_FACTOR=required).
+  const [step, setStep] = useState<'password' | 'code' | 'enrol'>('password');
+  const [appKey, setAppKey] = useState<AppKey | null>(null);
   const [problem, setProblem] = useState('');
   const [pending, setPending] = useState(false);
+
+  function tookTooLong() {
+    // The second step's cookie is gone (five minutes passed, or it was used).
+    setStep('password');
+    setProblem('That took too long: sign in with your password again.');
+  }
 
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -36,21 +47,27 @@ export function SignInForm() {
         redirect: false,
         // The second step sends only the code: the cookie Gatehouse set after the right
         // password stands for it, so the password is not kept past the first request. Six
-        // digits are the authenticator app's code; anything else is a recovery code.
-        ...(step === 'code'
-          ? /^\d{6}$/.test(code)
-            ? { otp: code }
-            : { recoveryCode: code }
-          : { email: form.get('email'), password: form.get('password') }),
+        // digits are the authenticator app's code; anything else is a recovery code (not while
+        // enrolling: the account has none yet).
+        ...(step === 'password'
+          ? { email: form.get('email'), password: form.get('password') }
+          : step === 'code' && !/^\d{6}$/.test(code)
+            ? { recoveryCode: code }
+            : { otp: code }),
       });
       if (result?.error) {
         if (result.code === 'second_factor_required') {
           setStep('code');
           setProblem('');
-        } else if (step === 'code' && result.code === 'credentials') {
-          // The second step's cookie is gone (five minutes passed, or it was used).
-          setStep('password');
-          setProblem('That took too long: sign in with your password again.');
+        } else if (result.code === 'second_factor_enrolment_required') {
+          // The same cookie reads the key to show: a right code of it turns TOTP on and signs in.
+          const key = await fetchAppKey();
+          if (key === null) return tookTooLong();
+          setAppKey(key);
+          setStep('enrol');
+          setProblem('');
+        } else if (step !== 'password' && result.code === 'credentials') {
+          tookTooLong();
         } else {
           setProblem(explain(result.code));
         }
@@ -84,6 +101,8 @@ export function SignInForm() {
             </label>
           </p>
         </>
+      ) : step === 'enrol' && appKey ? (
+        <EnrolmentStep appKey={appKey} />
       ) : (
         <p>
           <label>
