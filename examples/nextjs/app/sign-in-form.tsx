@@ -61,7 +61,14 @@ export function SignInForm() {
           setProblem('');
         } else if (result.code === 'second_factor_enrolment_required') {
           // The same cookie reads the key to show: a right code of it turns TOTP on and signs in.
-          const key = await fetchAppKey();
+          let key: AppKey | null;
+          try {
+            key = await fetchAppKey();
+          } catch {
+            // Gatehouse did not give the key (restarted without the setting, its database down).
+            setProblem('Two-step sign-in cannot be set up just now: try again in a moment.');
+            return;
+          }
           if (key === null) return tookTooLong();
           setAppKey(key);
           setStep('enrol');
