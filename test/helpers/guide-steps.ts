@@ -3,20 +3,8 @@
 // runs in bash in its own process group, a server is left running once it listens, and npm
 // reaches its registry with the network settings of this environment only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-/** Whether something accepts connections on 127.0.0.1:`port`. */
-export function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
+import { accepts } from './processes.js';
 
 export interface Running {
   child: ChildProcess;

@@ -23,7 +23,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function accepts(port: number): Promise<boolean> {
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
     socket.once('connect', () => {
