@@ -19,6 +19,8 @@ import { createEventSink } from './event-sink.js';
 import type { SecondFactorMode } from '../config/factors.js';
 import { registeredFactors } from './factors.js';
 import { createSecondStep } from './totp/second-step.js';
+import { factorLockPolicy, type FactorAttemptPorts } from './model/factor-throttle.js';
+import { createFactorThrottleStore } from './model/factor-throttle-store.js';
 import { createSignInEnrolment } from './totp/signin-enrolment.js';
 import { createSecretBox } from './totp/secret-box.js';
 import {
@@ -128,10 +130,21 @@ export function createAccountWing(deps: AccountWingDeps) {
   );
   // ACCOUNT_PAGES_PATH: every page, form and mailed link of the wing follows it.
   const pages = pagePathsUnder(config.page?.accountPagesPath);
+  // Guesses at a second factor's secret: the account's own count, apart from the password's.
+  const factorAttempts: FactorAttemptPorts = {
+    throttle: deps.throttle,
+    store: createFactorThrottleStore(deps.db),
+    policy: factorLockPolicy({
+      maxFailures: deps.throttle.settings.emailMaxFailures,
+      lockSeconds: deps.throttle.settings.lockSeconds,
+    }),
+    now: deps.now,
+    log: deps.log,
+  };
   const secondStep = createSecondStep({
     db: deps.db,
     box,
-    throttle: deps.throttle,
+    attempts: factorAttempts,
     now: deps.now,
     mail,
     pages,

@@ -25,6 +25,12 @@ interface ThrottleKeys {
   ipAttempts: string;
 }
 
+/** The client address's counters: what an address-only charge names. */
+export type AddressKeys = Pick<ThrottleKeys, 'ip' | 'ipAttempts'>;
+
+export type AddressAdmission =
+  { admitted: true; keys: AddressKeys } | { admitted: false; retryAfterSeconds: number };
+
 export type Admission =
   | { admitted: true; keys: ThrottleKeys; pastEmailLock: boolean }
   | { admitted: false; retryAfterSeconds: number };
@@ -126,6 +132,9 @@ export function createThrottle(
   });
 
   return {
+    /** The limits it was made with: other counters of guesses (a second factor's) follow them. */
+    settings,
+
     /**
      * Charges an attempt before its password check. `knownDevice`: the client proved it signed
      * in to this email before (src/auth/device-cookie.ts), so the per-email limits do not refuse
@@ -172,6 +181,29 @@ export function createThrottle(
       await store.refund(keys.emailIp, emailIpLimit);
       await store.refund(keys.ip, ipLimit);
       await store.refund(keys.emailAttempts, emailAttemptLimit);
+      await store.refund(keys.ipAttempts, ipAttemptLimit);
+    },
+
+    /**
+     * Charges an attempt at a secret that is no password (a second factor's code) to the client
+     * address alone: its attempt and failure limits, never spared for a known device. The
+     * account's own bound on such guesses is the second factor's (src/account/model/
+     * factor-throttle.ts), so they neither lock nor clear the password's per-email counters.
+     */
+    async admitAddress(ip: string, now: number): Promise<AddressAdmission> {
+      const keys = addressKeys(ip);
+      const { retryAfterSeconds } = await chargeInTurn(keys, false, now);
+      return retryAfterSeconds === null
+        ? { admitted: true, keys }
+        : { admitted: false, retryAfterSeconds };
+    },
+
+    /** A right secret on an address-only charge: the address gets its failure charge back. */
+    addressSucceeded: (keys: AddressKeys): Promise<void> => store.refund(keys.ip, ipLimit),
+
+    /** An address-only charge whose secret was never checked: taken back whole. */
+    async addressNotChecked(keys: AddressKeys): Promise<void> {
+      await store.refund(keys.ip, ipLimit);
       await store.refund(keys.ipAttempts, ipAttemptLimit);
     },
 

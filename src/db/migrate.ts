@@ -14,6 +14,7 @@ import * as auditLog from './migrations/013-audit-log.js';
 import * as webhookOutbox from './migrations/014-webhook-outbox.js';
 import * as passkeys from './migrations/012-passkeys.js';
 import * as challengePurpose from './migrations/015-challenge-purpose.js';
+import * as factorThrottle from './migrations/016-factor-throttle.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '014-webhook-outbox': webhookOutbox,
   '012-passkeys': passkeys,
   '015-challenge-purpose': challengePurpose,
+  '016-factor-throttle': factorThrottle,
 };
 
 const provider: MigrationProvider = {

@@ -152,6 +152,17 @@ export interface WebhookOutboxTable extends LeasedOutboxColumns<
 }
 
 /** A person's TOTP (migration 011, src/account/totp/): secrets encrypted, never in clear. */
+/** Second-factor failures per account (migration 016; src/account/model/factor-throttle.ts). */
+export interface FactorThrottleTable {
+  user_id: string;
+  failures: number;
+  locks: number;
+  charges: number;
+  lock_charge: number;
+  locked_until: number;
+  updated_at: number;
+}
+
 export interface UserTotpTable {
   user_id: string;
   /** The active secret, encrypted (src/account/totp/secret-box.ts); null: no TOTP. */
@@ -219,6 +230,7 @@ export interface Database {
   audit_head: AuditHeadTable;
   webhook_outbox: WebhookOutboxTable;
   user_totp: UserTotpTable;
+  factor_throttle: FactorThrottleTable;
   recovery_codes: RecoveryCodesTable;
   signin_challenges: SigninChallengesTable;
   passkeys: PasskeysTable;

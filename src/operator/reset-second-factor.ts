@@ -1,4 +1,5 @@
 import { lockFactors, voidChallenges } from '../account/model/factor-lock.js';
+import { clearFactorFailures } from '../account/model/factor-throttle-store.js';
 import { removeTotp } from '../account/totp/totp-store.js';
 import type { User } from '../users/store.js';
 import { readUser } from '../users/writes.js';
@@ -24,6 +25,8 @@ export function resetSecondFactor(
     await lockFactors(trx, user.id);
     const now = ports.now();
     let changed = await removeTotp(trx, user.id, now);
+    // The person starts over with a factor of their own: no lock from earlier guesses stays.
+    await clearFactorFailures(trx, user.id);
     if (changed)
       await recordOperatorEvent(trx, request.actor, user.id, 'totp_disabled', {
         reason: 'reset_second_factor',

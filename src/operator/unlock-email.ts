@@ -1,11 +1,13 @@
+import { createFactorThrottleStore } from '../account/model/factor-throttle-store.js';
 import type { Throttle } from '../auth/throttle.js';
 import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**
  * Lifts the sign-in lock failed attempts put on an email, and starts its counters over, whether
- * or not a user has that email (throttling counts unknown emails alike). `lockedUntil`: when the
- * lock lifted would have ended (ms), or null when none was in force. No event: the email may
- * name no user.
+ * or not a user has that email (throttling counts unknown emails alike); the second-factor count
+ * of the account with that email (model/factor-throttle.ts) starts over too. `lockedUntil`: when
+ * the latest lock lifted would have ended (ms), or null when none was in force. No event: the
+ * email may name no user.
  */
 export async function unlockEmail(
   ports: OperatorPorts & {
@@ -13,8 +15,15 @@ export async function unlockEmail(
   },
   request: { email: string; actor: Actor },
 ): Promise<{ lockedUntil: number | null }> {
-  const lockedUntil = await ports.throttle.emailLockedUntil(request.email, ports.now());
+  const now = ports.now();
+  const factors = createFactorThrottleStore(ports.db);
+  const locks = [
+    await ports.throttle.emailLockedUntil(request.email, now),
+    await factors.lockedUntilOfEmail(request.email, now),
+  ].filter((until) => until !== null);
   await ports.throttle.unlockEmail(request.email);
+  await factors.clearOfEmail(request.email);
+  const lockedUntil = locks.length === 0 ? null : Math.max(...locks);
   await auditOperatorAction(ports.db, request.actor, 'email_unlocked', null, {
     email: request.email,
   });

@@ -54,6 +54,7 @@ const eventWords: Record<string, string> = {
   totp_enabled: 'Authenticator app turned on',
   totp_disabled: 'Authenticator app turned off',
   recovery_code_used: 'Recovery code used',
+  second_factor_locked: 'Authenticator codes paused after too many wrong codes',
   passkey_added: 'Passkey added',
   passkey_removed: 'Passkey removed',
   account_locked: 'Account locked',

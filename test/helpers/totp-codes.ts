@@ -4,6 +4,8 @@
 import type { Kysely } from 'kysely';
 import { Secret, TOTP } from 'otpauth';
 import type { Database } from '../../src/db/schema.js';
+import { postWithCsrf } from './account-requests.js';
+import type { Client } from './client.js';
 
 export const stepMs = 30_000;
 export const base = Math.floor(Date.now() / stepMs) * stepMs + stepMs / 2;
@@ -36,4 +38,20 @@ export async function proofsOf(db: Kysely<Database>, userId: string) {
     .where('revoked_at', 'is', null)
     .execute();
   return rows.map((row) => row.proofs);
+}
+
+/**
+ * Turns TOTP on for the signed-in `client` (a recent session), confirmed with the code of
+ * `confirmStep`: its secret and the ten recovery codes.
+ */
+export async function turnOnTotp(client: Client, confirmStep = 0) {
+  const setup = await postWithCsrf(client, '/api/account/totp/setup', {});
+  if (setup.status !== 200) throw new Error(`totp/setup answered ${setup.status}`);
+  const { secret } = (await setup.json()) as { secret: string };
+  const confirmed = await postWithCsrf(client, '/api/account/totp/confirm', {
+    code: codeAt(secret, confirmStep),
+  });
+  if (confirmed.status !== 200) throw new Error(`totp/confirm answered ${confirmed.status}`);
+  const { recoveryCodes } = (await confirmed.json()) as { recoveryCodes: string[] };
+  return { secret, recoveryCodes };
 }

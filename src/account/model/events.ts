@@ -21,6 +21,8 @@ export type AccountEventType =
   | 'passkey_added'
   | 'passkey_removed'
   | 'account_locked'
+  // Not in the spec's list: wrong codes locked the second factor's step (model/factor-throttle.ts).
+  | 'second_factor_locked'
   // Not in the spec's list: how an account came to be (an accepted invitation, open sign-up).
   | 'account_created';
 

@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
-import { attempt } from '../../auth/password-proof.js';
-import type { Throttle } from '../../auth/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { PagePaths } from '../paths.js';
 import type { User } from '../../users/store.js';
-import { record } from '../model/events.js';
+import { record, type AccountEventType } from '../model/events.js';
+import { factorAttempt, type FactorAttemptPorts } from '../model/factor-throttle.js';
 import { queueSecurityNotice } from '../model/security-notice.js';
 import { readRecoveryCode, recoveryCodeHash } from './recovery-codes.js';
 import type { SecretBox } from './secret-box.js';
@@ -15,9 +14,10 @@ import { claimStep, factorSummary, readTotp, useRecoveryCode } from './totp-stor
 /*
  * The one check of a second factor: sign-in (as a check after the password), re-authentication,
  * a password reset and turning TOTP off all ask it. A code is a guess at a secret: it is charged
- * to the same per-account and per-address throttle as a password (one attempt, src/auth/
- * password-proof.ts), and a right one is then claimed once in the store, so the same code (or
- * recovery code) sent twice, or twenty times at once, is right for one request only.
+ * to the client address as a password is and to the account's own second-factor count, which
+ * only a right second factor or an operator clears (model/factor-throttle.ts), and a right one
+ * is then claimed once in the store, so the same code (or recovery code) sent twice, or twenty
+ * times at once, is right for one request only.
  */
 
 /** What a second factor is proved with: a code of the app, or a recovery code. */
@@ -35,7 +35,8 @@ export type SecondStepResult =
 export interface SecondStepDeps {
   db: Kysely<Database>;
   box: SecretBox;
-  throttle: Throttle;
+  /** The address's and the account's bounds on code guesses (model/factor-throttle.ts). */
+  attempts: FactorAttemptPorts;
   now: () => number;
   /** For the notice a used recovery code sends; none when mail is off. */
   mail: MailQueue | undefined;
@@ -55,16 +56,20 @@ export interface SecondStepClient {
 const present = (value: unknown) => typeof value === 'string' && value !== '';
 
 export function createSecondStep(deps: SecondStepDeps) {
-  /** The recovery code's use recorded, with its notice saying how many are left. */
-  async function recordRecoveryUse(user: User, client: SecondStepClient): Promise<void> {
-    const { recoveryCodes: left } = await factorSummary(deps.db, user.id);
+  /** A second-factor event in the owner's record and, mail on, its notice, in one transaction. */
+  async function recordWithNotice(
+    user: User,
+    client: SecondStepClient,
+    event: { type: AccountEventType; detail: Record<string, unknown> },
+    values: { change: string; recoveryCodesLeft?: string },
+  ): Promise<void> {
     await deps.db.transaction().execute(async (trx) => {
       await record(trx, {
         userId: user.id,
-        type: 'recovery_code_used',
+        type: event.type,
         ip: client.ip,
         device: client.device,
-        detail: { left },
+        detail: event.detail,
       });
       if (deps.mail !== undefined)
         await queueSecurityNotice(trx, deps.mail, {
@@ -73,12 +78,44 @@ export function createSecondStep(deps: SecondStepDeps) {
           origin: client.origin,
           pages: deps.pages,
           now: deps.now(),
-          values: {
-            change: `A recovery code of your account was just used in place of its authenticator app.`,
-            recoveryCodesLeft: String(left),
-          },
+          values,
         });
     });
+  }
+
+  /** The recovery code's use recorded, with its notice saying how many are left. */
+  async function recordRecoveryUse(user: User, client: SecondStepClient): Promise<void> {
+    const { recoveryCodes: left } = await factorSummary(deps.db, user.id);
+    await recordWithNotice(
+      user,
+      client,
+      { type: 'recovery_code_used', detail: { left } },
+      {
+        change: `A recovery code of your account was just used in place of its authenticator app.`,
+        recoveryCodesLeft: String(left),
+      },
+    );
+  }
+
+  /**
+   * The factor step locked by wrong codes: in the owner's record and, mail on, a notice saying
+   * that someone who knows the password is guessing, until when, and that a recovery code
+   * still works.
+   */
+  async function recordLock(user: User, client: SecondStepClient, until: number): Promise<void> {
+    const minutes = Math.max(1, Math.round((until - deps.now()) / 60_000));
+    await recordWithNotice(
+      user,
+      client,
+      { type: 'second_factor_locked', detail: { until } },
+      {
+        change:
+          `Wrong codes of your authenticator app were just entered after your password, ` +
+          `${deps.attempts.policy.maxFailures} since the last right one. Codes are refused for ` +
+          `the next ${minutes} minutes (a recovery code still works). Whoever entered them knows ` +
+          `your password: if it was not you, change your password now.`,
+      },
+    );
   }
 
   return {
@@ -96,8 +133,8 @@ export function createSecondStep(deps: SecondStepDeps) {
       const secret = row.secret;
       const byRecovery = !present(fields.otp) && present(fields.recoveryCode);
       if (!present(fields.otp) && !byRecovery) return { outcome: 'missing' };
-      const scope = { email: user.email, ip: client.ip, knownDevice: client.knownDevice };
-      const result = await attempt({ throttle: deps.throttle, now: deps.now }, scope, async () => {
+      const scope = { userId: user.id, ip: client.ip, throughLock: byRecovery };
+      const result = await factorAttempt(deps.attempts, scope, async () => {
         if (byRecovery) {
           const code = readRecoveryCode(fields.recoveryCode);
           const used =
@@ -123,7 +160,16 @@ export function createSecondStep(deps: SecondStepDeps) {
       });
       if ('throttled' in result)
         return { outcome: 'throttled', retryAfterSeconds: result.retryAfterSeconds };
-      if (!result.right) return { outcome: 'wrong' };
+      if (!result.right) {
+        if (result.lockedUntil !== undefined)
+          await recordLock(user, client, result.lockedUntil).catch((error: unknown) => {
+            deps.log.error(
+              { err: error, userId: user.id },
+              'could not record a second-factor lock',
+            );
+          });
+        return { outcome: 'wrong' };
+      }
       if (result.value === 'recovery_code')
         await recordRecoveryUse(user, client).catch((error: unknown) => {
           deps.log.error({ err: error, userId: user.id }, 'could not record a recovery code used');
