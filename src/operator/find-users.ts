@@ -1,3 +1,4 @@
+import { createFactorThrottleStore } from '../account/model/factor-throttle-store.js';
 import type { Throttle } from '../auth/throttle.js';
 import { pageListingRows, readListingRow, type UserListingRow } from '../users/listing.js';
 import type { OperatorPorts } from './actor.js';
@@ -9,9 +10,12 @@ export interface UserSummary {
   name: string;
   emailVerified: boolean;
   disabled: boolean;
-  /** Failed sign-ins put a lock on the address that is still in force (`users unlock` lifts it). */
+  /**
+   * Failed sign-ins put a lock on the address, or wrong codes on the account's second factor,
+   * that is still in force (`users unlock` lifts both).
+   */
   locked: boolean;
-  /** When that lock ends, ISO; null when none holds. */
+  /** When the later of those locks ends, ISO; null when none holds. */
   lockedUntil: string | null;
   /** The second factors the user has set up: `totp` (confirmed) and `passkey` (one or more). */
   secondFactors: string[];
@@ -40,10 +44,16 @@ async function secondFactorsOf(ports: OperatorPorts, userId: string): Promise<st
 }
 
 async function summarise(ports: SummaryPorts, row: UserListingRow): Promise<UserSummary> {
-  const [until, secondFactors] = await Promise.all([
-    ports.throttle.emailLockedUntil(row.email, ports.now()),
+  const now = ports.now();
+  const [emailLock, factorLock, secondFactors] = await Promise.all([
+    ports.throttle.emailLockedUntil(row.email, now),
+    createFactorThrottleStore(ports.db).lockedUntilOfEmail(row.email, now),
     secondFactorsOf(ports, row.id),
   ]);
+  const until =
+    emailLock === null || factorLock === null
+      ? (emailLock ?? factorLock)
+      : Math.max(emailLock, factorLock);
   return {
     id: row.id,
     email: row.email,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailQueue, MailRequest } from '../../src/mail/mail-queue.js';
-import { unlockEmail } from '../../src/operator/operations.js';
+import { showUser, unlockEmail } from '../../src/operator/operations.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
@@ -190,11 +190,15 @@ describe.each([
       });
       expect(reauth.status).toBe(429);
 
-      const { lockedUntil } = await unlockEmail(
-        { db: server.db, now: () => clock, throttle: server.services.throttle },
-        { email, actor: { label: 'gatehouse CLI' } },
-      );
+      // The operator sees the lock in the user's summary (users list, the admin API).
+      const ports = { db: server.db, now: () => clock, throttle: server.services.throttle };
+      expect(await showUser(ports, { userId: account.userId })).toMatchObject({ locked: true });
+      const { lockedUntil } = await unlockEmail(ports, {
+        email,
+        actor: { label: 'gatehouse CLI' },
+      });
       expect(lockedUntil).toBeGreaterThan(clock);
+      expect(await showUser(ports, { userId: account.userId })).toMatchObject({ locked: false });
       expect((await signIn(email, { otp: codeAt(secret, 0) })).status).toBe(200);
     },
   );
