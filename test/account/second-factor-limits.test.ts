@@ -3,7 +3,12 @@ import type { MailQueue, MailRequest } from '../../src/mail/mail-queue.js';
 import { showUser, unlockEmail } from '../../src/operator/operations.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
+import {
+  createTestDatabase,
+  describeIfPostgres,
+  hasPostgres,
+  type TestDatabase,
+} from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { base, codeAt, refusalCode, stepMs, turnOnTotp, wrongCode } from '../helpers/totp-codes.js';
 
@@ -202,4 +207,56 @@ describe.each([
       expect((await signIn(email, { otp: codeAt(secret, 0) })).status).toBe(200);
     },
   );
+});
+
+describeIfPostgres('second-factor guesses across two instances on one PostgreSQL', () => {
+  let database: TestDatabase;
+  let servers: TestServer[];
+  const clock = base;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    servers = [];
+    for (let n = 0; n < 2; n += 1)
+      servers.push(await startServer({ databaseUrl: database.url, now: () => clock }));
+  });
+  afterAll(async () => {
+    for (const server of servers) await server.close();
+    await database.drop();
+  });
+
+  async function enrolledOn(email: string) {
+    const [first] = servers as [TestServer];
+    await addUser(first, email, password, 'Grace');
+    const owner = new Client(first.url);
+    expect((await owner.signIn(email, password)).status).toBe(200);
+    return turnOnTotp(owner, -1);
+  }
+  const on = (n: number) => new Client((servers[n % 2] as TestServer).url);
+
+  it('one count: wrong codes through either instance lock the step on both', async () => {
+    const email = 'ada@example.com';
+    const { secret } = await enrolledOn(email);
+    for (let n = 0; n < 10; n += 1) {
+      const answer = await on(n).signIn(email, password, undefined, { otp: wrongCode(secret, 0) });
+      expect(await refusalCode(answer)).toBe('second_factor_invalid');
+    }
+    for (let n = 0; n < 2; n += 1) {
+      const answer = await on(n).signIn(email, password, undefined, { otp: codeAt(secret, 0) });
+      expect(answer.status).toBe(429);
+    }
+  });
+
+  it('one right code sent by 10 clients across both instances signs in exactly once', async () => {
+    const email = 'grace@example.com';
+    const { secret } = await enrolledOn(email);
+    const clients = Array.from({ length: 10 }, (_, n) => on(n));
+    const answers = await Promise.all(
+      clients.map((client) =>
+        client.signIn(email, password, undefined, { otp: codeAt(secret, 0) }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    expect(clients.filter((client) => client.sessionCookie() !== undefined)).toHaveLength(1);
+  });
 });
