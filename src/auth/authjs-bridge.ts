@@ -219,7 +219,10 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         const isJson = response.headers.get('content-type')?.startsWith('application/json');
         // A form post's browser follows the 302 and drops the header: the URL tells the page.
         if (!isJson) {
-          return sendWebResponse(reply, withRetryAfter(response, interruption.retryAfterSeconds));
+          return sendWebResponse(
+            reply,
+            withRetryAfter(response, interruption.retryAfterSeconds, interruption.afterPassword),
+          );
         }
         const headers = new Headers(response.headers);
         return sendWebResponse(reply, new Response(response.body, { status: 429, headers }));

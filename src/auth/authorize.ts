@@ -175,8 +175,13 @@ export function createAuthorize(deps: AuthorizeDeps) {
           continue;
         }
         if (verdict.retryAfterSeconds !== undefined) {
-          interrupt(context, { kind: 'throttled', retryAfterSeconds: verdict.retryAfterSeconds });
-          context.accountEvent = { type: 'throttled', userId: user.id };
+          interrupt(context, {
+            kind: 'throttled',
+            retryAfterSeconds: verdict.retryAfterSeconds,
+            afterPassword: true,
+          });
+          // No `throttled` record ("too many wrong passwords"): the password was right, and the
+          // check records its own lock when it sets one.
           deps.log.info({ reason: 'throttled', check: check.name, clientIp }, 'sign-in refused');
           throw new RateLimited();
         }

@@ -3,7 +3,12 @@ import type { PendingAccountEvent } from './account-events.js';
 
 /** Why a request that went through Auth.js must be answered by us instead. */
 export type Interruption =
-  | { kind: 'throttled'; retryAfterSeconds: number }
+  | {
+      kind: 'throttled';
+      retryAfterSeconds: number;
+      /** A check after a right password was paused (a second factor's lock), not the password. */
+      afterPassword?: true;
+    }
   | { kind: 'overloaded' }
   | { kind: 'unavailable'; error: unknown }
   | { kind: 'internal'; error: unknown };

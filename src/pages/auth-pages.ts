@@ -15,6 +15,7 @@ import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
 import { challengeCookieName } from './second-step-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy } from './notices.js';
+import { afterPasswordParam } from './retry-after.js';
 import { pagePolicy } from './page-csp.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
@@ -213,11 +214,16 @@ export function createAuthPages(
           enrolmentKey === undefined
             ? undefined
             : { key: enrolmentKey, invalid: code === 'second_factor_invalid' };
+        // A second factor's lock keeps the second step too: a recovery code is checked through it.
+        const codesPaused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';
         const secondStep =
           enrolment === undefined &&
-          (code === 'second_factor_required' || code === 'second_factor_invalid') &&
+          (code === 'second_factor_required' || code === 'second_factor_invalid' || codesPaused) &&
           holdsChallenge(request.headers.cookie, secure)
-            ? { invalid: code === 'second_factor_invalid' }
+            ? {
+                invalid: code === 'second_factor_invalid',
+                paused: codesPaused ? signInNotice(params) : undefined,
+              }
             : undefined;
         page = renderSignInPage(shell, {
           csrfToken: csrf.csrfToken,

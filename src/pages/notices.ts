@@ -1,4 +1,4 @@
-import { readRetryAfter } from './retry-after.js';
+import { afterPasswordParam, readRetryAfter } from './retry-after.js';
 
 /** What a page tells the person about what just happened. */
 export interface Notice {
@@ -101,6 +101,19 @@ function throttled(retryAfterSeconds: number | undefined): Notice {
   };
 }
 
+// A second factor's lock (src/account/model/factor-throttle.ts): the password was right, the codes
+// are paused; a recovery code is checked through the lock, so the owner is told of it.
+function codesPaused(retryAfterSeconds: number | undefined): Notice {
+  const when =
+    retryAfterSeconds === undefined
+      ? 'Please try again later'
+      : `Please try again in ${formatWait(retryAfterSeconds)}`;
+  return {
+    tone: 'error',
+    text: `Too many wrong codes. Codes for this account are paused for now to keep it safe, and your code was not checked this time. ${when}, or sign in with a recovery code.`,
+  };
+}
+
 // Said only after the password was proven (src/auth/authorize.ts), so it tells a guesser nothing.
 // Without mail (production without SMTP_URL) no link was sent: only an operator can confirm it.
 function emailUnverified(email: string | undefined, mailOn: boolean): Notice {
@@ -165,7 +178,9 @@ export function signInNotice(
     case 'CredentialsSignin':
       switch (params.get('code')) {
         case 'rate_limited':
-          return throttled(readRetryAfter(params));
+          return params.get(afterPasswordParam) === '1'
+            ? codesPaused(readRetryAfter(params))
+            : throttled(readRetryAfter(params));
         case 'email_unverified':
           return emailUnverified(email, mailOn);
         // The second step's page shows these itself; here its challenge is gone (expired, or

@@ -4,6 +4,12 @@
  */
 export const retryAfterParam = 'retryAfter';
 
+/**
+ * Beside it when the password was right and the step after it is paused (a second factor's
+ * lock): the page then says the codes are paused, not the password.
+ */
+export const afterPasswordParam = 'afterPassword';
+
 // THROTTLE_LOCK_SECONDS is at most a day; a longer value in a URL did not come from us.
 const maxRetryAfterSeconds = 86_400;
 
@@ -11,12 +17,17 @@ const maxRetryAfterSeconds = 86_400;
  * Auth.js's throttled redirect (`…code=rate_limited`) with the wait appended. Only for the 302
  * that browsers follow: the JSON variant next-auth clients read keeps Auth.js's exact `{url}`.
  */
-export function withRetryAfter(response: Response, retryAfterSeconds: number): Response {
+export function withRetryAfter(
+  response: Response,
+  retryAfterSeconds: number,
+  afterPassword = false,
+): Response {
   const location = response.headers.get('location');
   if (location === null) return response;
   const headers = new Headers(response.headers);
   const separator = location.includes('?') ? '&' : '?';
-  headers.set('location', `${location}${separator}${retryAfterParam}=${retryAfterSeconds}`);
+  const step = afterPassword ? `&${afterPasswordParam}=1` : '';
+  headers.set('location', `${location}${separator}${retryAfterParam}=${retryAfterSeconds}${step}`);
   return new Response(response.body, { status: response.status, headers });
 }
 

@@ -27,7 +27,11 @@ export interface SignInView {
    * The password was right and the account has two-step sign-in: ask for the code (the
    * challenge cookie stands for the password). `invalid`: a code was just refused.
    */
-  secondStep?: { invalid: boolean } | undefined;
+  /**
+   * `paused`: the codes are paused by wrong ones (its notice instead of the step's own, and the
+   * recovery code's form open: it is checked through the pause).
+   */
+  secondStep?: { invalid: boolean; paused?: Notice | undefined } | undefined;
   /**
    * SECOND_FACTOR=required and the account has no second factor: the app's key to enrol, and a
    * code of it is asked for (the challenge cookie stands for the password). `invalid`: a code
@@ -56,8 +60,13 @@ const whoId = 'who';
  * challenge cookie the right password left, so the password is not sent again. Two plain
  * forms, the recovery code's in a `<details>`; no script.
  */
-function renderSecondStep(shell: PageShell, view: SignInView, invalid: boolean): string {
-  const notice = invalid ? secondStepNotices.invalid : secondStepNotices.required;
+function renderSecondStep(
+  shell: PageShell,
+  view: SignInView,
+  step: NonNullable<SignInView['secondStep']>,
+): string {
+  const { invalid, paused } = step;
+  const notice = paused ?? (invalid ? secondStepNotices.invalid : secondStepNotices.required);
   const marked = invalid && markup` aria-invalid="true"`;
   const hidden = markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">`;
@@ -65,15 +74,15 @@ function renderSecondStep(shell: PageShell, view: SignInView, invalid: boolean):
 <form method="post" action="${shell.basePath}/callback/credentials">
 ${hidden}
 <label for="otp">Code from your authenticator app</label>
-<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus aria-describedby="${noticeId}"${marked}>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required${paused === undefined && markup` autofocus`} aria-describedby="${noticeId}"${marked}>
 <button type="submit">Continue</button>
 </form>
-<details>
+<details${paused !== undefined && markup` open`}>
 <summary>Use a recovery code instead</summary>
 <form method="post" action="${shell.basePath}/callback/credentials">
 ${hidden}
 <label for="recoveryCode">Recovery code</label>
-<input id="recoveryCode" name="recoveryCode" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required>
+<input id="recoveryCode" name="recoveryCode" type="text" autocomplete="off" autocapitalize="none" spellcheck="false" required${paused !== undefined && markup` autofocus`}>
 <button type="submit">Continue</button>
 </form>
 <p class="hint">Each recovery code works once. Lost your app and your codes? Ask your administrator.</p>
@@ -122,7 +131,7 @@ ${recoveryCodesPart(view.recoveryCodes)}
 
 export function renderSignInPage(shell: PageShell, view: SignInView): string {
   if (view.enrolment !== undefined) return renderEnrolment(shell, view, view.enrolment);
-  if (view.secondStep !== undefined) return renderSecondStep(shell, view, view.secondStep.invalid);
+  if (view.secondStep !== undefined) return renderSecondStep(shell, view, view.secondStep);
   const { notice, email, signedIn } = view;
   const describedBy = notice !== undefined && markup` aria-describedby="${noticeId}"`;
   const invalid = notice?.fieldsInvalid === true && markup` aria-invalid="true"`;

@@ -3,6 +3,7 @@ import type { MailQueue, MailRequest } from '../../src/mail/mail-queue.js';
 import { showUser, unlockEmail } from '../../src/operator/operations.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
+import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
 import {
   createTestDatabase,
   describeIfPostgres,
@@ -148,6 +149,37 @@ describe.each([
       // Over: the next wrong code is checked again, and the right one signs in.
       expect(await guess(account, 1)).toEqual(['second_factor_invalid']);
       expect((await signIn(email, { otp: codeAt(secret, 0) })).status).toBe(200);
+    },
+  );
+
+  it.skipIf(skip)(
+    'the sign-in page says the codes are paused, not the password, and keeps the recovery code open',
+    async () => {
+      const account = await enrolled();
+      const { email, secret, recoveryCodes } = account;
+      const client = browser(server);
+      const step = await follow(client, await submitSignInForm(client, { email, password }));
+      const post = (fields: Record<string, string>) =>
+        client.postForm('/api/auth/callback/credentials', {
+          csrfToken: hidden(step, 'csrfToken'),
+          callbackUrl: hidden(step, 'callbackUrl'),
+          ...fields,
+        });
+      for (let n = 0; n < 10; n += 1) await post({ otp: wrongCode(secret, 0) });
+      const paused = await post({ otp: codeAt(secret, 0) });
+      expect(paused.headers.get('location')).toMatch(
+        /code=rate_limited&retryAfter=\d+&afterPassword=1$/,
+      );
+      const page = await follow(client, paused);
+      expect(noticeOf(page)).toEqual({
+        role: 'alert',
+        text: 'Too many wrong codes. Codes for this account are paused for now to keep it safe, and your code was not checked this time. Please try again in 15 minutes, or sign in with a recovery code.',
+      });
+      expect(page).toContain('name="otp"');
+      expect(page).toContain('<details open>');
+      const recovered = await post({ recoveryCode: recoveryCodes[1] as string });
+      expect(recovered.headers.get('location')).not.toContain('error=');
+      expect(client.sessionCookie()).toBeDefined();
     },
   );
 
