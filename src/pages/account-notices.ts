@@ -106,6 +106,15 @@ export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcom
     case 'reauthentication_required':
       return error('Enter your current password to remove a passkey.', ['currentPassword']);
     case 'invalid_code':
+      if (failure.reason === 'replacement_unproven')
+        return error(
+          'This set-up was started without a code from your current app, so it cannot replace it. Start the move to a new app again.',
+        );
+      if (form === 'totp_setup')
+        return error(
+          'That is not a code your current app shows now, nor an unused recovery code, so nothing changed.',
+          ['code'],
+        );
       return error(
         failure.reason === 'no_totp'
           ? 'Turn on two-step sign-in first.'

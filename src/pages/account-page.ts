@@ -1,4 +1,12 @@
 import type { AccountForm } from './account-notices.js';
+import {
+  csrfField,
+  fieldState,
+  formNotice,
+  toldInForm,
+  type SentForm,
+} from './account-form-kit.js';
+import { secondFactorSection, type SecondFactorView } from './account-second-factor.js';
 import { historySection, sessionsSection, type SecurityView } from './account-security.js';
 import { markup, trustedHtml, type SafeHtml } from './html.js';
 import { passkeyScript } from './passkey-script.js';
@@ -10,7 +18,6 @@ import {
   type PageShell,
 } from './layout.js';
 import type { Notice } from './notices.js';
-import { appKeyPart, recoveryCodesPart } from './totp-parts.js';
 import { renderNewPasswordFields } from './new-password-fields.js';
 
 /** The account as the page shows it (`GET /api/account`'s user). */
@@ -28,35 +35,7 @@ export interface PasskeyRow {
   lastUsedAt: string | null;
 }
 
-/** A form just sent and refused: what was typed (never a password) and the fields to mark. */
-export interface SentForm {
-  form: AccountForm;
-  values: Readonly<Record<string, string>>;
-  invalid: readonly string[];
-}
-
-/** Two-step sign-in as the page shows it. */
-export interface SecondFactorView {
-  /** New set-ups are allowed (SECOND_FACTOR is not off). */
-  offered: boolean;
-  /**
-   * SECOND_FACTOR=required and the account has none yet (its session is older than the
-   * setting): say that its next sign-in will ask it to set one up.
-   */
-  needed?: boolean;
-  totp: boolean;
-  /** Unused recovery codes. */
-  recoveryCodes: number;
-  /**
-   * The recovery codes were made at an enrolment during sign-in and none made here since: their
-   * one showing may not have reached the person (a double submit, an app that ignores them).
-   */
-  codesFromSignIn?: boolean;
-  /** A set-up just started: the secret (shown once) and its QR code, waiting for a code. */
-  enrolment?: { secret: string; qrSvg: string };
-  /** Recovery codes just made, shown this once. */
-  freshCodes?: readonly string[];
-}
+export type { SecondFactorView, SentForm };
 
 export interface AccountPageView extends SecurityView {
   user: AccountUser;
@@ -80,33 +59,6 @@ export interface AccountPageView extends SecurityView {
 
 /** The view with where the page lives (ACCOUNT_PAGES_PATH): its forms post below it. */
 type PlacedView = AccountPageView & { accountPath: string };
-
-/**
- * `aria-invalid` and the notice as description on a field the refused form is about; the first
- * such field takes the focus, which also scrolls the long page to it.
- */
-function fieldState(view: PlacedView, form: AccountForm, field: string, describedBy = '') {
-  const sent = view.sent?.form === form ? view.sent : undefined;
-  const invalid = sent !== undefined && sent.invalid.includes(field);
-  const ids = [describedBy, invalid ? noticeId : ''].filter((id) => id !== '').join(' ');
-  return markup`${ids !== '' && markup` aria-describedby="${ids}"`}${invalid && markup` aria-invalid="true"`}${sent?.invalid[0] === field && markup` autofocus`}`;
-}
-
-/**
- * The forms whose refusal is told inside the form, beside its fields; the others' (a session's
- * sign-out) stays at the top of the page.
- */
-const toldInForm = (form: AccountForm) => form !== 'session' && form !== 'sessions';
-
-/** A refused form's notice, inside that form (the page's top only points to it). */
-function formNotice(view: PlacedView, form: AccountForm): SafeHtml | undefined {
-  return view.sent?.form === form && view.notice?.tone === 'error' && toldInForm(form)
-    ? renderNotice(view.notice)
-    : undefined;
-}
-
-const csrfField = (view: AccountPageView) =>
-  markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">`;
 
 function profileSection(view: PlacedView): SafeHtml {
   const { user } = view;
@@ -200,19 +152,6 @@ ${renderNewPasswordFields({
 </section>`;
 }
 
-/** The password (and the app's code, when TOTP is on) that a factor change asks for. */
-function proofFields(view: PlacedView, form: AccountForm, prefix: string, withCode: boolean) {
-  const state = (field: string) => fieldState(view, form, field);
-  return markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
-<label for="${prefix}Password">Your password</label>
-<input id="${prefix}Password" name="currentPassword" type="password" autocomplete="current-password" required${state('currentPassword')}>
-${
-  withCode &&
-  markup`<label for="${prefix}Code">Code from your authenticator app</label>
-<input id="${prefix}Code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required${state('code')}>`
-}`;
-}
-
 /** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
 function day(iso: string): string {
   const date = new Date(iso);
@@ -291,74 +230,6 @@ ${
 <p id="passkey-add-status" class="status notice notice-error" role="status"></p>
 </form>
 <p class="hint after" data-passkey-none>Adding a passkey needs a browser with passkey support and JavaScript switched on.</p>
-</section>`;
-}
-
-/**
- * Two-step sign-in: off (set it up, with the password), a set-up waiting for its code (the QR
- * code and the secret as text for another device), or on (recovery codes left, new ones, off).
- */
-function secondFactorSection(view: PlacedView, factor: SecondFactorView): SafeHtml {
-  let body: SafeHtml;
-  if (factor.enrolment !== undefined) {
-    body = markup`<p>Scan this with your authenticator app (or type the key into it), then enter the 6-digit code it shows.</p>
-${appKeyPart(factor.enrolment)}
-<form method="post" action="${view.accountPath}/totp/confirm">
-${csrfField(view)}
-${formNotice(view, 'totp_confirm')}
-<label for="confirmCode">Code from your authenticator app</label>
-<input id="confirmCode" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required${view.sent?.invalid[0] !== 'code' && markup` autofocus`}${fieldState(view, 'totp_confirm', 'code')}>
-<button type="submit">Turn on two-step sign-in</button>
-</form>`;
-  } else if (factor.totp) {
-    body = markup`${factor.freshCodes !== undefined && recoveryCodesPart(factor.freshCodes)}
-<p class="fact"><span class="label">Authenticator app</span> On <span class="hint">(${factor.recoveryCodes} recovery ${factor.recoveryCodes === 1 ? 'code' : 'codes'} left)</span></p>
-${
-  factor.codesFromSignIn === true &&
-  factor.freshCodes === undefined &&
-  markup`<p class="notice notice-info">Your recovery codes were shown only once, as you set up two-step sign-in while signing in. If you did not save them then, make new ones here.</p>`
-}
-${
-  factor.offered &&
-  markup`<details${(view.sent?.form === 'recovery_codes' || (factor.codesFromSignIn === true && factor.freshCodes === undefined)) && markup` open`}>
-<summary>New recovery codes</summary>
-<form method="post" action="${view.accountPath}/recovery-codes">
-${csrfField(view)}
-${formNotice(view, 'recovery_codes')}
-${proofFields(view, 'recovery_codes', 'codes', true)}
-<button type="submit">Make new recovery codes</button>
-</form>
-<p class="hint after">The old codes stop working.</p>
-</details>
-<details${view.sent?.form === 'totp_disable' && markup` open`}>
-<summary>Turn off two-step sign-in</summary>
-<form method="post" action="${view.accountPath}/totp/disable">
-${csrfField(view)}
-${formNotice(view, 'totp_disable')}
-${proofFields(view, 'totp_disable', 'off', true)}
-<button type="submit" class="secondary">Turn off</button>
-</form>
-</details>`
-}`;
-  } else {
-    body = markup`${
-      factor.needed === true
-        ? markup`<p class="notice notice-info">Every account here needs two-step sign-in now. Set it up here, or your next sign-in will ask you to.</p>`
-        : markup`<p>Ask for a code from an authenticator app on your phone as well as your password when you sign in.</p>`
-    }
-<details${(view.sent?.form === 'totp_setup' || factor.needed === true) && markup` open`}>
-<summary>Set up two-step sign-in</summary>
-<form method="post" action="${view.accountPath}/totp/setup">
-${csrfField(view)}
-${formNotice(view, 'totp_setup')}
-${proofFields(view, 'totp_setup', 'setup', false)}
-<button type="submit">Continue</button>
-</form>
-</details>`;
-  }
-  return markup`<section aria-labelledby="factor-title">
-<h2 id="factor-title">Two-step sign-in</h2>
-${body}
 </section>`;
 }
 

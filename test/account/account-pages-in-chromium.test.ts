@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -49,6 +50,24 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
     await page.getByLabel('New password', { exact: true }).fill(next);
     await page.getByLabel('Repeat the new password').fill(repeat);
     await page.getByRole('button', { name: 'Change password' }).click();
+  }
+
+  /** The code of `key` (base32) for the step `steps` steps from now. */
+  const codeOf = (key: string, steps: number) =>
+    TOTP.generate({ secret: Secret.fromBase32(key), timestamp: Date.now() + steps * 30_000 });
+
+  /** TOTP turned on from the page's own forms; the app's key. */
+  async function enrolTotpOnPage(page: Page): Promise<string> {
+    const setup = page.locator('form[action="/account/totp/setup"]');
+    await page.getByText('Set up two-step sign-in').click();
+    await setup.getByLabel('Your password').fill(password);
+    await setup.getByRole('button', { name: 'Continue' }).click();
+    const key = (await page.locator('.fact code').innerText()).trim();
+    await page.getByLabel('Code from your authenticator app').fill(codeOf(key, 0));
+    await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+    await expect(page.locator('ul.codes li').count()).resolves.toBe(10);
+    await page.goto(`${server.url}/account`);
+    return key;
   }
 
   beforeAll(async () => {
@@ -231,6 +250,50 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
       },
     ],
     [
+      'totp-move',
+      async (page, variant) => {
+        await signedInAtAccount(page);
+        const old = await enrolTotpOnPage(page);
+        const move = page.locator('form[action="/account/totp/setup"]');
+        await page.getByText('Move to a new authenticator app').click();
+        await expect(
+          page.locator('section[aria-labelledby="factor-title"]').innerText(),
+        ).resolves.toContain(
+          'Moving asks for a code from your current app, or one of your recovery codes, as turning it off does',
+        );
+        // The password alone moves nothing: a code that is not the current app's is refused
+        // beside its field.
+        await move.getByLabel('Your password').fill(password);
+        await move.getByLabel(/^Code from your current authenticator app/).fill('000000');
+        await move.getByRole('button', { name: 'Continue' }).click();
+        await page.waitForURL(`${server.url}/account/totp/setup`);
+        await expect(move.getByRole('alert').innerText()).resolves.toBe(
+          'That is not a code your current app shows now, nor an unused recovery code, so nothing changed.',
+        );
+        await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('moveCode');
+        await page.screenshot({
+          path: path.join(artifacts, `totp-move-refused-${variant}.png`),
+          fullPage: true,
+        });
+        await move.getByLabel('Your password').fill(password);
+        // The step after the one the set-up's code spent.
+        await move.getByLabel(/^Code from your current authenticator app/).fill(codeOf(old, 1));
+        await move.getByRole('button', { name: 'Continue' }).click();
+        await expect(
+          page.getByRole('button', { name: 'Use the new app from now on' }).count(),
+        ).resolves.toBe(1);
+        await page.screenshot({
+          path: path.join(artifacts, `totp-move-new-key-${variant}.png`),
+          fullPage: true,
+        });
+        const key = (await page.locator('.fact code').innerText()).trim();
+        expect(key).not.toBe(old);
+        await page.getByLabel('Code from your new authenticator app').fill(codeOf(key, 0));
+        await page.getByRole('button', { name: 'Use the new app from now on' }).click();
+        await expect(page.locator('ul.codes li').count()).resolves.toBe(10);
+      },
+    ],
+    [
       'cross-site-refused',
       async (page) => {
         await signedInAtAccount(page);
@@ -280,7 +343,13 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
   // Every state in the first variant (light); in dark and on a phone the states whose look
   // differs most (the page, the sessions list, a refusal beside its field, another page), so
   // the screenshots cover each look without walking every flow three times (npm test's time).
-  const lookStates = new Set(['account', 'sessions', 'password-weak', 'cross-site-refused']);
+  const lookStates = new Set([
+    'account',
+    'sessions',
+    'password-weak',
+    'totp-move',
+    'cross-site-refused',
+  ]);
   describe.each(variants)('$name', (variant) => {
     const these =
       variant === variants[0] ? states : states.filter(([name]) => lookStates.has(name));

@@ -1,17 +1,14 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction } from '../action.js';
-import { rateLimited } from '../attempts.js';
-import { boundedString, fieldsOf } from '../request-body.js';
+import { fieldsOf } from '../request-body.js';
 import { recordFactorChange } from './factor-change.js';
 import { secondFactorsOf } from '../factors.js';
+import { invalidTotpProof, proveCurrentTotp, totpProofFields } from './second-factor-proof.js';
 import { removeTotp } from './totp-store.js';
 import { lockFactors, lockedFactors, voidChallenges } from '../model/factor-lock.js';
 
-const fields = z.object({
-  code: z.optional(boundedString(64)),
-  recoveryCode: z.optional(boundedString(64)),
-});
+const fields = z.object(totpProofFields);
 
 /**
  * `POST /api/account/totp/disable` (recent) {code | recoveryCode}: a right code (checked once,
@@ -30,16 +27,8 @@ export const disableTotp: AccountAction = async (deps, { signedIn, body, client 
     const factors = await secondFactorsOf(deps.factors, user.id);
     if (factors.totp && factors.passkeys === 0) throw new HttpError('last_second_factor');
   }
-  const result = await totp.secondStep.prove(
-    user,
-    { otp: input.code, recoveryCode: input.recoveryCode },
-    { ...client, knownDevice: true },
-  );
-  if (result.outcome === 'throttled') throw rateLimited(result.retryAfterSeconds);
-  if (result.outcome !== 'right')
-    throw new HttpError('invalid_code', {}, undefined, {
-      field: input.recoveryCode !== undefined && input.code === undefined ? 'recoveryCode' : 'code',
-    });
+  if ((await proveCurrentTotp(totp.secondStep, user, input, client)) === 'none')
+    throw invalidTotpProof(input);
   const now = deps.now();
   const kept = await deps.db.transaction().execute(async (trx) => {
     // Checked again under the account's lock: a passkey removed meanwhile may have been the

@@ -5,6 +5,7 @@ import { disableTotp } from './disable.js';
 import { regenerateRecoveryCodes } from './regenerate.js';
 import { requireSecondFactor } from './second-factor-proof.js';
 import { setupTotp } from './setup.js';
+import { readTotpCode } from './totp-code.js';
 
 /*
  * The `/account` page's TOTP forms: each asks for the current password in the form (as the
@@ -39,9 +40,19 @@ async function reauthenticated(deps: AccountDeps, input: ActionInput): Promise<v
   await deps.store.reauthenticated(input.signedIn.session.claims.sid, deps.now());
 }
 
+/**
+ * The password, then the set-up, which asks an account with TOTP for its app's code or a
+ * recovery code (one field on the page: a code that is not six digits is taken as a recovery
+ * code) and checks it once; both proven, the session is recent from now.
+ */
 export const setupTotpWithPassword: AccountAction = async (deps, input) => {
-  await reauthenticated(deps, input);
-  return setupTotp(deps, input);
+  await provePassword(deps, input);
+  const typed = input.body.code;
+  const byRecovery = typeof typed === 'string' && typed !== '' && readTotpCode(typed) === null;
+  const body = byRecovery ? { recoveryCode: typed } : { code: typed };
+  const answered = await setupTotp(deps, { ...input, body });
+  await deps.store.reauthenticated(input.signedIn.session.claims.sid, deps.now());
+  return answered;
 };
 
 export { confirmTotp };

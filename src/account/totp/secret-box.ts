@@ -28,14 +28,28 @@ function keyOf(secret: string, label: string): Key {
   return { id, key };
 }
 
-const aad = (userId: string) => Buffer.from(`gatehouse totp secret for ${userId}`);
+/**
+ * The box's additional data: its user, and for a replacement's pending secret the sealed secret
+ * it replaces, so only a set-up that proved that secret made a box that opens as its successor.
+ */
+const aad = (userId: string, replacing?: string) =>
+  Buffer.from(
+    `gatehouse totp secret for ${userId}${replacing === undefined ? '' : ` replacing ${replacing}`}`,
+  );
 
 export interface SecretBox {
   /** Whether a key is there to seal with: without one TOTP cannot be set up or checked. */
   readonly usable: boolean;
-  seal(userId: string, secret: string): string;
-  /** The secret, or null when no listed key opens the box (a removed key, a moved row). */
-  open(userId: string, sealed: string): string | null;
+  /**
+   * `replacing`: the sealed active secret a replacement's set-up proved (src/account/totp/
+   * setup.ts); the box then opens only with the same value.
+   */
+  seal(userId: string, secret: string, replacing?: string): string;
+  /**
+   * The secret, or null when no listed key opens the box (a removed key, a moved row, or a
+   * `replacing` other than the one it was sealed with).
+   */
+  open(userId: string, sealed: string, replacing?: string): string | null;
   /**
    * HMAC-SHA-256 of `data` under a key derived from the current key with `label` of its own
    * (never the sealing key itself): a value only the server can compute from `data`.
@@ -55,11 +69,11 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
   const source = keys[0] ?? derivedFrom;
   return {
     usable: current !== undefined,
-    seal(userId, secret) {
+    seal(userId, secret, replacing) {
       if (current === undefined) throw new Error('no FACTOR_KEY to seal a second factor with');
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', current.key, iv);
-      cipher.setAAD(aad(userId));
+      cipher.setAAD(aad(userId, replacing));
       const body = Buffer.concat([
         cipher.update(secret, 'utf8'),
         cipher.final(),
@@ -73,7 +87,7 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
       const key = Buffer.from(hkdfSync('sha256', source, '', `gatehouse ${label}`, 32));
       return createHmac('sha256', key).update(data).digest();
     },
-    open(userId, sealed) {
+    open(userId, sealed, replacing) {
       const [v, id, iv, body] = sealed.split('.');
       const key = ring.find((candidate) => candidate.id === id);
       if (v !== version || key === undefined || iv === undefined || body === undefined) return null;
@@ -81,7 +95,7 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
       if (bytes.length < 16) return null;
       try {
         const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'));
-        decipher.setAAD(aad(userId));
+        decipher.setAAD(aad(userId, replacing));
         decipher.setAuthTag(bytes.subarray(bytes.length - 16));
         return Buffer.concat([
           decipher.update(bytes.subarray(0, bytes.length - 16)),

@@ -41,29 +41,44 @@ export async function savePending(
     .execute();
 }
 
+/** A pending secret checked by a code of it, and what it becomes. */
+export interface CheckedPending {
+  /** The pending box as it was read: it still has to be the one pending. */
+  pending: string;
+  /** The active box the set-up proved and this one replaces; null for a first set-up. */
+  replacing: string | null;
+  /** The secret sealed as an active one (the pending box re-sealed without `replacing`). */
+  sealed: string;
+  /** The time step of the confirming code: the first one accepted. */
+  step: number;
+}
+
 /**
- * The pending secret becomes the active one with `step` as its first accepted step, if it is
- * still the one the code was checked against and the step is past every step accepted before.
+ * The pending secret becomes the active one, with the confirming code's step as its first
+ * accepted step, if it is still pending and the active secret is still the one it replaces (or
+ * there is still none). No step of a new random secret was ever accepted, so the step is not
+ * compared with `last_step`: a replacement's proof has just spent a step of the old secret,
+ * often the very step the new app shows. True when it moved.
  */
 export async function activatePending(
-  db: Kysely<Database>,
+  trx: Kysely<Database>,
   userId: string,
-  pending: string,
-  step: number,
+  checked: CheckedPending,
   now: number,
 ): Promise<boolean> {
-  const result = await db
+  const { replacing } = checked;
+  const result = await trx
     .updateTable('user_totp')
     .set({
-      secret: pending,
+      secret: checked.sealed,
       pending_secret: null,
-      last_step: step,
+      last_step: checked.step,
       enabled_at: now,
       updated_at: now,
     })
     .where('user_id', '=', userId)
-    .where('pending_secret', '=', pending)
-    .where('last_step', '<', step)
+    .where('pending_secret', '=', checked.pending)
+    .where((eb) => (replacing === null ? eb('secret', 'is', null) : eb('secret', '=', replacing)))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
