@@ -58,6 +58,24 @@ ${
   }`;
 }
 
+const continueButton = markup`<button type="submit">Continue</button>`;
+
+/** A form that asks for `ask` and posts to `route`, with its refusal inside it. */
+function proofForm(
+  view: FormView,
+  form: AccountForm,
+  route: string,
+  fields: { prefix: string; ask: Parameters<typeof proofFields>[3] },
+  button: SafeHtml,
+) {
+  return markup`<form method="post" action="${view.accountPath}${route}">
+${csrfField(view)}
+${formNotice(view, form)}
+${proofFields(view, form, fields.prefix, fields.ask)}
+${button}
+</form>`;
+}
+
 /** A set-up waiting for its code: the key to scan, and the confirm form. */
 function enrolmentPart(
   view: FormView,
@@ -89,33 +107,18 @@ ${
   factor.offered &&
   markup`<details${(sentForm === 'recovery_codes' || codesAsked) && markup` open`}>
 <summary>New recovery codes</summary>
-<form method="post" action="${view.accountPath}/recovery-codes">
-${csrfField(view)}
-${formNotice(view, 'recovery_codes')}
-${proofFields(view, 'recovery_codes', 'codes', 'code')}
-<button type="submit">Make new recovery codes</button>
-</form>
+${proofForm(view, 'recovery_codes', '/recovery-codes', { prefix: 'codes', ask: 'code' }, markup`<button type="submit">Make new recovery codes</button>`)}
 <p class="hint after">The old codes stop working.</p>
 </details>
 <details${sentForm === 'totp_setup' && markup` open`}>
 <summary>Move to a new authenticator app</summary>
 <p>For a new phone, or one that was lost. Moving asks for a code from your current app, or one of your recovery codes, as turning it off does: your password alone cannot change your second step.</p>
-<form method="post" action="${view.accountPath}/totp/setup">
-${csrfField(view)}
-${formNotice(view, 'totp_setup')}
-${proofFields(view, 'totp_setup', 'move', 'codeOrRecovery')}
-<button type="submit">Continue</button>
-</form>
+${proofForm(view, 'totp_setup', '/totp/setup', { prefix: 'move', ask: 'codeOrRecovery' }, continueButton)}
 <p class="hint after">Your current app keeps working until the new one's code is confirmed.</p>
 </details>
 <details${sentForm === 'totp_disable' && markup` open`}>
 <summary>Turn off two-step sign-in</summary>
-<form method="post" action="${view.accountPath}/totp/disable">
-${csrfField(view)}
-${formNotice(view, 'totp_disable')}
-${proofFields(view, 'totp_disable', 'off', 'code')}
-<button type="submit" class="secondary">Turn off</button>
-</form>
+${proofForm(view, 'totp_disable', '/totp/disable', { prefix: 'off', ask: 'code' }, markup`<button type="submit" class="secondary">Turn off</button>`)}
 </details>`
 }`;
 }
@@ -129,12 +132,7 @@ function offPart(view: FormView, factor: SecondFactorView) {
   }
 <details${(view.sent?.form === 'totp_setup' || factor.needed === true) && markup` open`}>
 <summary>Set up two-step sign-in</summary>
-<form method="post" action="${view.accountPath}/totp/setup">
-${csrfField(view)}
-${formNotice(view, 'totp_setup')}
-${proofFields(view, 'totp_setup', 'setup', 'password')}
-<button type="submit">Continue</button>
-</form>
+${proofForm(view, 'totp_setup', '/totp/setup', { prefix: 'setup', ask: 'password' }, continueButton)}
 </details>`;
 }
 

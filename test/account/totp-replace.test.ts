@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailQueue, MailRequest } from '../../src/mail/mail-queue.js';
 import { Client } from '../helpers/client.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
+import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
+import { databaseBackends } from '../helpers/backends.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { browser, hidden, noticeOf } from '../pages/page-helpers.js';
 import { base, codeAt, refusalCode, wrongCode } from '../helpers/totp-codes.js';
@@ -18,46 +19,33 @@ const password = 'correct horse battery staple';
 const errorOf = async (response: Response) =>
   ((await response.json()) as { error: { code: string; message: string } }).error;
 
-describe.each([
-  ['SQLite', false],
-  ['PostgreSQL', true],
-] as const)('replacing TOTP on %s', (_, postgres) => {
-  const skip = postgres && !hasPostgres;
-  let database: TestDatabase | undefined;
+const backends = databaseBackends('totp-replace');
+
+describe.each(backends)('replacing TOTP on $name', ({ skip, create }) => {
+  let database: Awaited<ReturnType<typeof create>>;
   let server: TestServer;
   const mails: MailRequest[] = [];
-  const mail: MailQueue = {
-    enabled: true,
-    enqueue: (_db, request) => {
-      mails.push(request);
-      return Promise.resolve();
-    },
-  };
   let accounts = 0;
 
   beforeAll(async () => {
     if (skip) return;
-    if (postgres) database = await createTestDatabase();
+    database = await create();
+    // The notices, as the outbox would get them.
+    const enqueue: MailQueue['enqueue'] = async (_db, request) => void mails.push(request);
     server = await startServer({
-      databaseUrl: database?.url,
+      databaseUrl: database.url,
       now: () => base,
-      wrap: (deps) => ({ ...deps, mail }),
+      wrap: (deps) => ({ ...deps, mail: { enabled: true, enqueue } }),
     });
   });
   afterAll(async () => {
     if (skip) return;
     await server.close();
-    await database?.drop();
+    await database.dispose();
   });
 
-  async function post(client: Client, path: string, body: Record<string, unknown> = {}) {
-    const csrfToken = await client.csrfToken();
-    return client.request(path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ csrfToken, ...body }),
-    });
-  }
+  const post = (client: Client, path: string, body: Record<string, unknown> = {}) =>
+    postWithCsrf(client, path, body);
 
   /**
    * An account with TOTP on, signed in on `client`: confirmed with the code of the step before
@@ -87,16 +75,11 @@ describe.each([
     "a set-up of an account with TOTP needs a code of the current app: without one, or with a wrong one, it is refused as disable refuses, and the old app stays the account's",
     async () => {
       const { email, client, secret } = await enrolled();
-      const without = await post(client, '/api/account/totp/setup');
-      expect(without.status).toBe(400);
-      expect(await errorOf(without)).toMatchObject({ code: 'invalid_code' });
-      const wrong = await post(client, '/api/account/totp/setup', { code: wrongCode(secret, 1) });
-      expect(wrong.status).toBe(400);
-      expect(await errorOf(wrong)).toMatchObject({ code: 'invalid_code' });
-      const wrongRecovery = await post(client, '/api/account/totp/setup', {
-        recoveryCode: 'aaaa-bbbb-cccc-dddd',
-      });
-      expect(await errorOf(wrongRecovery)).toMatchObject({ code: 'invalid_code' });
+      const setUp = async (body: Record<string, unknown>) =>
+        errorCode(await post(client, '/api/account/totp/setup', body));
+      expect(await setUp({})).toBe('400 invalid_code');
+      expect(await setUp({ code: wrongCode(secret, 1) })).toBe('400 invalid_code');
+      expect(await setUp({ recoveryCode: 'aaaa-bbbb-cccc-dddd' })).toBe('400 invalid_code');
       // Nothing is pending, so nothing can be confirmed; the old app still signs in.
       const row = await server.db
         .selectFrom('user_totp')
@@ -112,7 +95,7 @@ describe.each([
   it.skipIf(skip)(
     'a right code of the current app moves it to the new one, even in the same 30 seconds; the old app no longer signs in',
     async () => {
-      const { email, userId, client, secret } = await enrolled();
+      const { email, client, secret } = await enrolled();
       const setup = await post(client, '/api/account/totp/setup', { code: codeAt(secret, 0) });
       expect(setup.status).toBe(200);
       const fresh = ((await setup.json()) as { secret: string }).secret;
@@ -129,13 +112,10 @@ describe.each([
       expect(await signInCode(email, codeAt(fresh, 1))).toBeNull();
       const notice = mails.filter((sent) => sent.to === email).at(-1);
       expect(notice?.values.change).toMatch(/moved to a new authenticator app/);
-      const events = await server.db
-        .selectFrom('account_events')
-        .select('type')
-        .where('user_id', '=', userId)
-        .where('type', '=', 'totp_enabled')
-        .execute();
-      expect(events).toHaveLength(2);
+      const { events } = (await (await client.get('/api/account/events')).json()) as {
+        events: { type: string }[];
+      };
+      expect(events.filter((event) => event.type === 'totp_enabled')).toHaveLength(2);
     },
   );
 
@@ -151,7 +131,7 @@ describe.each([
       const again = await post(client, '/api/account/totp/setup', {
         recoveryCode: recoveryCodes[4],
       });
-      expect(await errorOf(again)).toMatchObject({ code: 'invalid_code' });
+      expect(await errorCode(again)).toBe('400 invalid_code');
       expect(await signInCode(email, codeAt(secret, 0))).toBeNull();
       // The refused second set-up left the first one pending.
       const confirmed = await post(client, '/api/account/totp/confirm', {
@@ -254,28 +234,19 @@ describe.each([
   );
 });
 
-describe.each([
-  ['SQLite', false],
-  ['PostgreSQL', true],
-] as const)('wrong codes at a replacement on %s', (_, postgres) => {
-  const skip = postgres && !hasPostgres;
-
+describe.each(backends)('wrong codes at a replacement on $name', ({ skip, create }) => {
   it.skipIf(skip)(
     "are charged to the account as sign-in's codes are: past its limit, the right code is refused elsewhere too",
     async () => {
-      const database = postgres ? await createTestDatabase() : undefined;
-      const server = await startServer({ databaseUrl: database?.url, now: () => base });
+      const database = await create();
+      const server = await startServer({ databaseUrl: database.url, now: () => base });
       try {
         const email = 'counted@example.com';
         await addUser(server, email, password, 'Ada');
         const client = new Client(server.url);
         expect((await client.signIn(email, password)).status).toBe(200);
-        const send = async (path: string, body: Record<string, unknown> = {}) =>
-          client.request(path, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ csrfToken: await client.csrfToken(), ...body }),
-          });
+        const send = (path: string, body: Record<string, unknown> = {}) =>
+          postWithCsrf(client, path, body);
         const { secret } = (await (await send('/api/account/totp/setup')).json()) as {
           secret: string;
         };
@@ -293,7 +264,7 @@ describe.each([
         expect(await refusalCode(elsewhere)).toBe('rate_limited');
       } finally {
         await server.close();
-        await database?.drop();
+        await database.dispose();
       }
     },
   );
