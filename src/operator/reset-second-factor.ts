@@ -1,5 +1,6 @@
 import { lockFactors, voidChallenges } from '../account/model/factor-lock.js';
 import { clearFactorFailures } from '../account/model/factor-throttle-store.js';
+import { createPasskeyStore } from '../account/passkeys/passkey-store.js';
 import { removeTotp } from '../account/totp/totp-store.js';
 import type { User } from '../users/store.js';
 import { readUser } from '../users/writes.js';
@@ -12,8 +13,9 @@ import { recordOperatorEvent, type Actor, type OperatorPorts } from './actor.js'
  * an account whose one factor was a passkey has no other way in): every passkey of the account
  * removed, each recorded as `passkey_removed` the same way. Any sign-in challenge in flight is
  * void. Sessions stay; the next sign-in takes the password alone (or, with SECOND_FACTOR=
- * required, leads to enrolment). `changed: false` when there was nothing to remove. 'missing'
- * when no such user exists.
+ * required, leads to enrolment). Each factor removed sends its `second_factor.removed` webhook
+ * (the stores' writes). `changed: false` when there was nothing to remove. 'missing' when no
+ * such user exists.
  */
 export function resetSecondFactor(
   ports: OperatorPorts,
@@ -32,12 +34,8 @@ export function resetSecondFactor(
         reason: 'reset_second_factor',
       });
     if (request.passkeys === true) {
-      const removed = await trx
-        .deleteFrom('passkeys')
-        .where('user_id', '=', user.id)
-        .returning('id')
-        .execute();
-      for (const { id } of removed)
+      const removed = await createPasskeyStore(trx).removeAll(trx, user.id, now);
+      for (const id of removed)
         await recordOperatorEvent(trx, request.actor, user.id, 'passkey_removed', {
           reason: 'reset_second_factor',
           passkey: id,

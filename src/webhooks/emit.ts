@@ -88,7 +88,7 @@ export async function emitUserWebhook(
   type: WebhookType,
   userId: string,
   at: number,
-  extra: Pick<WebhookData, 'session' | 'sessions' | 'factor'> = {},
+  extra: Pick<WebhookData, 'session' | 'sessions' | 'factor' | 'passkey' | 'replaced'> = {},
 ): Promise<void> {
   if (endpoints.length === 0) return;
   const row = await trx

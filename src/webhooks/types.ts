@@ -1,7 +1,4 @@
-/**
- * What a webhook can say happened (the accounts spec's "Webhooks"). Those without an emit
- * point yet (the second factors) are defined so a receiver can be written against them now.
- */
+/** What a webhook can say happened (the accounts spec's "Webhooks"). */
 export const webhookTypes = [
   'user.created',
   'user.updated',
@@ -36,5 +33,12 @@ export interface WebhookData {
   /** session.revoked of several at once (a disable, a password change): how many ended. */
   sessions?: number;
   /** second_factor.*: which kind (`totp`, `passkey`). */
-  factor?: string;
+  factor?: 'totp' | 'passkey';
+  /** second_factor.* of a passkey: its id, as the account's passkey list shows it. */
+  passkey?: string;
+  /**
+   * second_factor.added of TOTP that took the place of the one on before (a new app): the
+   * account had TOTP throughout, so no `second_factor.removed` is sent for the old one.
+   */
+  replaced?: true;
 }

@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } fr
 
 /*
  * A passkey in software: an ES256 key pair and the bytes an authenticator signs, so a test can
- * answer Gatehouse's WebAuthn challenges over plain HTTP (user verification on or off, any
+ * register it and answer Gatehouse's WebAuthn challenges over plain HTTP (user verification on or off, any
  * signature counter) where a browser's virtual authenticator cannot (Chromium protects a
  * discoverable credential from use without user verification).
  */
@@ -22,6 +22,17 @@ function coseKey(publicKey: KeyObject): Buffer {
   ]);
 }
 
+/** CBOR's head of a byte string of `length` bytes (under 65,536). */
+function cborBytes(length: number): Buffer {
+  if (length < 24) return Buffer.from([0x40 + length]);
+  if (length < 256) return Buffer.from([0x58, length]);
+  return Buffer.from([0x59, length >> 8, length & 0xff]);
+}
+
+/** CBOR's text string, for the few short ASCII keys an attestation object has. */
+const cborText = (text: string) =>
+  Buffer.concat([Buffer.from([0x60 + text.length]), Buffer.from(text)]);
+
 export interface SoftPasskey {
   /** The credential id, base64url. */
   id: string;
@@ -34,11 +45,19 @@ export interface SoftPasskey {
     userVerified: boolean;
     counter: number;
   }): string;
+  /**
+   * The JSON a browser posts as `data` for a registration of `challenge`: attestation `none`,
+   * user verified, signature counter 0.
+   */
+  register(options: { challenge: string; origin: string }): string;
 }
 
 export function softPasskey(): SoftPasskey {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const id = b64url(randomBytes(16));
+  /** The credential as a browser's `toJSON()` gives it, around `response`. */
+  const credentialJson = (response: Record<string, unknown>) =>
+    JSON.stringify({ id, rawId: id, type: 'public-key', response, clientExtensionResults: {} });
   return {
     id,
     publicKey: b64url(coseKey(publicKey)),
@@ -59,16 +78,45 @@ export function softPasskey(): SoftPasskey {
         authenticatorData,
         createHash('sha256').update(clientDataJSON).digest(),
       ]);
-      return JSON.stringify({
-        id,
-        rawId: id,
-        type: 'public-key',
-        response: {
-          clientDataJSON: b64url(clientDataJSON),
-          authenticatorData: b64url(authenticatorData),
-          signature: b64url(sign('sha256', signed, privateKey)),
-        },
-        clientExtensionResults: {},
+      return credentialJson({
+        clientDataJSON: b64url(clientDataJSON),
+        authenticatorData: b64url(authenticatorData),
+        signature: b64url(sign('sha256', signed, privateKey)),
+      });
+    },
+    register({ challenge, origin }) {
+      const rpId = new URL(origin).hostname;
+      const credentialId = Buffer.from(id, 'base64url');
+      const idLength = Buffer.alloc(2);
+      idLength.writeUInt16BE(credentialId.length);
+      const authenticatorData = Buffer.concat([
+        createHash('sha256').update(rpId).digest(),
+        // User present, user verified, attested credential data included.
+        Buffer.from([0x01 | 0x04 | 0x40]),
+        Buffer.alloc(4),
+        // The AAGUID: zeros, as an authenticator that says nothing of its make.
+        Buffer.alloc(16),
+        idLength,
+        credentialId,
+        coseKey(publicKey),
+      ]);
+      const attestationObject = Buffer.concat([
+        Buffer.from([0xa3]),
+        cborText('fmt'),
+        cborText('none'),
+        cborText('attStmt'),
+        Buffer.from([0xa0]),
+        cborText('authData'),
+        cborBytes(authenticatorData.length),
+        authenticatorData,
+      ]);
+      const clientDataJSON = Buffer.from(
+        JSON.stringify({ type: 'webauthn.create', challenge, origin, crossOrigin: false }),
+      );
+      return credentialJson({
+        clientDataJSON: b64url(clientDataJSON),
+        attestationObject: b64url(attestationObject),
+        transports: ['internal'],
       });
     },
   };

@@ -1,7 +1,4 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
@@ -12,89 +9,18 @@ import { emitWebhook, sendWebhooksTo } from '../../src/webhooks/emit.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
 import { createTestDatabase, describeIfPostgres } from '../helpers/postgres.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
-import { distDir, runNode } from '../helpers/spawn.js';
+import type { ServerProcess } from '../helpers/processes.js';
+import { runNode } from '../helpers/spawn.js';
+import {
+  idsOf,
+  newWebhookSecret as newSecret,
+  startReceiver,
+  startService,
+  until,
+  type Received,
+} from '../helpers/webhooks.js';
 
 const password = 'a long and fine password';
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
-
-interface Received {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-  body: string;
-  headers: Record<string, string>;
-}
-
-/**
- * A receiver as an application would write one, on loopback: every delivery verified with the
- * `standardwebhooks` package (nobody here wrote it) before it is kept, and answered 204. `down`
- * closes the port (connections refused), `up` opens it again.
- */
-async function startReceiver(secret: string, delayMs = 0) {
-  const verifier = new Webhook(secret);
-  const received: Received[] = [];
-  const refused: string[] = [];
-  const server = http.createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    request.on('end', () => {
-      const headers = Object.fromEntries(
-        Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
-      );
-      try {
-        const event = verifier.verify(body, headers) as Received;
-        received.push({ ...event, id: headers['webhook-id'] ?? '', body, headers });
-        setTimeout(() => response.writeHead(204).end(), delayMs);
-      } catch (error) {
-        refused.push(String(error));
-        response.writeHead(400).end();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    refused,
-    down: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-    up: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-async function startService(env: Record<string, string>) {
-  const port = await freePort();
-  const service = await startServerProcess(
-    process.execPath,
-    [path.join(distDir, 'gatehouse.mjs')],
-    {
-      port,
-      env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'warn', ...env },
-    },
-  );
-  return Object.assign(service, { url: `http://127.0.0.1:${port}` });
-}
-
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-}
-
-/** Each id once, and how many deliveries there were in all. */
-const idsOf = (received: Received[]) => ({
-  distinct: new Set(received.map((event) => event.id)).size,
-  total: received.length,
-});
 
 // The worker and its outbox are no fast path: first pass only.
 describe.runIf(firstPass)('signed webhooks', () => {

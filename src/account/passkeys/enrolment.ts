@@ -83,7 +83,7 @@ export async function removePasskey(
       const factors = await lockedFactors(trx, account.id);
       if (!factors.totp && factors.passkeys <= 1) return 'last';
     }
-    const name = await ports.store.remove(trx, account.id, passkeyId);
+    const name = await ports.store.remove(trx, account.id, passkeyId, at);
     if (name === null) return 'missing';
     await voidChallenges(trx, account.id, at);
     await record(trx, {

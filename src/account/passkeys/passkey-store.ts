@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
 import type { Database } from '../../db/schema.js';
+import { emitUserWebhook } from '../../webhooks/emit.js';
 
 /** A passkey as the account's list shows it (no credential id, no key). */
 export interface PasskeyListed {
@@ -96,7 +97,10 @@ export function createPasskeyStore(db: Kysely<Database>) {
       };
     },
 
-    /** Adds a passkey in `trx`; null when that credential is registered already (anyone's). */
+    /**
+     * Adds a passkey in `trx`, with its `second_factor.added` webhook; null when that credential
+     * is registered already (anyone's).
+     */
     async add(trx: Kysely<Database>, passkey: NewPasskey, at: number): Promise<string | null> {
       const id = randomUUID();
       const inserted = await trx
@@ -114,7 +118,12 @@ export function createPasskeyStore(db: Kysely<Database>) {
         })
         .onConflict((oc) => oc.column('credential_id').doNothing())
         .executeTakeFirst();
-      return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1 ? id : null;
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return null;
+      await emitUserWebhook(trx, 'second_factor.added', passkey.userId, at, {
+        factor: 'passkey',
+        passkey: id,
+      });
+      return id;
     },
 
     /** Renames one of the user's passkeys; false when it is not theirs (or gone). */
@@ -128,15 +137,46 @@ export function createPasskeyStore(db: Kysely<Database>) {
       return Number(result.numUpdatedRows) === 1;
     },
 
-    /** Removes one of the user's passkeys in `trx`; its name, or null when it is not theirs. */
-    async remove(trx: Kysely<Database>, userId: string, id: string): Promise<string | null> {
+    /**
+     * Removes one of the user's passkeys in `trx`, with its `second_factor.removed` webhook; its
+     * name, or null when it is not theirs.
+     */
+    async remove(
+      trx: Kysely<Database>,
+      userId: string,
+      id: string,
+      at: number,
+    ): Promise<string | null> {
       const row = await trx
         .deleteFrom('passkeys')
         .where('id', '=', id)
         .where('user_id', '=', userId)
         .returning('name')
         .executeTakeFirst();
-      return row?.name ?? null;
+      if (row === undefined) return null;
+      await emitUserWebhook(trx, 'second_factor.removed', userId, at, {
+        factor: 'passkey',
+        passkey: id,
+      });
+      return row.name;
+    },
+
+    /**
+     * Removes every passkey of the user in `trx` (an operator's reset), each with its
+     * `second_factor.removed` webhook; their ids.
+     */
+    async removeAll(trx: Kysely<Database>, userId: string, at: number): Promise<string[]> {
+      const rows = await trx
+        .deleteFrom('passkeys')
+        .where('user_id', '=', userId)
+        .returning('id')
+        .execute();
+      for (const { id } of rows)
+        await emitUserWebhook(trx, 'second_factor.removed', userId, at, {
+          factor: 'passkey',
+          passkey: id,
+        });
+      return rows.map((row) => row.id);
     },
 
     /**

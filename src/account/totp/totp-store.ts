@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { emitUserWebhook } from '../../webhooks/emit.js';
 
 /*
  * The rows behind TOTP and recovery codes. Every "use it once" here is one conditional UPDATE
  * whose affected-row count is the answer: two instances racing on one code both run it, and the
- * database lets exactly one of them move the row.
+ * database lets exactly one of them move the row. The writes that turn TOTP on or off announce
+ * it (src/webhooks/emit.ts) in the same transaction, so no flow can change it unannounced.
  */
 
 export interface TotpRow {
@@ -56,9 +58,10 @@ export interface CheckedPending {
 /**
  * The pending secret becomes the active one, with the confirming code's step as its first
  * accepted step, if it is still pending and the active secret is still the one it replaces (or
- * there is still none). No step of a new random secret was ever accepted, so the step is not
- * compared with `last_step`: a replacement's proof has just spent a step of the old secret,
- * often the very step the new app shows. True when it moved.
+ * there is still none), in the caller's transaction with its `second_factor.added` webhook. No
+ * step of a new random secret was ever accepted, so the step is not compared with `last_step`:
+ * a replacement's proof has just spent a step of the old secret, often the very step the new
+ * app shows. True when it moved.
  */
 export async function activatePending(
   trx: Kysely<Database>,
@@ -80,7 +83,12 @@ export async function activatePending(
     .where('pending_secret', '=', checked.pending)
     .where((eb) => (replacing === null ? eb('secret', 'is', null) : eb('secret', '=', replacing)))
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  if (Number(result.numUpdatedRows) !== 1) return false;
+  await emitUserWebhook(trx, 'second_factor.added', userId, now, {
+    factor: 'totp',
+    ...(replacing !== null && { replaced: true }),
+  });
+  return true;
 }
 
 /** Claims `step` for the active secret `secret`: true for exactly one caller, once. */
@@ -101,8 +109,9 @@ export async function claimStep(
 }
 
 /**
- * TOTP off and the recovery codes void. The last accepted step is kept: a code seen before
- * stays spent if the same secret were ever enrolled again. True when TOTP was on.
+ * TOTP off and the recovery codes void, in the caller's transaction with its
+ * `second_factor.removed` webhook. The last accepted step is kept: a code seen before stays
+ * spent if the same secret were ever enrolled again. True when TOTP was on.
  */
 export async function removeTotp(
   db: Kysely<Database>,
@@ -122,7 +131,9 @@ export async function removeTotp(
     .where('secret', 'is not', null)
     .executeTakeFirst();
   await db.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
-  return Number(result.numUpdatedRows) === 1;
+  const removed = Number(result.numUpdatedRows) === 1;
+  if (removed) await emitUserWebhook(db, 'second_factor.removed', userId, now, { factor: 'totp' });
+  return removed;
 }
 
 /**
@@ -194,8 +205,9 @@ export async function factorSummary(
 
 /**
  * TOTP on with `sealed` as its secret and `step` as its first accepted step, for an account that
- * has none on (an enrolment at sign-in: nothing was pending). True for exactly one caller: two
- * enrolments racing, or one racing a set-up in `/account`, move the row once.
+ * has none on (an enrolment at sign-in: nothing was pending), in the caller's transaction with
+ * its `second_factor.added` webhook. True for exactly one caller: two enrolments racing, or one
+ * racing a set-up in `/account`, move the row once.
  */
 export async function enableTotp(
   db: Kysely<Database>,
@@ -222,5 +234,7 @@ export async function enableTotp(
     .where('secret', 'is', null)
     .where('last_step', '<', step)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const enabled = Number(result.numUpdatedRows) === 1;
+  if (enabled) await emitUserWebhook(db, 'second_factor.added', userId, now, { factor: 'totp' });
+  return enabled;
 }
