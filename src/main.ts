@@ -64,7 +64,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   if (migrate) await during('database', config, () => migrateToLatest(db));
   const services = createServices(
     db,
-    { ...config, sqlite, sqliteChecks, pgPool },
+    { ...config, sqlite, sqliteChecks, pgPool, log: { warn: (f, m) => app.log.warn(f, m) } },
     undefined,
     observer,
   );
