@@ -11,6 +11,7 @@ import type { Actor, OperatorPorts } from '../operator/operations.js';
 import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
 import { sendWebhooksTo } from '../webhooks/emit.js';
+import { sealAuditWith } from '../audit/seal.js';
 import { CliError } from './prompt.js';
 
 export interface CliContext {
@@ -48,6 +49,8 @@ export async function openCliContext(): Promise<CliContext> {
   // An operator's change tells the application as the service's would: the running service
   // delivers what is written here (src/webhooks/).
   sendWebhooksTo(config.webhooks?.endpoints ?? []);
+  // An operator's change is an audit entry too: it renews the seal as the service's do.
+  sealAuditWith(config.auditKeys);
   // One hash at a time is plenty for an admin command.
   const services = createServices(db, {
     ...config,
