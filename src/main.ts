@@ -46,6 +46,8 @@ function loadConfig(): Config {
     );
     process.exit(1);
   }
+  if (cluster.isPrimary)
+    for (const warning of result.warnings) process.stderr.write(`gatehouse: warning: ${warning}\n`);
   return result.config;
 }
 

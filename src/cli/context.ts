@@ -41,6 +41,7 @@ export async function openCliContext(): Promise<CliContext> {
   const result = parseConfig(process.env, { requireSecret: false });
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
+  for (const warning of result.warnings) process.stderr.write(`gatehouse: warning: ${warning}\n`);
   const config = result.config;
   const { db, dialect, sqlite, pgPool } = await explained(config, () =>
     openDatabase(config.databaseUrl, { createFolder: config.databaseVariable === 'DATA_DIR' }),
