@@ -67,6 +67,6 @@ describe.skipIf(skip)('a session read behind PgBouncer without DATABASE_PREPARED
     const warning = JSON.parse(warnings[0] as string) as Record<string, unknown>;
     expect(warning).toMatchObject({ level: 40, setting: 'DATABASE_PREPARED' });
     expect(warning.msg).toMatch(/Set DATABASE_PREPARED=off to say so/);
-    expect(["42P05", "26000"]).toContain(warning.code);
+    expect(['42P05', '26000']).toContain(warning.code);
   }, 60_000);
 });

@@ -16,9 +16,7 @@ export const pgbouncerBinary = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].fin
  */
 function knowsPreparedStatements(binary: string): boolean {
   const said = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout ?? '';
-  const [major = 0, minor = 0] = (/PgBouncer (\d+)\.(\d+)/.exec(said) ?? [])
-    .slice(1)
-    .map(Number);
+  const [major = 0, minor = 0] = (/PgBouncer (\d+)\.(\d+)/.exec(said) ?? []).slice(1).map(Number);
   return major > 1 || (major === 1 && minor >= 21);
 }
 

@@ -73,22 +73,32 @@ describe.each(backends)('secrets in URL settings on $name', ({ backend, skip }) 
     await smtp.close();
   });
 
-  it.skipIf(skip)('no log line of the service or the CLI holds one of them', async () => {
-    const added = await service.cli(
-      ['users', 'add', '--email', 'ada@example.com', '--password-stdin'],
-      'correct horse battery staple',
-    );
-    const invited = await service.cli(['users', 'invite', '--email', 'bob@example.com']);
-    expect([added.code, invited.code]).toEqual([0, 0]);
-    await until(service.output, [
-      /started in development mode/,
-      /SMTP check at start failed/,
-      /mail not delivered yet/,
-      /"attempt":2,[^\n]*webhook not delivered yet/,
-    ]);
-    const everything = [service.output(), added.stdout, added.stderr, invited.stdout, invited.stderr];
-    for (const secret of secrets) expect(everything.join('\n')).not.toContain(secret);
-    // The endpoint is still named, its token masked, so the operator knows which one fails.
-    expect(service.output()).toContain('/hooks?token=***');
-  }, 40_000);
+  it.skipIf(skip)(
+    'no log line of the service or the CLI holds one of them',
+    async () => {
+      const added = await service.cli(
+        ['users', 'add', '--email', 'ada@example.com', '--password-stdin'],
+        'correct horse battery staple',
+      );
+      const invited = await service.cli(['users', 'invite', '--email', 'bob@example.com']);
+      expect([added.code, invited.code]).toEqual([0, 0]);
+      await until(service.output, [
+        /started in development mode/,
+        /SMTP check at start failed/,
+        /mail not delivered yet/,
+        /"attempt":2,[^\n]*webhook not delivered yet/,
+      ]);
+      const everything = [
+        service.output(),
+        added.stdout,
+        added.stderr,
+        invited.stdout,
+        invited.stderr,
+      ];
+      for (const secret of secrets) expect(everything.join('\n')).not.toContain(secret);
+      // The endpoint is still named, its token masked, so the operator knows which one fails.
+      expect(service.output()).toContain('/hooks?token=***');
+    },
+    40_000,
+  );
 });
