@@ -7,6 +7,8 @@ import { createJweCodec } from './auth/jwe-codec.js';
 import { knownVariables, parseConfig, type Config } from './config/index.js';
 import { unknownVariableWarnings } from './config/unknown-variables.js';
 import { migrateToLatest } from './db/migrate.js';
+import { auditSealNote } from './audit/reseal.js';
+import { sealAuditWith } from './audit/seal.js';
 import { openDatabase } from './db/open.js';
 import { readPackageVersion } from './health/version.js';
 import { LineWriter, pipeAtomicBytes } from './log/line-writer.js';
@@ -44,6 +46,8 @@ function loadConfig(): Config {
     );
     process.exit(1);
   }
+  if (cluster.isPrimary)
+    for (const warning of result.warnings) process.stderr.write(`gatehouse: warning: ${warning}\n`);
   return result.config;
 }
 
@@ -62,9 +66,11 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     }),
   );
   if (migrate) await during('database', config, () => migrateToLatest(db));
+  // Before anything is appended: each entry renews the audit head's seal (src/audit/seal.ts).
+  sealAuditWith(config.auditKeys);
   const services = createServices(
     db,
-    { ...config, sqlite, sqliteChecks, pgPool },
+    { ...config, sqlite, sqliteChecks, pgPool, log: { warn: (f, m) => app.log.warn(f, m) } },
     undefined,
     observer,
   );
@@ -173,6 +179,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
                 origin: config.authUrl,
                 accountPagesPath: config.page.accountPagesPath,
                 inviteTtlSeconds: config.inviteTtlSeconds,
+                auditRetentionDays: config.auditRetentionDays,
                 sessionLifetime: config.session,
               },
               logger: loggerOptions(config.logLevel, logOut),
@@ -197,6 +204,8 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
         ? 'two-step sign-in is off: set FACTOR_KEY (openssl rand -base64 33) to let people turn it on; accounts that have it still need it'
         : 'two-step sign-in is off (SECOND_FACTOR=off); accounts that have it still need it',
     );
+  const sealNote = saysOnce ? await auditSealNote(db, cliCommand()) : undefined;
+  if (sealNote !== undefined) app.log.warn({ setting: 'AUDIT_KEY' }, sealNote);
   const transportLine = mailTransportLine(mailSettings);
   if (mail.mode === 'send' && transportLine !== undefined && saysOnce) {
     app.log.info(transportLine.fields, transportLine.message);

@@ -15,6 +15,8 @@ export interface ServiceSettings extends RawHandles {
   sessionsPerUserMax?: number;
   /** Named PostgreSQL statements (`DATABASE_PREPARED`); off behind a transaction-mode pooler. */
   databasePrepared?: boolean;
+  /** The operator's log, for what a store finds about the database at run time. */
+  log?: { warn(fields: object, message: string): void };
   hashConcurrency: number;
   hashQueueMax: number;
   hashNice: number;

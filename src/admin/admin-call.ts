@@ -23,6 +23,8 @@ export interface AdminPorts {
   /** ACCOUNT_PAGES_PATH: where the invitation link leads on that origin. */
   accountPagesPath?: string | undefined;
   inviteTtlSeconds: number;
+  /** AUDIT_RETENTION_DAYS: how old the audit checkpoint's last entry must be at least. */
+  auditRetentionDays: number;
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: the sessions a user's list still shows. */
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
 }

@@ -60,4 +60,5 @@ export const auditEntries: AdminHandler = async (call) => {
 };
 
 /** `GET /audit/verify`: the chain walked, as `audit verify`. */
-export const auditVerify: AdminHandler = async (call) => ok(await verifyAudit(call.ports));
+export const auditVerify: AdminHandler = async (call) =>
+  ok(await verifyAudit(call.ports, { retentionDays: call.ports.auditRetentionDays }));

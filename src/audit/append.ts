@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { databaseNow } from '../db/clock.js';
 import type { Database } from '../db/schema.js';
 import { auditEntryHash } from './entry-hash.js';
+import { nextSeal } from './seal.js';
 
 /** An event as the audit log keeps it. */
 export interface NewAuditEntry {
@@ -23,7 +24,8 @@ export interface NewAuditEntry {
  * The head row is updated first: on PostgreSQL that row lock is held until the transaction
  * ends, so every instance's appends take their turn and the chain has one order, no forks; on
  * SQLite the statement takes the one writer. The same statement reads the database's clock, so
- * `at` follows the chain's order across instances. Answers the entry's `seq` and `at`.
+ * `at` follows the chain's order across instances. A whole seal is renewed over the new head
+ * (src/audit/seal.ts). Answers the entry's `seq` and `at`.
  */
 export function appendAuditEntry(
   db: Kysely<Database>,
@@ -41,7 +43,15 @@ async function appendIn(
     .updateTable('audit_head')
     .set({ seq: sql`seq + 1` })
     .where('id', '=', 1)
-    .returning(['seq', 'hash', databaseNow(trx).as('now')])
+    .returning([
+      'seq',
+      'hash',
+      'pruned_seq',
+      'pruned_hash',
+      'seal',
+      'sealed_since',
+      databaseNow(trx).as('now'),
+    ])
     .executeTakeFirstOrThrow();
   const seq = Number(head.seq);
   const at = Number(head.now);
@@ -62,6 +72,12 @@ async function appendIn(
       hash,
     })
     .execute();
-  await trx.updateTable('audit_head').set({ hash }).where('id', '=', 1).execute();
+  // The seal read here covered the head before this append (seq - 1).
+  const sealed = nextSeal({ ...head, seq: seq - 1 }, { ...head, seq, hash });
+  await trx
+    .updateTable('audit_head')
+    .set({ hash, ...sealed })
+    .where('id', '=', 1)
+    .execute();
   return { seq, at };
 }

@@ -78,6 +78,9 @@ function describePostgres(config: Config, error: unknown): string | undefined {
     const [why, fix] = connectionProblems[code] as [string, string];
     return `DATABASE_URL: cannot reach ${at} (${why}); ${fix}`;
   }
+  // pg reads the URL with WHATWG URL and masks the input in its error: say which variable.
+  if (code === 'ERR_INVALID_URL')
+    return `DATABASE_URL: is not a URL the PostgreSQL driver can read; check the port, and percent-encode @ : / ? # in the user name and password (e.g. postgresql://gatehouse:p%40ss@db:5432/gatehouse)`;
   const text = failure?.message ?? message(error);
   const said = messages(error);
   // pg-pool's and pg's own words for a connection that got no answer in time (3 s).

@@ -11,6 +11,7 @@ import type { Actor, OperatorPorts } from '../operator/operations.js';
 import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';
 import { sendWebhooksTo } from '../webhooks/emit.js';
+import { sealAuditWith } from '../audit/seal.js';
 import { CliError } from './prompt.js';
 
 export interface CliContext {
@@ -40,6 +41,7 @@ export async function openCliContext(): Promise<CliContext> {
   const result = parseConfig(process.env, { requireSecret: false });
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
+  for (const warning of result.warnings) process.stderr.write(`gatehouse: warning: ${warning}\n`);
   const config = result.config;
   const { db, dialect, sqlite, pgPool } = await explained(config, () =>
     openDatabase(config.databaseUrl, { createFolder: config.databaseVariable === 'DATA_DIR' }),
@@ -48,6 +50,8 @@ export async function openCliContext(): Promise<CliContext> {
   // An operator's change tells the application as the service's would: the running service
   // delivers what is written here (src/webhooks/).
   sendWebhooksTo(config.webhooks?.endpoints ?? []);
+  // An operator's change is an audit entry too: it renews the seal as the service's do.
+  sealAuditWith(config.auditKeys);
   // One hash at a time is plenty for an admin command.
   const services = createServices(db, {
     ...config,

@@ -89,6 +89,7 @@ const mailCommands: Record<string, Command> = {
 
 const auditCommands: Record<string, Command> = {
   verify: { help: audit.verifyHelp, options: {}, run: audit.verify },
+  seal: { help: audit.sealHelp, options: {}, run: audit.seal },
   export: {
     help: audit.exportHelp,
     options: { since: { type: 'string' } },
@@ -123,7 +124,8 @@ ${databaseLine(cli)}`;
 const auditUsage = (cli: string) => `Usage: gatehouse audit <command> [options]
 
 Commands:
-  verify            check the audit log's hash chain; exit 1 naming the first bad entry
+  verify            check the audit log's hash chain, checkpoint and seal; exit 1 naming what fails
+  seal              seal the head and checkpoint with AUDIT_KEY (once, and after a broken seal)
   export            write the audit log as JSON lines (--since TIME)
 
 ${databaseLine(cli)}`;
@@ -173,7 +175,7 @@ const groups: Record<
   },
   audit: {
     commands: auditCommands,
-    summary: 'the audit log: verify its hash chain, export it as JSON lines',
+    summary: 'the audit log: verify and seal its hash chain, export it as JSON lines',
     usage: auditUsage,
   },
   webhooks: {

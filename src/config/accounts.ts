@@ -1,11 +1,14 @@
 import * as z from 'zod/mini';
-import { integer, oneOf, trueFalse } from './kinds.js';
+import { integer, list, oneOf, trueFalse } from './kinds.js';
+import { noted } from './notes.js';
+
+const auditKeyMinBytes = 32;
 
 /**
  * The account routes (src/account/): how recent a password proof must be for (recent) routes,
  * how long an e-mailed reset or verification secret lives, how long an invitation does, whether
- * anyone may sign up, whether an unverified address may sign in, and how long the audit log
- * keeps an entry.
+ * anyone may sign up, whether an unverified address may sign in, how long the audit log keeps
+ * an entry, and the key its head is sealed under.
  */
 export const accounts = z.pipe(
   z.object({
@@ -19,6 +22,17 @@ export const accounts = z.pipe(
     REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
     // A year by default; at least the 90 days a person's own history shows, at most 10 years.
     AUDIT_RETENTION_DAYS: integer(90, 3650, 365),
+    // Or AUDIT_KEY_FILE (src/config/secret-files.ts). Comma-separated: the first seals, every
+    // one checks (rotation). Unset: the audit chain's head is not sealed (src/audit/seal.ts).
+    AUDIT_KEY: noted(
+      list().check(
+        z.refine(
+          (keys) => keys.every((key) => Buffer.byteLength(key) >= auditKeyMinBytes),
+          `each comma-separated key must be at least ${auditKeyMinBytes} bytes; generate one with: openssl rand -base64 33`,
+        ),
+      ),
+      { default: 'none (the head is not sealed)' },
+    ),
   }),
   z.transform((e) => ({
     /** Seconds a sign-in or re-authentication counts as recent. */
@@ -33,5 +47,7 @@ export const accounts = z.pipe(
     requireVerifiedEmail: e.REQUIRE_VERIFIED_EMAIL,
     /** Days the audit log keeps an entry; older ones are pruned behind a checkpoint. */
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    /** Keys the audit chain's head and checkpoint are sealed under, current first; empty: none. */
+    auditKeys: e.AUDIT_KEY,
   })),
 );

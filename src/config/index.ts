@@ -16,6 +16,7 @@ import { session } from './session.js';
 import { signIn } from './sign-in.js';
 import { webhooks } from './webhooks.js';
 import { fileVariables, readFileVariables } from './secret-files.js';
+import { keyReuse } from './key-reuse.js';
 
 export { defaultHashNice } from './hashing.js';
 export { isWeakSecret } from './auth.js';
@@ -63,7 +64,8 @@ type DeepReadonly<T> = T extends readonly (infer U)[]
 /** Every capability's part, as it parses: the schemas are the type. */
 export type Config = DeepReadonly<Intersection<z.output<Capability>>>;
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: string[] };
+export type ConfigResult =
+  { ok: true; config: Config; warnings: string[] } | { ok: false; problems: string[] };
 
 /** The variables a capability reads, by name, each with its schema. */
 export function variablesOf(capability: Capability): Readonly<Record<string, z.core.$ZodType>> {
@@ -140,8 +142,8 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * Parses the environment once; every problem names its variable. `AUTH_SECRET_FILE` and
- * `DATABASE_URL_FILE` are read here. The users CLI passes `requireSecret: false`: it never
+ * Parses the environment once; every problem names its variable. The `_FILE` variants are read
+ * here. `warnings` are for the operator at start (a key shared in development). The users CLI passes `requireSecret: false`: it never
  * signs a token.
  */
 export function parseConfig(
@@ -164,5 +166,29 @@ export function parseConfig(
     }
   }
   if (problems.size > 0) return { ok: false, problems: [...problems] };
-  return { ok: true, config: deepFreeze(Object.assign({}, ...parts) as Config) };
+  const config = deepFreeze(Object.assign({}, ...parts) as Config);
+  const reuse = keysReused(config);
+  // Production refuses a key that is another's; development says so and goes on.
+  if (config.env === 'production' && reuse.refused.length > 0)
+    return { ok: false, problems: reuse.refused };
+  return {
+    ok: true,
+    config,
+    warnings: [...(config.env === 'production' ? [] : reuse.refused), ...reuse.rotating],
+  };
+}
+
+/** The keys and secrets of the config that must each be material of their own (key-reuse.ts). */
+function keysReused(config: Config) {
+  const advice = 'generate one with: openssl rand -base64 33';
+  return keyReuse([
+    { variable: 'AUTH_SECRET', keys: config.authSecrets, advice },
+    { variable: 'FACTOR_KEY', keys: config.secondFactor.keys, advice },
+    { variable: 'AUDIT_KEY', keys: config.auditKeys, advice },
+    {
+      variable: 'WEBHOOK_SECRET',
+      keys: config.webhooks === undefined ? [] : [config.webhooks.secret],
+      advice: 'generate one with: WEBHOOK_SECRET=whsec_$(openssl rand -base64 32)',
+    },
+  ]);
 }

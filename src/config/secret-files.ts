@@ -7,6 +7,7 @@ export const fileVariables = [
   'SMTP_URL',
   'WEBHOOK_SECRET',
   'FACTOR_KEY',
+  'AUDIT_KEY',
 ] as const;
 
 export interface FileVariablesResult {

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { hasCredentials, redactedUrl } from '../util/redacted-url.js';
 import { integer } from './kinds.js';
 import { noted } from './notes.js';
 
@@ -54,6 +55,15 @@ export const webhooks = z.pipe(
             code: 'custom',
             path: ['WEBHOOK_URL'],
             message: 'must be one or more http(s) URLs, separated by spaces',
+          });
+        // fetch refuses a URL with credentials, so every delivery would fail, and each attempt's
+        // warning would carry the password. The message shows the URL with them masked.
+        const withCredentials = urls.filter(hasCredentials);
+        if (withCredentials.length > 0)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['WEBHOOK_URL'],
+            message: `must not carry a user name or password (${withCredentials.map(redactedUrl).join(' ')}): such a URL is never delivered to; the receiver checks each delivery's signature (WEBHOOK_SECRET) instead, e.g. WEBHOOK_URL=https://app.example.com/hooks/gatehouse`,
           });
         if (e.WEBHOOK_SECRET !== undefined && webhookSecretBytes(e.WEBHOOK_SECRET) === undefined)
           ctx.addIssue({

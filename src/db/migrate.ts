@@ -15,6 +15,7 @@ import * as webhookOutbox from './migrations/014-webhook-outbox.js';
 import * as passkeys from './migrations/012-passkeys.js';
 import * as challengePurpose from './migrations/015-challenge-purpose.js';
 import * as factorThrottle from './migrations/016-factor-throttle.js';
+import * as auditSeal from './migrations/017-audit-seal.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '012-passkeys': passkeys,
   '015-challenge-purpose': challengePurpose,
   '016-factor-throttle': factorThrottle,
+  '017-audit-seal': auditSeal,
 };
 
 const provider: MigrationProvider = {

@@ -137,6 +137,12 @@ export interface AuditHeadTable {
   /** The last entry the retention prune removed (0 and the genesis hash when none). */
   pruned_seq: number;
   pruned_hash: string;
+  /** That entry's fields and prev hash as JSON (src/audit/checkpoint.ts); null: none recorded. */
+  pruned_entry: string | null;
+  /** HMAC of the head and checkpoint under AUDIT_KEY (src/audit/seal.ts); null: not sealed. */
+  seal: string | null;
+  /** The head's seq when the seal was started (`gatehouse audit seal`); null: not sealed. */
+  sealed_since: number | null;
 }
 
 /** A webhook on its way to one endpoint (src/webhooks/outbox-store.ts, migration 014). */

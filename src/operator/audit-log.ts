@@ -1,15 +1,33 @@
 import { auditEntriesSince, listAuditEntries, type AuditEntry } from '../audit/entries.js';
+import { sealAuditChain, type SealOutcome } from '../audit/reseal.js';
 import { verifyAuditLog, type AuditVerdict } from '../audit/verify.js';
 import type { OperatorPorts } from './actor.js';
 
-export type { AuditEntry, AuditVerdict };
+export type { AuditEntry, AuditVerdict, SealOutcome };
+
+/** AUDIT_RETENTION_DAYS, as the caller's configuration has it. */
+interface Retention {
+  retentionDays: number;
+}
 
 /**
- * Walks the whole audit chain: `{ok, entries, head, firstBad?}`, the first entry changed,
- * removed or reordered named by its seq (`gatehouse audit verify`, the admin API's verify).
+ * Walks the whole audit chain: `{ok, entries, head, checkpoint, seal, firstBad?}`, the first
+ * entry changed, removed or reordered, a checkpoint moved or past the retention, or a seal that
+ * does not hold, named (`gatehouse audit verify`, the admin API's verify).
  */
-export function verifyAudit(ports: Pick<OperatorPorts, 'db'>): Promise<AuditVerdict> {
-  return verifyAuditLog(ports.db);
+export function verifyAudit(
+  ports: Pick<OperatorPorts, 'db' | 'now'>,
+  request: Retention,
+): Promise<AuditVerdict> {
+  return verifyAuditLog(ports.db, { retentionDays: request.retentionDays, now: ports.now() });
+}
+
+/** Seals the chain as it is, once it verifies but for its seal (`gatehouse audit seal`). */
+export function sealAudit(
+  ports: Pick<OperatorPorts, 'db' | 'now'>,
+  request: Retention,
+): Promise<SealOutcome> {
+  return sealAuditChain(ports.db, { retentionDays: request.retentionDays, now: ports.now() });
 }
 
 /** Every entry stamped at or after `since` (ms), in the chain's order (`audit export`). */

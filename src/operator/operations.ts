@@ -8,9 +8,11 @@ export { addUser, type AddUser } from './add-user.js';
 export {
   exportAudit,
   listAudit,
+  sealAudit,
   verifyAudit,
   type AuditEntry,
   type AuditVerdict,
+  type SealOutcome,
 } from './audit-log.js';
 export { disableUser } from './disable-user.js';
 export { enableUser } from './enable-user.js';

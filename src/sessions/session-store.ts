@@ -134,7 +134,12 @@ function sqliteFindActive(handle: DatabaseSync, observer: StoreObserver): FindAc
  */
 export function createKyselySessionStore(
   db: Kysely<Database>,
-  handles: RawHandles & { sessionsPerUserMax?: number; databasePrepared?: boolean },
+  handles: RawHandles & {
+    sessionsPerUserMax?: number;
+    databasePrepared?: boolean;
+    /** The operator's log: the session check's fall-back from named statements warns there. */
+    log?: { warn(fields: object, message: string): void };
+  },
   observer: StoreObserver = noObserver,
 ): SessionStore {
   const perUserMax = handles.sessionsPerUserMax ?? defaultSessionsPerUserMax;
@@ -151,8 +156,11 @@ export function createKyselySessionStore(
     findActiveNow = now;
     findActive = async (sessionId) => now(sessionId);
   } else if (handles.pgPool !== undefined) {
-    const named = handles.databasePrepared !== false;
-    findActive = postgresFindActive(handles.pgPool, named, observer.databaseError);
+    findActive = postgresFindActive(handles.pgPool, {
+      named: handles.databasePrepared !== false,
+      onError: observer.databaseError,
+      warn: handles.log && ((fields, message) => handles.log?.warn(fields, message)),
+    });
   } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
   /** The sign-in's insert and the per-user bound, on `db` or the webhook's transaction. */
   async function createOn(

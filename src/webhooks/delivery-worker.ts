@@ -5,6 +5,7 @@ import {
   type LeasedWorkerLog,
 } from '../outbox/leased-worker.js';
 import type { WebhookDelivery, WebhookStore } from './outbox-store.js';
+import { redactedUrl } from '../util/redacted-url.js';
 import { signedHeaders } from './sign.js';
 
 export interface WebhookDeliverySettings {
@@ -68,7 +69,10 @@ async function attempt(
   } catch (error) {
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
     const message = cause instanceof Error ? cause.message : String(cause);
-    return { ok: false, error: message.slice(0, 300) };
+    // fetch quotes the URL in some of its errors ("Failed to parse URL from …"): what is kept
+    // for `webhooks list` and logged must not carry a token from its query string.
+    const masked = message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, (url) => redactedUrl(url));
+    return { ok: false, error: masked.slice(0, 300) };
   }
 }
 
@@ -103,7 +107,7 @@ export function createWebhookWorker(options: {
       await store.markFailed(delivery.id, holder, result.error);
       events.webhookFailed();
       log.warn(
-        { ...fields, endpoint: delivery.endpoint, error: result.error },
+        { ...fields, endpoint: redactedUrl(delivery.endpoint), error: result.error },
         'webhook not delivered within its retry window: failed (`gatehouse webhooks retry ID` sends it again)',
       );
       return;
@@ -113,7 +117,7 @@ export function createWebhookWorker(options: {
     log.warn(
       {
         ...fields,
-        endpoint: delivery.endpoint,
+        endpoint: redactedUrl(delivery.endpoint),
         error: result.error,
         retryInSeconds: delayMs / 1000,
       },

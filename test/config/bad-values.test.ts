@@ -61,13 +61,14 @@ const badValues: Record<string, string | null> = {
 const genericBadValues = ['not-a-valid-value', '-1', '99999999999', ''];
 
 /**
- * Messages that give no `e.g.`, and why: AUTH_SECRET's and FACTOR_KEY's say how to make one
+ * Messages that give no `e.g.`, and why: AUTH_SECRET's, FACTOR_KEY's and AUDIT_KEY's say how to make one
  * (openssl; an example key would be copied), and a `_FILE` variant's name the operator's own
  * path and what is wrong with it.
  */
 const noExample = new Set([
   'AUTH_SECRET',
   'FACTOR_KEY',
+  'AUDIT_KEY',
   ...fileVariables.map((name) => `${name}_FILE`),
 ]);
 

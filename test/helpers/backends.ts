@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
+import { afterAll, beforeEach } from 'vitest';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase, type Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
@@ -58,5 +59,25 @@ export async function openMigrated(
       await db.destroy();
       await created.dispose();
     },
+  };
+}
+
+/**
+ * A fresh migrated database for each test of the describe block it is called in (each test's
+ * tables start empty), closed and dropped after; the function answers the current test's.
+ */
+export function databasePerTest(backend: Pick<DatabaseBackend, 'create' | 'skip'>) {
+  let opened: Awaited<ReturnType<typeof openMigrated>> | undefined;
+  beforeEach(async () => {
+    if (backend.skip) return;
+    await opened?.close();
+    opened = await openMigrated(backend);
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+  return (): Kysely<Database> => {
+    if (opened === undefined) throw new Error('no database: the test is skipped');
+    return opened.db;
   };
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -8,6 +8,17 @@ import path from 'node:path';
 export const pgbouncerBinary = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((file) =>
   fs.existsSync(file),
 );
+
+/**
+ * Whether this PgBouncer knows `max_prepared_statements` (1.21 and later): there it is set to 0,
+ * so every version keeps no prepared statements, as hosted poolers before 1.21 do. An older one
+ * refuses the unknown setting.
+ */
+function knowsPreparedStatements(binary: string): boolean {
+  const said = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  const [major = 0, minor = 0] = (/PgBouncer (\d+)\.(\d+)/.exec(said) ?? []).slice(1).map(Number);
+  return major > 1 || (major === 1 && minor >= 21);
+}
 
 export interface PgBouncer {
   /** A postgres:// URL of `database` through PgBouncer. */
@@ -28,7 +39,7 @@ async function freePort(): Promise<number> {
 
 /**
  * PgBouncer in front of the test PostgreSQL, as hosted offerings run it: transaction pooling and
- * otherwise its stock settings (no ignore_startup_parameters, no prepared-statement support),
+ * otherwise its stock settings (no ignore_startup_parameters), keeping no prepared statements,
  * on loopback, config and logs in a temp folder, stopped by PID. As root it runs as the
  * `postgres` user: PgBouncer refuses to run as root.
  */
@@ -50,6 +61,7 @@ export async function startPgBouncer(postgresUrl: string): Promise<PgBouncer> {
       'auth_type = trust',
       `auth_file = ${path.join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
+      ...(knowsPreparedStatements(pgbouncerBinary) ? ['max_prepared_statements = 0'] : []),
       `logfile = ${path.join(dir, 'pgbouncer.log')}`,
       '',
     ].join('\n'),

@@ -428,6 +428,7 @@ describe('docs/openapi.yaml', () => {
         webhooks: createWebhookStore(server.db, 'sqlite'),
         origin: 'http://127.0.0.1:3000',
         inviteTtlSeconds: 3600,
+        auditRetentionDays: 365,
         sessionLifetime: { maxAgeSeconds: 86_400, absoluteMaxAgeSeconds: 86_400 },
       },
       tokens: { authenticate: (header) => (header === 'Bearer admin-token' ? 'test' : null) },
