@@ -57,10 +57,6 @@ export const secondStepNotices = {
 
 /** The enrolment step's notices (SECOND_FACTOR=required; src/pages/signin-page.ts). */
 export const enrolmentNotices = {
-  required: {
-    tone: 'info',
-    text: 'Your password was right. Every account here needs two-step sign-in: set up an authenticator app now to finish signing in.',
-  },
   invalid: {
     tone: 'error',
     text: 'That code is not right. Enter the code your app shows now for this account (a new one comes every 30 seconds).',
@@ -72,9 +68,60 @@ export const enrolmentNotices = {
   },
 } as const satisfies Record<string, Notice>;
 
+/** Which of the enrolment step's fields a refusal was about. */
+export type EnrolmentRefusal = 'otp' | 'email_code' | 'email_code_missing';
+
+/**
+ * The enrolment step's notice: what it asks for (with mail, the code mailed to `codeSentTo`
+ * beside the app's; without, an operator's enrolment code) or why a post was refused.
+ */
+export function enrolmentNotice(
+  codeSentTo: string | null,
+  refused: EnrolmentRefusal | undefined,
+): Notice {
+  if (refused === 'otp') return enrolmentNotices.invalid;
+  if (codeSentTo === null)
+    return refused === 'email_code'
+      ? {
+          tone: 'error',
+          text: 'That enrolment code is not right, or it was used or has expired. Check it with your administrator, or ask them for a new one.',
+          fieldsInvalid: true,
+        }
+      : {
+          tone: refused === undefined ? 'info' : 'error',
+          text: 'Your password was right. Every account here needs two-step sign-in, and this service cannot mail you a code to make sure it is you: ask your administrator for an enrolment code, then enter it below with the code your authenticator app shows.',
+        };
+  switch (refused) {
+    case 'email_code':
+      return {
+        tone: 'error',
+        text: `That is not the code we mailed to ${codeSentTo}. Enter the code of the newest mail from us: each sign-in mails a new one, and a code stops working after five wrong tries (then sign in again for a new one).`,
+        fieldsInvalid: true,
+      };
+    case 'email_code_missing':
+      return {
+        tone: 'error',
+        text: `Enter the code we mailed to ${codeSentTo} too: it makes sure it is you who sets up two-step sign-in.`,
+        fieldsInvalid: true,
+      };
+    default:
+      return {
+        tone: 'info',
+        text: `Your password was right. Every account here needs two-step sign-in. To make sure it is you, we have mailed a code to ${codeSentTo}: enter it below with the code your authenticator app shows.`,
+      };
+  }
+}
+
 const enrolmentAgain: Notice = {
   tone: 'error',
   text: 'Your sign-in took too long to finish. Enter your password again, then set up your authenticator app.',
+};
+
+// The enrolment's challenge is gone, or its mailed code was tried five times: a new sign-in
+// mails a new code.
+const enrolmentCodeAgain: Notice = {
+  tone: 'error',
+  text: 'Your sign-in took too long to finish, or the code we mailed was tried too often. Enter your password again: we will mail you a new code.',
 };
 
 // SECOND_FACTOR=required and the account's second factor is a passkey: the password alone may
@@ -189,7 +236,11 @@ export function signInNotice(
         case 'second_factor_invalid':
           return secondStepAgain;
         case 'second_factor_enrolment_required':
+        case 'enrolment_code_required':
           return enrolmentAgain;
+        case 'email_code_required':
+        case 'email_code_invalid':
+          return enrolmentCodeAgain;
         case 'passkey_required':
           return passkeyRequired;
         case 'passkey_unverified':
