@@ -277,14 +277,20 @@ describe.each([
       const { email, userId, client, secret } = await enrolled(0);
       const user = await server.services.users.findById(userId);
       if (user === null) throw new Error('no user');
-      const { token } = await issue(server.db, {
-        purpose: 'reset',
-        userId,
-        email,
-        credentialVersion: user.credentialVersion,
-        ttlSeconds: 3600,
-        withCode: false,
-      });
+      // On the service's clock: asked for when TOTP was on already (reset-before-factor.test.ts
+      // has a reset asked for before).
+      const { token } = await issue(
+        server.db,
+        {
+          purpose: 'reset',
+          userId,
+          email,
+          credentialVersion: user.credentialVersion,
+          ttlSeconds: 3600,
+          withCode: false,
+        },
+        base,
+      );
       const anonymous = new Client(server.url);
       const newPassword = 'an entirely new passphrase';
       const reset = (extra: Record<string, string>) =>
@@ -403,14 +409,20 @@ describe.each([
       const { email, userId, secret } = await enrolled(0);
       const user = await server.services.users.findById(userId);
       if (user === null) throw new Error('no user');
-      const { token } = await issue(server.db, {
-        purpose: 'reset',
-        userId,
-        email,
-        credentialVersion: user.credentialVersion,
-        ttlSeconds: 3600,
-        withCode: false,
-      });
+      // On the service's clock: asked for when TOTP was on already (reset-before-factor.test.ts
+      // has a reset asked for before).
+      const { token } = await issue(
+        server.db,
+        {
+          purpose: 'reset',
+          userId,
+          email,
+          credentialVersion: user.credentialVersion,
+          ttlSeconds: 3600,
+          withCode: false,
+        },
+        base,
+      );
       const client = browser(server);
       const page = await (await client.get(`/account/password/reset?token=${token}`)).text();
       expect(page).not.toContain('name="otp"');
