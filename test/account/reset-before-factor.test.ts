@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
 import { postWithCsrf as post, errorCode } from '../helpers/account-requests.js';
 import { capturedMail } from '../helpers/captured-mail.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
-import { addUser, startServer, type TestServer } from '../helpers/server.js';
-import { softPasskey } from '../helpers/soft-passkey.js';
+import { serverOnBackend } from '../helpers/backend-server.js';
+import { hasPostgres } from '../helpers/postgres.js';
+import { addUser } from '../helpers/server.js';
+import { storedSoftPasskey } from '../helpers/soft-passkey.js';
 import { base, codeAt, stepMs } from '../helpers/totp-codes.js';
 
 /*
@@ -27,39 +28,31 @@ describe.each([
   ['PostgreSQL', true],
 ] as const)('a reset asked for before the second factor, on %s', (_, postgres) => {
   const skip = !firstPass || (postgres && !hasPostgres);
-  let database: TestDatabase | undefined;
-  let server: TestServer;
   const mail = capturedMail();
   let clock = base;
   let accounts = 0;
-
-  beforeAll(async () => {
-    if (skip) return;
-    if (postgres) database = await createTestDatabase();
-    server = await startServer({
-      databaseUrl: database?.url,
+  const started = serverOnBackend(
+    { postgres, skip },
+    {
       now: () => clock,
       wrap: (deps) => ({ ...deps, mail: mail.queue }),
-    });
-  });
-  afterAll(async () => {
-    if (skip) return;
-    await server.close();
-    await database?.drop();
-  });
+    },
+  );
 
   async function newAccount() {
     accounts += 1;
     clock = base;
     const email = `ada${accounts}@example.com`;
-    const userId = await addUser(server, email, password, 'Ada');
+    const userId = await addUser(started.server, email, password, 'Ada');
     return { email, userId };
   }
 
   /** "Forgot your password?" over HTTP, and the link's token from the mail it queues. */
   async function askForReset(email: string): Promise<string> {
     const before = mail.to(email, 'password-reset').length;
-    const asked = await post(new Client(server.url), '/api/account/password/forgot', { email });
+    const asked = await post(new Client(started.server.url), '/api/account/password/forgot', {
+      email,
+    });
     expect(asked.status).toBe(202);
     // Queued after the answer (the paced queue): wait for it.
     for (let i = 0; i < 200 && mail.to(email, 'password-reset').length === before; i += 1)
@@ -70,7 +63,7 @@ describe.each([
 
   /** Signs in with the password and turns TOTP on with a code of `step`; returns its key. */
   async function turnOnTotp(email: string, step: number): Promise<string> {
-    const client = new Client(server.url);
+    const client = new Client(started.server.url);
     expect((await client.signIn(email, password)).status).toBe(200);
     const setup = await post(client, '/api/account/totp/setup', {});
     const { secret } = (await setup.json()) as { secret: string };
@@ -81,7 +74,7 @@ describe.each([
   }
 
   const reset = (token: string, extra: Record<string, string> = {}) =>
-    post(new Client(server.url), '/api/account/password/reset', {
+    post(new Client(started.server.url), '/api/account/password/reset', {
       token,
       password: newPassword,
       ...extra,
@@ -89,7 +82,7 @@ describe.each([
 
   const eventsOf = async (userId: string) =>
     (
-      await server.db
+      await started.server.db
         .selectFrom('account_events')
         .select(['type', 'detail'])
         .where('user_id', '=', userId)
@@ -97,12 +90,12 @@ describe.each([
     ).map((event) => ({ type: event.type, detail: JSON.parse(event.detail ?? '{}') as object }));
 
   const factorsOf = async (userId: string) => {
-    const totp = await server.db
+    const totp = await started.server.db
       .selectFrom('user_totp')
       .select('secret')
       .where('user_id', '=', userId)
       .executeTakeFirst();
-    const codes = await server.db
+    const codes = await started.server.db
       .selectFrom('recovery_codes')
       .select('code_hash')
       .where('user_id', '=', userId)
@@ -110,26 +103,12 @@ describe.each([
     return {
       totp: totp?.secret != null,
       recoveryCodes: codes.length,
-      passkeys: await createPasskeyStore(server.db).count(userId),
+      passkeys: await createPasskeyStore(started.server.db).count(userId),
     };
   };
 
-  async function addPasskey(userId: string, at: number, name: string) {
-    const key = softPasskey();
-    await createPasskeyStore(server.db).add(
-      server.db,
-      {
-        userId,
-        credentialId: key.id,
-        publicKey: key.publicKey,
-        counter: 0,
-        transports: ['internal'],
-        backedUp: false,
-        name,
-      },
-      at,
-    );
-  }
+  const addPasskey = (userId: string, at: number, name: string) =>
+    storedSoftPasskey(started.server.db, userId, { name, at });
 
   it.skipIf(skip)(
     'TOTP added after the request: the reset needs no code, removes it and its recovery codes, records it and mails the owner',
@@ -154,7 +133,7 @@ describe.each([
       expect(notice?.values.lockLink).toMatch(/\/account\/lock\?token=/);
       expect(mail.to(email, 'password-changed-notice')).toHaveLength(1);
       // The owner signs in with the new password alone.
-      const client = new Client(server.url);
+      const client = new Client(started.server.url);
       expect((await client.signIn(email, newPassword)).status).toBe(200);
       expect(client.sessionCookie()).toBeDefined();
     },
@@ -168,7 +147,7 @@ describe.each([
       const code = mail.to(email, 'password-reset').at(-1)?.values.code ?? '';
       await addPasskey(userId, base + 60_000, 'Intruder key');
       clock = base + 120_000;
-      const done = await post(new Client(server.url), '/api/account/password/reset', {
+      const done = await post(new Client(started.server.url), '/api/account/password/reset', {
         email,
         code,
         password: newPassword,

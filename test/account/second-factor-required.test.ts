@@ -7,7 +7,7 @@ import { resetSecondFactor } from '../../src/operator/operations.js';
 import { capturedMail } from '../helpers/captured-mail.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
-import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
+import { softPasskey, storedSoftPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
@@ -400,23 +400,8 @@ describe.each([
     );
   }
 
-  async function withPasskey(userId: string, name = 'Soft key') {
-    const key = softPasskey();
-    const id = await createPasskeyStore(server.db).add(
-      server.db,
-      {
-        userId,
-        credentialId: key.id,
-        publicKey: key.publicKey,
-        counter: 0,
-        transports: ['internal'],
-        backedUp: false,
-        name,
-      },
-      base,
-    );
-    return { key, id: id ?? '' };
-  }
+  const withPasskey = (userId: string, name = 'Soft key') =>
+    storedSoftPasskey(server.db, userId, { name, at: base });
 
   it.skipIf(skip)(
     'an account whose second factor is a passkey: the password alone is passkey_required, a passkey without user verification signs in only after the password, its last passkey stays',

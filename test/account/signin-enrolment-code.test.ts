@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { issueEnrolmentCode } from '../../src/operator/operations.js';
 import { capturedMail } from '../helpers/captured-mail.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
-import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
-import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { serverOnBackend } from '../helpers/backend-server.js';
+import { hasPostgres } from '../helpers/postgres.js';
+import { addUser } from '../helpers/server.js';
 import { base, codeAt, proofsOf, refusalCode, wrongCode } from '../helpers/totp-codes.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
 
@@ -35,38 +36,28 @@ describe.each([
   ['PostgreSQL', true],
 ] as const)('enrolment at sign-in proven by a mailed code, on %s', (_, postgres) => {
   const skip = !firstPass || (postgres && !hasPostgres);
-  let database: TestDatabase | undefined;
-  let server: TestServer;
   const mail = capturedMail();
   let accounts = 0;
-
-  beforeAll(async () => {
-    if (skip) return;
-    if (postgres) database = await createTestDatabase();
-    server = await startServer({
-      databaseUrl: database?.url,
+  const started = serverOnBackend(
+    { postgres, skip },
+    {
       now: () => base,
       throttle,
       config: { secondFactor: { mode: 'required', keys: [] }, throttle },
       wrap: (deps) => ({ ...deps, mail: mail.queue }),
-    });
-  });
-  afterAll(async () => {
-    if (skip) return;
-    await server.close();
-    await database?.drop();
-  });
+    },
+  );
 
   async function newAccount() {
     accounts += 1;
     const email = `grace${accounts}@example.com`;
-    const userId = await addUser(server, email, password, 'Grace');
+    const userId = await addUser(started.server, email, password, 'Grace');
     return { email, userId };
   }
 
   /** A password sign-in refused for enrolment: the browser, the app's key, the mailed code. */
   async function enrolmentStep(email: string) {
-    const client = new Client(server.url);
+    const client = new Client(started.server.url);
     expect(await refusalCode(await client.signIn(email, password))).toBe(
       'second_factor_enrolment_required',
     );
@@ -87,7 +78,7 @@ describe.each([
 
   const totpOn = async (userId: string) =>
     (
-      await server.db
+      await started.server.db
         .selectFrom('user_totp')
         .select('secret')
         .where('user_id', '=', userId)
@@ -98,7 +89,7 @@ describe.each([
     'the password alone no longer enrols: a right app code without the mailed code is email_code_required, and nothing is turned on',
     async () => {
       const { email, userId } = await newAccount();
-      const client = new Client(server.url);
+      const client = new Client(started.server.url);
       expect(await refusalCode(await client.signIn(email, password))).toBe(
         'second_factor_enrolment_required',
       );
@@ -109,7 +100,7 @@ describe.each([
       expect(await refusalCode(refused)).toBe('email_code_required');
       expect(client.sessionCookie()).toBeUndefined();
       expect(await totpOn(userId)).toBe(false);
-      expect(await proofsOf(server.db, userId)).toEqual([]);
+      expect(await proofsOf(started.server.db, userId)).toEqual([]);
     },
   );
 
@@ -127,10 +118,10 @@ describe.each([
       const enrolled = await post(client, { otp: codeAt(key, 0), emailCode: typed });
       expect(await refusalCode(enrolled)).toBeNull();
       expect(client.sessionCookie()).toBeDefined();
-      expect(await proofsOf(server.db, userId)).toEqual(['password otp']);
+      expect(await proofsOf(started.server.db, userId)).toEqual(['password otp']);
       expect(await totpOn(userId)).toBe(true);
       // Spent with the enrolment: the same codes again sign nobody in.
-      const again = new Client(server.url);
+      const again = new Client(started.server.url);
       again.cookies.set('gatehouse.second-step', challenge);
       expect(await refusalCode(await post(again, { otp: codeAt(key, 1), emailCode: code }))).toBe(
         'credentials',
@@ -162,9 +153,9 @@ describe.each([
       expect(await totpOn(userId)).toBe(false);
 
       // Five tries a code, whatever the throttle: its sixth guess (the right one) finds it dead.
-      await server.services.throttle.unlockEmail(email);
+      await started.server.services.throttle.unlockEmail(email);
       const second = await enrolmentStep(email);
-      const hits = await server.db
+      const hits = await started.server.db
         .updateTable('signin_challenges')
         .set({ code_tries_left: 1 })
         .where('user_id', '=', userId)
@@ -185,8 +176,20 @@ describe.each([
       ).toBe('email_code_invalid');
       // Its page and the key's API say to start again: the challenge can no longer enrol.
       expect((await second.client.get('/api/auth/enrolment/totp')).status).toBe(401);
+      const page = await (
+        await second.client.get(
+          '/api/auth/signin?error=CredentialsSignin&code=email_code_invalid',
+          {
+            accept: 'text/html',
+          },
+        )
+      ).text();
+      expect(noticeOf(page)?.text).toContain(
+        'Enter your password again: we will mail you a new code.',
+      );
+      expect(page).toContain('name="password"');
       expect(await totpOn(userId)).toBe(false);
-      await server.services.throttle.unlockEmail(email);
+      await started.server.services.throttle.unlockEmail(email);
     },
   );
 
@@ -211,7 +214,7 @@ describe.each([
       expect(await refusalCode(done)).toBeNull();
       expect(await totpOn(userId)).toBe(true);
       expect(await totpOn(other.userId)).toBe(false);
-      await server.services.throttle.unlockEmail(email);
+      await started.server.services.throttle.unlockEmail(email);
     },
   );
 
@@ -219,7 +222,7 @@ describe.each([
     'the sign-in page (no script) says where the code went, names a wrong one in words, and enrols with both',
     async () => {
       const { email, userId } = await newAccount();
-      const client = browser(server);
+      const client = browser(started.server);
       const first = await submitSignInForm(client, { email, password });
       expect(first.headers.get('location')).toContain('code=second_factor_enrolment_required');
       const step = await follow(client, first);
@@ -248,7 +251,7 @@ describe.each([
       expect(right.status).toBe(200);
       expect(await right.text()).toContain('download="recovery-codes.txt"');
       expect(await totpOn(userId)).toBe(true);
-      await server.services.throttle.unlockEmail(email);
+      await started.server.services.throttle.unlockEmail(email);
     },
   );
 
@@ -257,7 +260,7 @@ describe.each([
     async () => {
       const { email, userId } = await newAccount();
       const issued = await issueEnrolmentCode(
-        { db: server.db, now: () => base },
+        { db: started.server.db, now: () => base },
         { userId, actor: { label: 'gatehouse CLI' } },
       );
       if (typeof issued === 'string') throw new Error(issued);
@@ -265,7 +268,7 @@ describe.each([
       const right = await post(client, { otp: codeAt(key, 0), emailCode: issued.code });
       expect(await refusalCode(right)).toBeNull();
       expect(await totpOn(userId)).toBe(true);
-      const used = await server.db
+      const used = await started.server.db
         .selectFrom('account_tokens')
         .select('used_at')
         .where('user_id', '=', userId)
@@ -282,7 +285,7 @@ describe.each([
       // The budget is the per-address limit of "forgot password" (three here).
       for (let i = 0; i < 3; i += 1) await enrolmentStep(email);
       const sent = mail.to(email, 'signin-enrolment-code').length;
-      const client = new Client(server.url);
+      const client = new Client(started.server.url);
       const refused = await client.signIn(email, password);
       expect(refused.status).toBe(429);
       expect(await refusalCode(refused)).toBe('rate_limited');
