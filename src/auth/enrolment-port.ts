@@ -1,3 +1,5 @@
+import { afterPasswordParam } from '../pages/retry-after.js';
+
 /*
  * What the auth wing asks of enrolment at sign-in (the account wing implements it:
  * src/account/totp/signin-enrolment.ts). With SECOND_FACTOR=required a right password of an
@@ -33,10 +35,19 @@ export interface EnrolmentPort {
  * The refusals after which the sign-in page is the enrolment step, while the browser's
  * challenge can still enrol: the first answer (mail on or off), and a refusal of either code.
  */
-export const enrolmentStepCodes: ReadonlySet<string> = new Set([
+const enrolmentStepCodes: ReadonlySet<string> = new Set([
   'second_factor_enrolment_required',
   'enrolment_code_required',
   'second_factor_invalid',
   'email_code_required',
   'email_code_invalid',
 ]);
+
+/** Whether the sign-in page with these query parameters is the enrolment step. */
+export function isEnrolmentStep(params: URLSearchParams): boolean {
+  if (params.get('error') !== 'CredentialsSignin') return false;
+  const code = params.get('code') ?? '';
+  // A second factor's lock pauses the enrolment's codes too: its step says so.
+  const paused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';
+  return paused || enrolmentStepCodes.has(code);
+}

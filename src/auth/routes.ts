@@ -12,7 +12,7 @@ import type { AccountEventSink } from './account-events.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
 import type { PasskeyPort } from './passkey-port.js';
-import { enrolmentStepCodes, type EnrolmentKey, type EnrolmentPort } from './enrolment-port.js';
+import { isEnrolmentStep, type EnrolmentKey, type EnrolmentPort } from './enrolment-port.js';
 import { parseCookies } from './cookies.js';
 import { challengeCookieName as secondStepCookieName } from '../pages/second-step-cookie.js';
 import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
@@ -159,12 +159,7 @@ export function registerAuthRoutes(
    */
   const enrolmentKeyFor = async (request: FastifyRequest, query: string) => {
     const params = new URLSearchParams(query);
-    if (
-      deps.enrolment === undefined ||
-      params.get('error') !== 'CredentialsSignin' ||
-      !enrolmentStepCodes.has(params.get('code') ?? '')
-    )
-      return null;
+    if (deps.enrolment === undefined || !isEnrolmentStep(params)) return null;
     const challenge = parseCookies(request.headers.cookie).get(
       secondStepCookieName(isSecure(request, publicOrigin)),
     );

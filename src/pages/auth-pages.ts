@@ -15,7 +15,7 @@ import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
 import { challengeCookieName } from './second-step-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from './layout.js';
 import { signInBusy, signInNotice, signOutBusy, type EnrolmentRefusal } from './notices.js';
-import { afterPasswordParam } from './retry-after.js';
+import { afterPasswordParam, readRetryAfter } from './retry-after.js';
 import { pagePolicy } from './page-csp.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
@@ -40,6 +40,8 @@ const enrolmentRefusals = new Map<string, EnrolmentRefusal>([
   ['second_factor_invalid', 'otp'],
   ['email_code_invalid', 'email_code'],
   ['email_code_required', 'email_code_missing'],
+  // Only with `afterPassword=1`: the auth wing shows the step for no other throttled answer.
+  ['rate_limited', 'paused'],
 ]);
 
 /**
@@ -224,6 +226,7 @@ export function createAuthPages(
                 key: enrolmentKey,
                 codeSentTo: enrolmentKey.codeSentTo,
                 refused: code === null ? undefined : enrolmentRefusals.get(code),
+                retryAfterSeconds: readRetryAfter(params),
               };
         // A second factor's lock keeps the second step too: a recovery code is checked through it.
         const codesPaused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';

@@ -68,8 +68,8 @@ export const enrolmentNotices = {
   },
 } as const satisfies Record<string, Notice>;
 
-/** Which of the enrolment step's fields a refusal was about. */
-export type EnrolmentRefusal = 'otp' | 'email_code' | 'email_code_missing';
+/** Which of the enrolment step's fields a refusal was about (`paused`: a second factor's lock). */
+export type EnrolmentRefusal = 'otp' | 'email_code' | 'email_code_missing' | 'paused';
 
 /**
  * The enrolment step's notice: what it asks for (with mail, the code mailed to `codeSentTo`
@@ -78,8 +78,10 @@ export type EnrolmentRefusal = 'otp' | 'email_code' | 'email_code_missing';
 export function enrolmentNotice(
   codeSentTo: string | null,
   refused: EnrolmentRefusal | undefined,
+  retryAfterSeconds?: number,
 ): Notice {
   if (refused === 'otp') return enrolmentNotices.invalid;
+  if (refused === 'paused') return enrolmentPaused(retryAfterSeconds);
   if (codeSentTo === null)
     return refused === 'email_code'
       ? {
@@ -111,6 +113,25 @@ export function enrolmentNotice(
       };
   }
 }
+
+// The account's second-factor lock (src/account/model/factor-throttle.ts) holds the enrolment's
+// codes too: wrong ones were typed after the right password.
+function enrolmentPaused(retryAfterSeconds: number | undefined): Notice {
+  const when =
+    retryAfterSeconds === undefined
+      ? 'Please try again later.'
+      : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+  return {
+    tone: 'error',
+    text: `Too many wrong codes. Setting up two-step sign-in is paused for now to keep this account safe, and your codes were not checked this time. ${when}`,
+  };
+}
+
+// The account had its share of enrolment mails in the window: no new code was sent.
+const enrolmentMailLimited: Notice = {
+  tone: 'error',
+  text: 'Your password was right, but we have mailed this account several codes in the last few minutes, so no new one was sent. Please wait a few minutes, then sign in again for a new code.',
+};
 
 const enrolmentAgain: Notice = {
   tone: 'error',
@@ -241,6 +262,8 @@ export function signInNotice(
         case 'email_code_required':
         case 'email_code_invalid':
           return enrolmentCodeAgain;
+        case 'email_code_limited':
+          return enrolmentMailLimited;
         case 'passkey_required':
           return passkeyRequired;
         case 'passkey_unverified':

@@ -49,6 +49,8 @@ export interface SignInView {
         key: { secret: string; qrSvg: string };
         codeSentTo: string | null;
         refused?: EnrolmentRefusal | undefined;
+        /** With `refused: 'paused'`: how long the lock holds. */
+        retryAfterSeconds?: number | undefined;
       }
     | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
@@ -116,7 +118,7 @@ function renderEnrolment(
   enrolment: NonNullable<SignInView['enrolment']>,
 ): string {
   const { codeSentTo, refused } = enrolment;
-  const notice = enrolmentNotice(codeSentTo, refused);
+  const notice = enrolmentNotice(codeSentTo, refused, enrolment.retryAfterSeconds);
   const invalid = (field: 'otp' | 'email_code') =>
     (refused === field || (field === 'email_code' && refused === 'email_code_missing')) &&
     markup` aria-invalid="true"`;

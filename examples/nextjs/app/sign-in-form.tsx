@@ -19,6 +19,8 @@ function explain(code: string | undefined): string {
     case 'email_code_required':
     case 'enrolment_code_required':
       return 'Enter the code we mailed you (or your administrator gave you) too.';
+    case 'email_code_limited':
+      return 'We have mailed you several codes in the last few minutes: wait a few minutes, then sign in again for a new one.';
     case 'passkey_required':
       return 'Your account signs in with a passkey: use "Sign in with a passkey".';
     default:

@@ -111,9 +111,10 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
       try {
         await deps.mailRequests.chargeAccount(user.id);
       } catch (error) {
-        // A window's share of these mails went out: no new code until it ends.
+        // A window's share of these mails went out: no new code (and no challenge) until it
+        // ends. Said in a code of its own: no wrong code was typed, nothing is paused.
         if (!(error instanceof HttpError) || error.code !== 'rate_limited') throw error;
-        return { ok: false, code: 'rate_limited', retryAfterSeconds: retryAfterOf(error) };
+        return { ok: false, code: 'email_code_limited' };
       }
     }
     const links = { origin: signIn.origin, pages: deps.pages, now: deps.now() };
@@ -234,6 +235,3 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
 
   return { check, port };
 }
-
-/** Retry-After of a 429, in seconds. */
-const retryAfterOf = (error: HttpError) => Math.max(1, Number(error.headers['retry-after']) || 1);
