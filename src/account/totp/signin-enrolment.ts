@@ -90,6 +90,80 @@ class EnrolmentLost extends Error {}
 
 type Refusal = 'otp' | 'email_code';
 
+/** TOTP on with `secret`, the challenge (and an operator's code) spent, in one transaction. */
+async function enrol(
+  deps: SignInEnrolmentDeps,
+  user: User,
+  signIn: SignInAttempt,
+  enrolment: { challenge: string; secret: string; step: number; proof: EnrolmentCodeProof },
+): Promise<string[] | null> {
+  const { challenge, secret, step, proof } = enrolment;
+  const now = deps.now();
+  const fresh = newRecoveryCodes();
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      // Under the account's lock: a factor change commits before (and voided this
+      // challenge) or waits until this one is done. The challenge (and its mailed code) is
+      // spent here, with the change it made: two posts of it racing enrol once, and it never
+      // enrols again. A race lost on the way rolls everything back (an operator's code too).
+      await lockFactors(trx, user.id);
+      if (!(await spendChallenge(trx, challenge, now, 'enrolment'))) throw new EnrolmentLost();
+      if (proof.by === 'operator' && !(await consumeById(trx, proof.tokenId, 'enrolment', now)))
+        throw new EnrolmentLost();
+      if (!(await enableTotp(trx, user.id, deps.box.seal(user.id, secret), step, now)))
+        throw new EnrolmentLost();
+      const hashes = fresh.map((one) => recoveryCodeHash(user.id, one));
+      await replaceRecoveryCodes(trx, user.id, hashes, now, true);
+      await voidChallenges(trx, user.id, now);
+      await recordFactorChange(trx, {
+        user,
+        type: 'totp_enabled',
+        client: {
+          ip: signIn.ip,
+          device: signIn.device,
+          origin: signIn.origin,
+          pages: deps.pages,
+        },
+        mail: deps.mail,
+        now,
+        says: `Two-step sign-in with an authenticator app was turned on for your account as it signed in.`,
+      });
+    });
+  } catch (error) {
+    if (error instanceof EnrolmentLost) return null;
+    throw error;
+  }
+  return fresh;
+}
+
+/** The key a live enrolment challenge enrols, and where its code went, for the auth wing's pages. */
+function enrolmentPort(deps: SignInEnrolmentDeps): EnrolmentPort {
+  const mailOn = deps.mail !== undefined;
+  return {
+    async keyFor(challenge) {
+      // A store failure is marked as such (the routes answer it 503, anything else 500).
+      const resumed = await fromStore(undefined, () => deps.challenges.resume(challenge));
+      if (resumed === null || resumed.purpose !== 'enrolment') return null;
+      const { user } = resumed;
+      const factors = await fromStore(undefined, () => secondFactorsOf(deps.factors, user.id));
+      if (factors.totp || factors.passkeys > 0) return null;
+      // Mail on, a challenge whose code is used up (or one opened before codes were mailed)
+      // enrols nothing: the person signs in again for a new code.
+      if (
+        mailOn &&
+        !(await fromStore(undefined, () => challengeCodeLive(deps.db, challenge, deps.now())))
+      )
+        return null;
+      const secret = enrolmentSecret(deps.box, challenge);
+      return {
+        secret,
+        ...enrolmentOf(secret, deps.issuer, user.email),
+        codeSentTo: mailOn ? user.email : null,
+      };
+    },
+  };
+}
+
 export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
   check: SignInCheck;
   port: EnrolmentPort;
@@ -122,51 +196,6 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
     return { ...enrolmentRequired, challenge };
   }
 
-  /** TOTP on with `secret`, the challenge (and an operator's code) spent, in one transaction. */
-  async function enrol(
-    user: User,
-    signIn: SignInAttempt,
-    enrolment: { challenge: string; secret: string; step: number; proof: EnrolmentCodeProof },
-  ): Promise<string[] | null> {
-    const { challenge, secret, step, proof } = enrolment;
-    const now = deps.now();
-    const fresh = newRecoveryCodes();
-    try {
-      await deps.db.transaction().execute(async (trx) => {
-        // Under the account's lock: a factor change commits before (and voided this
-        // challenge) or waits until this one is done. The challenge (and its mailed code) is
-        // spent here, with the change it made: two posts of it racing enrol once, and it never
-        // enrols again. A race lost on the way rolls everything back (an operator's code too).
-        await lockFactors(trx, user.id);
-        if (!(await spendChallenge(trx, challenge, now, 'enrolment'))) throw new EnrolmentLost();
-        if (proof.by === 'operator' && !(await consumeById(trx, proof.tokenId, 'enrolment', now)))
-          throw new EnrolmentLost();
-        if (!(await enableTotp(trx, user.id, deps.box.seal(user.id, secret), step, now)))
-          throw new EnrolmentLost();
-        const hashes = fresh.map((one) => recoveryCodeHash(user.id, one));
-        await replaceRecoveryCodes(trx, user.id, hashes, now, true);
-        await voidChallenges(trx, user.id, now);
-        await recordFactorChange(trx, {
-          user,
-          type: 'totp_enabled',
-          client: {
-            ip: signIn.ip,
-            device: signIn.device,
-            origin: signIn.origin,
-            pages: deps.pages,
-          },
-          mail: deps.mail,
-          now,
-          says: `Two-step sign-in with an authenticator app was turned on for your account as it signed in.`,
-        });
-      });
-    } catch (error) {
-      if (error instanceof EnrolmentLost) return null;
-      throw error;
-    }
-    return fresh;
-  }
-
   const check: SignInCheck = {
     name: 'second_factor_enrolment',
     async check(user, signIn): Promise<SignInVerdict> {
@@ -195,7 +224,7 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
         const typed = { challenge, email: user.email, typed: emailCode, now: deps.now() };
         const proof = await proveEnrolmentCode(deps.db, typed);
         if (proof === null) return wrong('email_code');
-        const codes = await enrol(user, signIn, { challenge, secret, step, proof });
+        const codes = await enrol(deps, user, signIn, { challenge, secret, step, proof });
         return codes === null ? wrong('otp') : { right: true as const, value: codes };
       });
       if ('throttled' in result)
@@ -209,29 +238,5 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
     },
   };
 
-  const port: EnrolmentPort = {
-    async keyFor(challenge) {
-      // A store failure is marked as such (the routes answer it 503, anything else 500).
-      const resumed = await fromStore(undefined, () => deps.challenges.resume(challenge));
-      if (resumed === null || resumed.purpose !== 'enrolment') return null;
-      const { user } = resumed;
-      const factors = await fromStore(undefined, () => secondFactorsOf(deps.factors, user.id));
-      if (factors.totp || factors.passkeys > 0) return null;
-      // Mail on, a challenge whose code is used up (or one opened before codes were mailed)
-      // enrols nothing: the person signs in again for a new code.
-      if (
-        mailOn &&
-        !(await fromStore(undefined, () => challengeCodeLive(deps.db, challenge, deps.now())))
-      )
-        return null;
-      const secret = enrolmentSecret(deps.box, challenge);
-      return {
-        secret,
-        ...enrolmentOf(secret, deps.issuer, user.email),
-        codeSentTo: mailOn ? user.email : null,
-      };
-    },
-  };
-
-  return { check, port };
+  return { check, port: enrolmentPort(deps) };
 }
