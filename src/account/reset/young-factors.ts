@@ -6,6 +6,7 @@ import type { ChangedAccount, EventClient } from '../model/credential-change.js'
 import { record } from '../model/events.js';
 import { lockFactors, voidChallenges } from '../model/factor-lock.js';
 import { queueSecurityNotice } from '../model/security-notice.js';
+import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { removeTotp } from '../totp/totp-store.js';
 
 /*
@@ -101,8 +102,10 @@ export async function removeYoungFactors(
   const detail = { reason: 'reset_before_factor' };
   if (young.totp && (await removeTotp(trx, userId, now)))
     await record(trx, { ...client, userId, type: 'totp_disabled', detail });
+  const passkeys = createPasskeyStore(trx);
   for (const passkey of young.passkeys) {
-    await trx.deleteFrom('passkeys').where('id', '=', passkey.id).execute();
+    // With its `second_factor.removed` webhook, as every removal sends one.
+    if ((await passkeys.remove(trx, userId, passkey.id, now)) === null) continue;
     await record(trx, {
       ...client,
       userId,
