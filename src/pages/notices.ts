@@ -114,13 +114,16 @@ export function enrolmentNotice(
   }
 }
 
+/** "Please try again in 15 minutes." ("later", without a wait). */
+const tryAgain = (retryAfterSeconds: number | undefined) =>
+  retryAfterSeconds === undefined
+    ? 'Please try again later.'
+    : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+
 // The account's second-factor lock (src/account/model/factor-throttle.ts) holds the enrolment's
 // codes too: wrong ones were typed after the right password.
 function enrolmentPaused(retryAfterSeconds: number | undefined): Notice {
-  const when =
-    retryAfterSeconds === undefined
-      ? 'Please try again later.'
-      : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+  const when = tryAgain(retryAfterSeconds);
   return {
     tone: 'error',
     text: `Too many wrong codes. Setting up two-step sign-in is paused for now to keep this account safe, and your codes were not checked this time. ${when}`,
@@ -158,10 +161,7 @@ const passkeyUnverified: Notice = {
 };
 
 function throttled(retryAfterSeconds: number | undefined): Notice {
-  const when =
-    retryAfterSeconds === undefined
-      ? 'Please try again later.'
-      : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+  const when = tryAgain(retryAfterSeconds);
   return {
     tone: 'error',
     // Said outright because people who are told nothing retry with the right password at once.
