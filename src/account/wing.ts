@@ -188,13 +188,15 @@ export function createAccountWing(deps: AccountWingDeps) {
     },
     spend: (token) => spendChallenge(deps.db, token, deps.now()),
   };
+  const mailRequests = createMailRequestLimits(deps.throttleStore, mailRequestLimits, deps.now);
   // SECOND_FACTOR=required: enrolment at sign-in, the last check after the password.
   const enrolment =
     totp !== undefined && totp.mode === 'required'
       ? createSignInEnrolment({
           db: deps.db,
           box,
-          throttle: deps.throttle,
+          secondStep,
+          mailRequests,
           factors,
           challenges: signInChallenges,
           mail,
@@ -222,7 +224,7 @@ export function createAccountWing(deps: AccountWingDeps) {
       {
         db: deps.db,
         mail,
-        mailRequests: createMailRequestLimits(deps.throttleStore, mailRequestLimits, deps.now),
+        mailRequests,
         mailTokenTtlSeconds,
         pages,
         now: deps.now,

@@ -35,6 +35,7 @@ export const adminRoutes: readonly AdminRoute[] = [
   route('POST', '/users/:id/unlock', users.unlock),
   route('POST', '/users/:id/verify-email', users.verifyEmail),
   route('POST', '/users/:id/reset-second-factor', users.resetSecondFactor),
+  route('POST', '/users/:id/enrolment-code', users.enrolmentCode),
   route('POST', '/users/:id/email', users.setEmail),
   route('POST', '/users/:id/name', users.rename),
   route('GET', '/users/:id/sessions', userSessions),

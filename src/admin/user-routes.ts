@@ -7,6 +7,7 @@ import {
   enableUser,
   findUsers,
   inviteUser,
+  issueEnrolmentCode,
   removeUser,
   renameUser,
   resetSecondFactor as resetUserSecondFactor,
@@ -140,6 +141,23 @@ export const resetSecondFactor = onUser((call, userId) => {
     passkeys: passkeys === true,
   });
 });
+/**
+ * A one-time enrolment code (as `users enrolment-code`): 201 `{code, expiresAt}`, the code shown
+ * only in this answer; 409 when the account has a second factor already.
+ */
+export const enrolmentCode: AdminHandler = async (call) => {
+  const userId = idParam(call, 'user');
+  const issued = await issueEnrolmentCode(call.ports, { userId, actor: call.actor });
+  if (issued === 'missing') throw notFound('user');
+  if (issued === 'has_factor')
+    throw new HttpError(
+      'conflict',
+      {},
+      'The user has a second factor already: there is nothing to enrol (reset it first).',
+    );
+  return ok({ code: issued.code, expiresAt: new Date(issued.expiresAt).toISOString() }, 201);
+};
+
 export const rename = onUser((call, userId) => {
   const { name } = fieldsOf(nameFields, call.body);
   return renameUser(call.ports, { userId, name, actor: call.actor });

@@ -42,6 +42,11 @@ export type SignInVerdict =
       code: string;
       /** A limit is reached: answered as a throttled sign-in (429 with Retry-After). */
       retryAfterSeconds?: number;
+      /**
+       * The challenge this refusal leaves in the browser, when the check opened it itself
+       * (with what goes with it: an enrolment's mailed code); else sign-in issues one.
+       */
+      challenge?: string;
     };
 
 /** The sign-in being checked, as a check after the password sees it. */
@@ -84,6 +89,8 @@ export type ChallengePurpose = 'second_step' | 'enrolment' | 'passkey';
 const challengedCodes = new Map<string, ChallengePurpose>([
   ['second_factor_required', 'second_step'],
   ['second_factor_enrolment_required', 'enrolment'],
+  // Mail off: the enrolment waits for an operator's enrolment code.
+  ['enrolment_code_required', 'enrolment'],
   ['passkey_required', 'passkey'],
 ]);
 
@@ -191,7 +198,8 @@ export function createAuthorize(deps: AuthorizeDeps) {
         context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
         const challenges = deps.challenges;
         const purpose = challengedCodes.get(reason);
-        if (purpose !== undefined && challenge === undefined && challenges) {
+        if (verdict.challenge !== undefined) context.issuedChallenge = verdict.challenge;
+        else if (purpose !== undefined && challenge === undefined && challenges) {
           context.issuedChallenge = await fromStore(context, () => challenges.issue(user, purpose));
         }
         throw new SignInCheckRefused(verdict.code);

@@ -12,7 +12,7 @@ import type { AccountEventSink } from './account-events.js';
 import type { SessionCookiePrefix } from './cookie-names.js';
 import type { FrontRead } from './front-read.js';
 import type { PasskeyPort } from './passkey-port.js';
-import type { EnrolmentKey, EnrolmentPort } from './enrolment-port.js';
+import { isEnrolmentStep, type EnrolmentKey, type EnrolmentPort } from './enrolment-port.js';
 import { parseCookies } from './cookies.js';
 import { challengeCookieName as secondStepCookieName } from '../pages/second-step-cookie.js';
 import { CrossSiteError, loginCsrfGuard } from './login-csrf-guard.js';
@@ -154,18 +154,12 @@ export function registerAuthRoutes(
     }
   };
   /**
-   * The sign-in page after `second_factor_enrolment_required` (or a wrong code of it): the key
-   * the browser's challenge enrols, or null when there is none to enrol.
+   * The sign-in page after `second_factor_enrolment_required` (or a refusal of its codes): the
+   * key the browser's challenge enrols, or null when there is none to enrol.
    */
   const enrolmentKeyFor = async (request: FastifyRequest, query: string) => {
     const params = new URLSearchParams(query);
-    const code = params.get('code');
-    if (
-      deps.enrolment === undefined ||
-      params.get('error') !== 'CredentialsSignin' ||
-      (code !== 'second_factor_enrolment_required' && code !== 'second_factor_invalid')
-    )
-      return null;
+    if (deps.enrolment === undefined || !isEnrolmentStep(params)) return null;
     const challenge = parseCookies(request.headers.cookie).get(
       secondStepCookieName(isSecure(request, publicOrigin)),
     );

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as add from './commands/add.js';
 import * as audit from './commands/audit.js';
+import * as enrolmentCode from './commands/enrolment-code.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail-outbox.js';
@@ -60,6 +61,7 @@ const commands: Record<string, Command> = {
     options: { ...email, passkeys: { type: 'boolean' } },
     run: resetSecondFactor.run,
   },
+  'enrolment-code': { help: enrolmentCode.help, options: email, run: enrolmentCode.run },
   rename: {
     help: state.renameHelp,
     options: { ...email, name: { type: 'string' } },
@@ -153,6 +155,8 @@ Commands:
   verify-email      mark a user's address verified
   reset-second-factor  turn off a user's two-step sign-in and void their recovery codes
                        (--passkeys: remove their passkeys too)
+  enrolment-code    print a one-time code to enrol an authenticator app at sign-in
+                    (SECOND_FACTOR=required: in place of the mailed code)
   rename            change a user's name
   set-email         change a user's email and end their sessions
 

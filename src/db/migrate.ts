@@ -16,6 +16,7 @@ import * as passkeys from './migrations/012-passkeys.js';
 import * as challengePurpose from './migrations/015-challenge-purpose.js';
 import * as factorThrottle from './migrations/016-factor-throttle.js';
 import * as auditSeal from './migrations/017-audit-seal.js';
+import * as enrolmentCodes from './migrations/018-enrolment-codes.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '015-challenge-purpose': challengePurpose,
   '016-factor-throttle': factorThrottle,
   '017-audit-seal': auditSeal,
+  '018-enrolment-codes': enrolmentCodes,
 };
 
 const provider: MigrationProvider = {

@@ -45,7 +45,14 @@ export interface SigninThrottleTable {
 }
 
 export type AccountTokenPurpose =
-  'reset' | 'verify' | 'email_change' | 'invite' | 'lock' | 'signup';
+  | 'reset'
+  | 'verify'
+  | 'email_change'
+  | 'invite'
+  | 'lock'
+  | 'signup'
+  /** An operator's one-time enrolment code (SECOND_FACTOR=required): no mail, no link. */
+  | 'enrolment';
 
 /** An e-mailed secret, kept only as hashes (src/account/model/secrets.ts). */
 export interface AccountTokensTable {
@@ -200,6 +207,10 @@ export interface SigninChallengesTable {
   used_at: number | null;
   /** What it was issued for (migration 015): `second_step`, `enrolment` or `passkey`. */
   purpose: Generated<string>;
+  /** An enrolment's mailed code, as a keyed digest (migration 018); null: none was mailed. */
+  code_hash: string | null;
+  /** Guesses the mailed code has left (migration 018). */
+  code_tries_left: Generated<number>;
 }
 
 /** A registered passkey (migration 012): its public key only, never a secret. */

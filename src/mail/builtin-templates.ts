@@ -181,6 +181,31 @@ ${lockText}`,
 ${lockHtml}`,
     required: ['lockLink', 'change'],
   },
+  // Sent when someone with the password starts enrolling an authenticator app at sign-in
+  // (SECOND_FACTOR=required): the code proves the mailbox, and tells its owner if it was not them.
+  'signin-enrolment-code': {
+    subject: 'Your code to set up two-step sign-in for {{productName}}',
+    text: `Hello{{#name}} {{name}}{{/name}},
+
+Someone signed in to your {{productName}} account ({{to}}) with its password and is setting up
+two-step sign-in with an authenticator app. If that is you, enter this code on the sign-in page,
+beside the code your app shows:
+
+Your code: {{code}}
+{{#expiresInMinutes}}
+The code expires in {{expiresInMinutes}} minutes. It works for that sign-in only.{{/expiresInMinutes}}
+
+If this was not you, give this code to nobody: someone knows your password. Choose a new
+password with "Forgot your password?" on the sign-in page.
+${lockText}`,
+    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
+<p>Someone signed in to your {{productName}} account ({{to}}) with its password and is setting up two-step sign-in with an authenticator app. If that is you, enter this code on the sign-in page, beside the code your app shows:</p>
+<p>Your code: <strong style="font-size:18px;letter-spacing:2px">{{code}}</strong></p>{{#expiresInMinutes}}
+<p>The code expires in {{expiresInMinutes}} minutes. It works for that sign-in only.</p>{{/expiresInMinutes}}
+<p>If this was not you, give this code to nobody: someone knows your password. Choose a new password with &ldquo;Forgot your password?&rdquo; on the sign-in page.</p>
+${lockHtml}`,
+    required: ['code', 'lockLink'],
+  },
   'account-locked-notice': {
     subject: 'Your {{productName}} account is locked',
     text: `Hello{{#name}} {{name}}{{/name}},

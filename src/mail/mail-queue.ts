@@ -14,6 +14,7 @@ export type MailKind =
   | 'second-factor-notice'
   | 'passkey-added-notice'
   | 'passkey-removed-notice'
+  | 'signin-enrolment-code'
   | 'test';
 
 export interface MailRequest {

@@ -16,6 +16,8 @@ export const mailPriority: Readonly<Record<MailKind, 0 | 1>> = {
   'second-factor-notice': 0,
   'passkey-added-notice': 0,
   'passkey-removed-notice': 0,
+  // Its code lives five minutes, as the sign-in waiting for it does.
+  'signin-enrolment-code': 0,
   test: 0,
   'signup-confirmation': 1,
   'account-exists': 1,

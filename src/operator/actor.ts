@@ -49,7 +49,8 @@ export type OperatorActionType =
   | 'user_renamed'
   | 'email_verified'
   | 'email_unlocked'
-  | 'user_removed';
+  | 'user_removed'
+  | 'enrolment_code_issued';
 
 /**
  * Appends an operator's action to the audit log with its actor, in `db`'s transaction when it

@@ -16,6 +16,7 @@ export {
 } from './audit-log.js';
 export { disableUser } from './disable-user.js';
 export { enableUser } from './enable-user.js';
+export { issueEnrolmentCode, type IssuedEnrolmentCode } from './enrolment-code.js';
 export { findUsers, showUser, type UserSummary } from './find-users.js';
 export { inviteUser, type InviteUser } from './invite-user.js';
 export { removeUser } from './remove-user.js';

@@ -14,8 +14,8 @@ import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
 import { challengeCookieName } from './second-step-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from './layout.js';
-import { signInBusy, signInNotice, signOutBusy } from './notices.js';
-import { afterPasswordParam } from './retry-after.js';
+import { signInBusy, signInNotice, signOutBusy, type EnrolmentRefusal } from './notices.js';
+import { afterPasswordParam, readRetryAfter } from './retry-after.js';
 import { pagePolicy } from './page-csp.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { pageStyle } from './page-style.js';
@@ -34,6 +34,15 @@ function holdsChallenge(cookieHeader: string | undefined, secure: boolean): bool
   });
 }
 export type { CrossSiteView } from './cross-site-page.js';
+
+/** The enrolment step's refusals, by Auth.js's `code`: which field to mark. */
+const enrolmentRefusals = new Map<string, EnrolmentRefusal>([
+  ['second_factor_invalid', 'otp'],
+  ['email_code_invalid', 'email_code'],
+  ['email_code_required', 'email_code_missing'],
+  // Only with `afterPassword=1`: the auth wing shows the step for no other throttled answer.
+  ['rate_limited', 'paused'],
+]);
 
 /**
  * Auth.js's CSRF token for this browser, exactly as its CSRF action gives it (the auth wing
@@ -61,7 +70,7 @@ export interface PageView {
    * SECOND_FACTOR=required: the app's key the browser's challenge enrols (the account wing
    * derives it), when the sign-in page is the enrolment step.
    */
-  enrolmentKey?: { secret: string; qrSvg: string } | undefined;
+  enrolmentKey?: { secret: string; qrSvg: string; codeSentTo: string | null } | undefined;
 }
 
 /** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
@@ -213,7 +222,12 @@ export function createAuthPages(
         const enrolment =
           enrolmentKey === undefined
             ? undefined
-            : { key: enrolmentKey, invalid: code === 'second_factor_invalid' };
+            : {
+                key: enrolmentKey,
+                codeSentTo: enrolmentKey.codeSentTo,
+                refused: code === null ? undefined : enrolmentRefusals.get(code),
+                retryAfterSeconds: readRetryAfter(params),
+              };
         // A second factor's lock keeps the second step too: a recovery code is checked through it.
         const codesPaused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';
         const secondStep =

@@ -57,10 +57,6 @@ export const secondStepNotices = {
 
 /** The enrolment step's notices (SECOND_FACTOR=required; src/pages/signin-page.ts). */
 export const enrolmentNotices = {
-  required: {
-    tone: 'info',
-    text: 'Your password was right. Every account here needs two-step sign-in: set up an authenticator app now to finish signing in.',
-  },
   invalid: {
     tone: 'error',
     text: 'That code is not right. Enter the code your app shows now for this account (a new one comes every 30 seconds).',
@@ -72,9 +68,84 @@ export const enrolmentNotices = {
   },
 } as const satisfies Record<string, Notice>;
 
+/** Which of the enrolment step's fields a refusal was about (`paused`: a second factor's lock). */
+export type EnrolmentRefusal = 'otp' | 'email_code' | 'email_code_missing' | 'paused';
+
+/**
+ * The enrolment step's notice: what it asks for (with mail, the code mailed to `codeSentTo`
+ * beside the app's; without, an operator's enrolment code) or why a post was refused.
+ */
+export function enrolmentNotice(
+  codeSentTo: string | null,
+  refused: EnrolmentRefusal | undefined,
+  retryAfterSeconds?: number,
+): Notice {
+  if (refused === 'otp') return enrolmentNotices.invalid;
+  if (refused === 'paused') return enrolmentPaused(retryAfterSeconds);
+  if (codeSentTo === null)
+    return refused === 'email_code'
+      ? {
+          tone: 'error',
+          text: 'That enrolment code is not right, or it was used or has expired. Check it with your administrator, or ask them for a new one.',
+          fieldsInvalid: true,
+        }
+      : {
+          tone: refused === undefined ? 'info' : 'error',
+          text: 'Your password was right. Every account here needs two-step sign-in, and this service cannot mail you a code to make sure it is you: ask your administrator for an enrolment code, then enter it below with the code your authenticator app shows.',
+        };
+  switch (refused) {
+    case 'email_code':
+      return {
+        tone: 'error',
+        text: `That is not the code we mailed to ${codeSentTo}. Enter the code of the newest mail from us: each sign-in mails a new one, and a code stops working after five wrong tries (then sign in again for a new one).`,
+        fieldsInvalid: true,
+      };
+    case 'email_code_missing':
+      return {
+        tone: 'error',
+        text: `Enter the code we mailed to ${codeSentTo} too: it makes sure it is you who sets up two-step sign-in.`,
+        fieldsInvalid: true,
+      };
+    default:
+      return {
+        tone: 'info',
+        text: `Your password was right. Every account here needs two-step sign-in. To make sure it is you, we have mailed a code to ${codeSentTo}: enter it below with the code your authenticator app shows.`,
+      };
+  }
+}
+
+/** "Please try again in 15 minutes." ("later", without a wait). */
+const tryAgain = (retryAfterSeconds: number | undefined) =>
+  retryAfterSeconds === undefined
+    ? 'Please try again later.'
+    : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+
+// The account's second-factor lock (src/account/model/factor-throttle.ts) holds the enrolment's
+// codes too: wrong ones were typed after the right password.
+function enrolmentPaused(retryAfterSeconds: number | undefined): Notice {
+  const when = tryAgain(retryAfterSeconds);
+  return {
+    tone: 'error',
+    text: `Too many wrong codes. Setting up two-step sign-in is paused for now to keep this account safe, and your codes were not checked this time. ${when}`,
+  };
+}
+
+// The account had its share of enrolment mails in the window: no new code was sent.
+const enrolmentMailLimited: Notice = {
+  tone: 'error',
+  text: 'Your password was right, but we have mailed this account several codes in the last few minutes, so no new one was sent. Please wait a few minutes, then sign in again for a new code.',
+};
+
 const enrolmentAgain: Notice = {
   tone: 'error',
   text: 'Your sign-in took too long to finish. Enter your password again, then set up your authenticator app.',
+};
+
+// The enrolment's challenge is gone, or its mailed code was tried five times: a new sign-in
+// mails a new code.
+const enrolmentCodeAgain: Notice = {
+  tone: 'error',
+  text: 'Your sign-in took too long to finish, or the code we mailed was tried too often. Enter your password again: we will mail you a new code.',
 };
 
 // SECOND_FACTOR=required and the account's second factor is a passkey: the password alone may
@@ -90,10 +161,7 @@ const passkeyUnverified: Notice = {
 };
 
 function throttled(retryAfterSeconds: number | undefined): Notice {
-  const when =
-    retryAfterSeconds === undefined
-      ? 'Please try again later.'
-      : `Please try again in ${formatWait(retryAfterSeconds)}.`;
+  const when = tryAgain(retryAfterSeconds);
   return {
     tone: 'error',
     // Said outright because people who are told nothing retry with the right password at once.
@@ -189,7 +257,13 @@ export function signInNotice(
         case 'second_factor_invalid':
           return secondStepAgain;
         case 'second_factor_enrolment_required':
+        case 'enrolment_code_required':
           return enrolmentAgain;
+        case 'email_code_required':
+        case 'email_code_invalid':
+          return enrolmentCodeAgain;
+        case 'email_code_limited':
+          return enrolmentMailLimited;
         case 'passkey_required':
           return passkeyRequired;
         case 'passkey_unverified':

@@ -58,7 +58,7 @@ a{color:inherit;text-underline-offset:.2em}
 .foot{margin:1.5rem 0 0;padding-top:1rem;border-top:1px solid var(--card-border);text-align:center;color:var(--muted);font-size:.875rem}
 form+.hint{margin:1rem 0 0;text-align:center}
 code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
-label{display:block;margin:1rem 0 .375rem;font-weight:600}
+label{display:block;margin:1rem 0 .375rem;font-weight:600;overflow-wrap:anywhere}
 form>label:first-of-type{margin-top:0}
 input{display:block;width:100%;min-height:2.75rem;margin:0;padding:.5rem .75rem;border:1px solid var(--control);border-radius:6px;background:var(--field);color:var(--text);font:inherit}
 input[aria-invalid="true"]{border-color:var(--error-border)}

@@ -9,7 +9,13 @@ import {
   type PageShell,
   type SignedInUser,
 } from './layout.js';
-import { enrolmentNotices, secondStepNotices, type Notice } from './notices.js';
+import {
+  enrolmentNotice,
+  enrolmentNotices,
+  secondStepNotices,
+  type EnrolmentRefusal,
+  type Notice,
+} from './notices.js';
 import { appKeyPart, recoveryCodesPart } from './totp-parts.js';
 
 export interface SignInView {
@@ -34,10 +40,19 @@ export interface SignInView {
   secondStep?: { invalid: boolean; paused?: Notice | undefined } | undefined;
   /**
    * SECOND_FACTOR=required and the account has no second factor: the app's key to enrol, and a
-   * code of it is asked for (the challenge cookie stands for the password). `invalid`: a code
-   * was just refused.
+   * code of it is asked for with the code mailed to `codeSentTo` (null: mail is off, an
+   * operator's enrolment code instead); the challenge cookie stands for the password.
+   * `refused`: which field a post just had refused.
    */
-  enrolment?: { key: { secret: string; qrSvg: string }; invalid: boolean } | undefined;
+  enrolment?:
+    | {
+        key: { secret: string; qrSvg: string };
+        codeSentTo: string | null;
+        refused?: EnrolmentRefusal | undefined;
+        /** With `refused: 'paused'`: how long the lock holds. */
+        retryAfterSeconds?: number | undefined;
+      }
+    | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
 }
@@ -92,25 +107,38 @@ ${hidden}
 }
 
 /**
- * The enrolment step: the app's key (QR code, and as text for another device) and its code,
- * posted to the same callback with the challenge cookie; a right code turns two-step sign-in on
- * and signs in (the recovery codes follow: renderEnrolledPage). No script.
+ * The enrolment step: the app's key (QR code, and as text for another device), the code mailed
+ * to the account's address (or an operator's enrolment code) and the app's code, posted to the
+ * same callback with the challenge cookie; right codes turn two-step sign-in on and sign in
+ * (the recovery codes follow: renderEnrolledPage). No script.
  */
 function renderEnrolment(
   shell: PageShell,
   view: SignInView,
   enrolment: NonNullable<SignInView['enrolment']>,
 ): string {
-  const notice = enrolment.invalid ? enrolmentNotices.invalid : enrolmentNotices.required;
-  const marked = enrolment.invalid && markup` aria-invalid="true"`;
+  const { codeSentTo, refused } = enrolment;
+  const notice = enrolmentNotice(codeSentTo, refused, enrolment.retryAfterSeconds);
+  const invalid = (field: 'otp' | 'email_code') =>
+    (refused === field || (field === 'email_code' && refused === 'email_code_missing')) &&
+    markup` aria-invalid="true"`;
+  // Focus where the person types next: the field refused, else the mailed code.
+  const focusOtp = refused === 'otp' && markup` autofocus`;
+  const focusCode = refused !== 'otp' && markup` autofocus`;
+  const codeLabel =
+    codeSentTo === null
+      ? markup`Enrolment code from your administrator`
+      : markup`Code from the mail we sent to ${codeSentTo}`;
   const content = markup`${renderNotice(notice)}
 <p>Scan this with an authenticator app on your phone (or type the key into it), then enter the 6-digit code it shows.</p>
 ${appKeyPart(enrolment.key)}
 <form method="post" action="${shell.basePath}/callback/credentials">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
+<label for="emailCode">${codeLabel}</label>
+<input id="emailCode" name="emailCode" type="text" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="16" required${focusCode} aria-describedby="${noticeId}"${invalid('email_code')}>
 <label for="otp">Code from your authenticator app</label>
-<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus aria-describedby="${noticeId}"${marked}>
+<input id="otp" name="otp" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required${focusOtp} aria-describedby="${noticeId}"${invalid('otp')}>
 <button type="submit">Turn on and sign in</button>
 </form>
 <p class="hint"><a href="${shell.basePath}/signin">Start again</a></p>`;

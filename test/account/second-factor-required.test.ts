@@ -4,9 +4,10 @@ import { addPasskey } from '../../src/account/passkeys/enrolment.js';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
 import { pagePathsUnder } from '../../src/account/paths.js';
 import { resetSecondFactor } from '../../src/operator/operations.js';
+import { capturedMail } from '../helpers/captured-mail.js';
 import { Client } from '../helpers/client.js';
 import { firstPass } from '../helpers/passes.js';
-import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
+import { softPasskey, storedSoftPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
@@ -21,8 +22,10 @@ import {
 /*
  * SECOND_FACTOR=required over real HTTP on a real database: a right password of an account
  * without a second factor gives no session but the enrolment step (the challenge stands for the
- * password), whose right code turns TOTP on, shows the recovery codes once and signs in. The
- * service's clock is fixed, so a test says which 30-second step each code belongs to.
+ * password) and a code mailed to the account's address; that code with a right code of the app
+ * turns TOTP on, shows the recovery codes once and signs in (what the mailed code adds is
+ * tested in signin-enrolment-code.test.ts). The service's clock is fixed, so a test says which
+ * 30-second step each code belongs to.
  */
 
 const password = 'correct horse battery staple';
@@ -48,6 +51,7 @@ describe.each([
   const skip = !firstPass || (postgres && !hasPostgres);
   let database: TestDatabase | undefined;
   let server: TestServer;
+  const mail = capturedMail();
   let accounts = 0;
   /** Set: the user store's reads fail as a database that does not answer. */
   let storeDown = false;
@@ -61,6 +65,7 @@ describe.each([
       config: { secondFactor: { mode: 'required', keys: [] } },
       wrap: (deps) => ({
         ...deps,
+        mail: mail.queue,
         users: {
           ...deps.users,
           findById: (id) =>
@@ -114,6 +119,8 @@ describe.each([
       expect(step).toContain('<svg');
       expect(step).not.toContain('name="password"');
       expect(step).toContain('name="otp"');
+      expect(step).toContain('name="emailCode"');
+      expect(step).toContain(`Code from the mail we sent to ${email}`);
       expect(noticeOf(step)?.role).toBe('status');
       const key = keyOf(step);
       expect(key).not.toBe('');
@@ -124,6 +131,7 @@ describe.each([
         client.postForm('/api/auth/callback/credentials', {
           csrfToken: hidden(step, 'csrfToken'),
           callbackUrl: hidden(step, 'callbackUrl'),
+          emailCode: mail.enrolmentCode(email),
           otp,
         });
       const wrong = await post(wrongCode(key, 0));
@@ -199,7 +207,7 @@ describe.each([
       const csrfToken = await client.csrfToken();
       const enrolled = await client.postForm(
         '/api/auth/callback/credentials',
-        { csrfToken, otp: codeAt(key, 0) },
+        { csrfToken, otp: codeAt(key, 0), emailCode: mail.enrolmentCode(email) },
         { 'x-auth-return-redirect': '1' },
       );
       expect(enrolled.status).toBe(200);
@@ -234,13 +242,14 @@ describe.each([
     );
     const answer = await client.get('/api/auth/enrolment/totp');
     expect(answer.status).toBe(200);
-    return { client, key: ((await answer.json()) as { secret: string }).secret };
+    const key = ((await answer.json()) as { secret: string }).secret;
+    return { client, key, code: mail.enrolmentCode(email) };
   }
 
-  const postCode = async (client: Client, otp: string, csrfToken?: string) =>
+  const postCode = async (client: Client, otp: string, emailCode: string, csrfToken?: string) =>
     client.postForm(
       '/api/auth/callback/credentials',
-      { csrfToken: csrfToken ?? (await client.csrfToken()), otp },
+      { csrfToken: csrfToken ?? (await client.csrfToken()), otp, emailCode },
       { 'x-auth-return-redirect': '1' },
     );
 
@@ -251,11 +260,11 @@ describe.each([
     'ten posts of one challenge with the right code at once: one session, one set of codes; the challenge is spent after',
     async () => {
       const { email, userId } = await newAccount();
-      const { client, key } = await enrolmentStep(email);
+      const { client, key, code } = await enrolmentStep(email);
       const csrfToken = await client.csrfToken();
       const browsers = Array.from({ length: 10 }, () => cloneOf(client));
       const answers = await Promise.all(
-        browsers.map((one) => postCode(one, codeAt(key, 0), csrfToken)),
+        browsers.map((one) => postCode(one, codeAt(key, 0), code, csrfToken)),
       );
       const wins = (await Promise.all(answers.map(signedIn))).filter(Boolean);
       expect(wins).toHaveLength(1);
@@ -268,7 +277,7 @@ describe.each([
       expect(codes).toHaveLength(10);
       // The challenge enrolled once: with the next step's code it signs nobody in.
       const again = cloneOf(client);
-      expect(await signedIn(await postCode(again, codeAt(key, 1)))).toBe(false);
+      expect(await signedIn(await postCode(again, codeAt(key, 1), code))).toBe(false);
       expect(again.sessionCookie()).toBeUndefined();
     },
   );
@@ -285,7 +294,9 @@ describe.each([
         .where('id', '=', first.userId)
         .execute();
       expect((await changed.client.get('/api/auth/enrolment/totp')).status).toBe(401);
-      expect(await signedIn(await postCode(changed.client, codeAt(changed.key, 0)))).toBe(false);
+      expect(
+        await signedIn(await postCode(changed.client, codeAt(changed.key, 0), changed.code)),
+      ).toBe(false);
 
       // A passkey added while the enrolment challenge is live: it enrols nothing.
       const second = await newAccount();
@@ -305,7 +316,9 @@ describe.each([
         { ip: '127.0.0.1', device: '', origin: server.url, pages: pagePathsUnder(undefined) },
       );
       expect((await live.client.get('/api/auth/enrolment/totp')).status).toBe(401);
-      expect(await signedIn(await postCode(live.client, codeAt(live.key, 0)))).toBe(false);
+      expect(await signedIn(await postCode(live.client, codeAt(live.key, 0), live.code))).toBe(
+        false,
+      );
       expect(live.client.sessionCookie()).toBeUndefined();
       const factors = await server.db
         .selectFrom('user_totp')
@@ -318,7 +331,9 @@ describe.each([
       // operator's reset voids it.
       const third = await newAccount();
       const enrolled = await enrolmentStep(third.email);
-      expect(await signedIn(await postCode(enrolled.client, codeAt(enrolled.key, 0)))).toBe(true);
+      expect(
+        await signedIn(await postCode(enrolled.client, codeAt(enrolled.key, 0), enrolled.code)),
+      ).toBe(true);
       const holder = new Client(server.url);
       expect(await refusalCode(await holder.signIn(third.email, password))).toBe(
         'second_factor_required',
@@ -330,7 +345,9 @@ describe.each([
         { db: server.db, now: () => base },
         { userId: third.userId, actor: { label: 'gatehouse CLI' } },
       );
-      expect(await signedIn(await postCode(holder, codeAt(enrolled.key, 1)))).toBe(false);
+      expect(await signedIn(await postCode(holder, codeAt(enrolled.key, 1), enrolled.code))).toBe(
+        false,
+      );
       expect((await holder.get('/api/auth/enrolment/totp')).status).toBe(401);
       expect(holder.sessionCookie()).toBeUndefined();
     },
@@ -383,23 +400,8 @@ describe.each([
     );
   }
 
-  async function withPasskey(userId: string, name = 'Soft key') {
-    const key = softPasskey();
-    const id = await createPasskeyStore(server.db).add(
-      server.db,
-      {
-        userId,
-        credentialId: key.id,
-        publicKey: key.publicKey,
-        counter: 0,
-        transports: ['internal'],
-        backedUp: false,
-        name,
-      },
-      base,
-    );
-    return { key, id: id ?? '' };
-  }
+  const withPasskey = (userId: string, name = 'Soft key') =>
+    storedSoftPasskey(server.db, userId, { name, at: base });
 
   it.skipIf(skip)(
     'an account whose second factor is a passkey: the password alone is passkey_required, a passkey without user verification signs in only after the password, its last passkey stays',
@@ -412,7 +414,9 @@ describe.each([
       // Its challenge waits for the passkey: it enrols no app of the password holder's.
       expect(byPassword.cookies.get('gatehouse.second-step')).toMatch(/^[\w-]{43}$/);
       expect((await byPassword.get('/api/auth/enrolment/totp')).status).toBe(401);
-      expect(await refusalCode(await postCode(byPassword, '123456'))).toBe('passkey_required');
+      expect(await refusalCode(await postCode(byPassword, '123456', 'ABCDEFGH'))).toBe(
+        'passkey_required',
+      );
 
       // Possession alone (a security key without its PIN) is one factor: refused, nothing to enrol.
       const withoutUv = new Client(server.url);
@@ -494,7 +498,11 @@ describe.each([
         (
           await client.postForm(
             '/api/auth/callback/credentials',
-            { csrfToken: await client.csrfToken(), otp: codeAt(key, 0) },
+            {
+              csrfToken: await client.csrfToken(),
+              otp: codeAt(key, 0),
+              emailCode: mail.enrolmentCode(email),
+            },
             { 'x-auth-return-redirect': '1' },
           )
         ).status,

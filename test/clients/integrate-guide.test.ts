@@ -693,7 +693,7 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await cdp.detach();
     });
 
-    it('with SECOND_FACTOR=required, Grace (no second factor yet) sets up her app on the form, a wrong code refused in words, and is signed in', async (context) => {
+    it('with SECOND_FACTOR=required, Grace (no second factor yet) sets up her app on the form with the code from her mail, wrong codes refused in words, and is signed in', async (context) => {
       if (unavailable) return context.skip(unavailable);
       // Gatehouse again as section 1 starts it, now requiring a second factor (the same build).
       await stopGroup(servers[0]!);
@@ -712,6 +712,7 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await home(enrol, 'Not signed in');
       await enrol.getByLabel('Email').fill(grace.newEmail);
       await enrol.getByLabel('Password').fill(grace.reset);
+      const since = smtp!.received.length;
       await enrol.getByRole('button', { name: 'Sign in', exact: true }).click();
       const qr = enrol.getByRole('img', { name: 'QR code of the key for your authenticator app' });
       await qr.waitFor();
@@ -726,7 +727,18 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       const window = new Set([-1, 0, 1].map((n) => totp.generate({ timestamp: now + n * 30_000 })));
       let wrong = '000000';
       for (let n = 1; window.has(wrong); n += 1) wrong = String(n).padStart(6, '0');
+      // The password alone sets up nothing: Gatehouse mailed her a code, read from the catcher.
+      const mailed = await smtp!.mailTo(grace.newEmail, since, /set up two-step sign-in/);
+      const emailCode = /Your code: ([A-Z0-9]{8})/.exec(mailed.parsed.text ?? '')?.[1] ?? '';
+      expect(emailCode).toMatch(/^[A-Z0-9]{8}$/);
+      const fromMail = enrol.getByLabel(`Code we mailed to ${grace.newEmail}`);
       const code = enrol.getByLabel('Code your app shows now');
+      await fromMail.fill('AAAAAAAA');
+      await code.fill(totp.generate());
+      await enrol.getByRole('button', { name: 'Verify' }).click();
+      await enrol.getByRole('alert').filter({ hasText: 'not the code we mailed you' }).waitFor();
+      await shot(enrol, '9a-mailed-code-refused');
+      await fromMail.fill(emailCode);
       await code.fill(wrong);
       await enrol.getByRole('button', { name: 'Verify' }).click();
       await enrol.getByRole('alert').filter({ hasText: 'That code is not right' }).waitFor();

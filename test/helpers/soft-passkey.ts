@@ -1,4 +1,7 @@
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
+import type { Database } from '../../src/db/schema.js';
 
 /*
  * A passkey in software: an ES256 key pair and the bytes an authenticator signs, so a test can
@@ -120,4 +123,27 @@ export function softPasskey(): SoftPasskey {
       });
     },
   };
+}
+
+/** A soft passkey stored for `userId` as a registration stores one, added at `at` (ms). */
+export async function storedSoftPasskey(
+  db: Kysely<Database>,
+  userId: string,
+  added: { name: string; at: number },
+): Promise<{ key: SoftPasskey; id: string }> {
+  const key = softPasskey();
+  const id = await createPasskeyStore(db).add(
+    db,
+    {
+      userId,
+      credentialId: key.id,
+      publicKey: key.publicKey,
+      counter: 0,
+      transports: ['internal'],
+      backedUp: false,
+      name: added.name,
+    },
+    added.at,
+  );
+  return { key, id: id ?? '' };
 }

@@ -14,6 +14,13 @@ function explain(code: string | undefined): string {
       return 'Confirm your address first: we have sent you a new link.';
     case 'second_factor_invalid':
       return 'That code is not right, or was used already: try the next one your app shows.';
+    case 'email_code_invalid':
+      return 'That is not the code we mailed you (or your administrator gave you). After five wrong tries it stops working: then sign in again for a new one.';
+    case 'email_code_required':
+    case 'enrolment_code_required':
+      return 'Enter the code we mailed you (or your administrator gave you) too.';
+    case 'email_code_limited':
+      return 'We have mailed you several codes in the last few minutes: wait a few minutes, then sign in again for a new one.';
     case 'passkey_required':
       return 'Your account signs in with a passkey: use "Sign in with a passkey".';
     default:
@@ -48,19 +55,27 @@ export function SignInForm() {
         // The second step sends only the code: the cookie Gatehouse set after the right
         // password stands for it, so the password is not kept past the first request. Six
         // digits are the authenticator app's code; anything else is a recovery code (not while
-        // enrolling: the account has none yet).
+        // enrolling: the account has none yet). Enrolling also sends the code Gatehouse mailed
+        // to the account's address (stock signIn passes every field on).
         ...(step === 'password'
           ? { email: form.get('email'), password: form.get('password') }
-          : step === 'code' && !/^\d{6}$/.test(code)
-            ? { recoveryCode: code }
-            : { otp: code }),
+          : step === 'enrol'
+            ? { otp: code, emailCode: String(form.get('emailCode') ?? '').trim() }
+            : !/^\d{6}$/.test(code)
+              ? { recoveryCode: code }
+              : { otp: code }),
       });
       if (result?.error) {
         if (result.code === 'second_factor_required') {
           setStep('code');
           setProblem('');
-        } else if (result.code === 'second_factor_enrolment_required') {
-          // The same cookie reads the key to show: a right code of it turns TOTP on and signs in.
+        } else if (
+          step === 'password' &&
+          (result.code === 'second_factor_enrolment_required' ||
+            result.code === 'enrolment_code_required')
+        ) {
+          // The same cookie reads the key to show: a right code of it, with the code Gatehouse
+          // mailed (or, without mail, an administrator's), turns TOTP on and signs in.
           let key: AppKey | null;
           try {
             key = await fetchAppKey();

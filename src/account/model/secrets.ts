@@ -98,9 +98,15 @@ function codeDigests(id: string, code: string): string[] {
     throw new Error('code digests are not keyed: keyCodeDigests(AUTH_SECRET) was never called');
   return codeKeys.map((key) => createHmac('sha256', key).update(`${id}:${code}`).digest('hex'));
 }
-const codeDigest = (id: string, code: string) => codeDigests(id, code)[0] as string;
+/** The digest a new code of the row `id` is kept as (under the newest key). */
+export const codeDigest = (id: string, code: string) => codeDigests(id, code)[0] as string;
 
-function newCode(): string {
+/** Whether `code` (as `readCode` reads it) is the one `hash` was made of for the row `id`. */
+export const codeMatches = (id: string, code: string, hash: string) =>
+  codeDigests(id, code).includes(hash);
+
+/** A new short code: `codeLength` symbols of `codeAlphabet`. */
+export function newCode(): string {
   let code = '';
   for (let i = 0; i < codeLength; i += 1) code += codeAlphabet[randomInt(codeAlphabet.length)];
   return code;
@@ -280,7 +286,7 @@ export async function matchCode(
     .returningAll()
     .execute();
   const match = spent.find(
-    (row) => row.code_hash !== null && codeDigests(row.id, code).includes(row.code_hash),
+    (row) => row.code_hash !== null && codeMatches(row.id, code, row.code_hash),
   );
   return match === undefined ? null : toToken(match);
 }
@@ -308,6 +314,8 @@ export interface LiveToken {
   /** For `signup`: the hash of the password chosen. */
   passwordHash: string | null;
   expiresAt: number;
+  /** When it was issued (asked for). */
+  createdAt: number;
 }
 
 /**
@@ -324,7 +332,7 @@ export async function findLive(
   if (token.length === 0 || token.length > 128) return null;
   const row = await db
     .selectFrom('account_tokens')
-    .select(['id', 'email', 'name', 'password_hash', 'expires_at'])
+    .select(['id', 'email', 'name', 'password_hash', 'expires_at', 'created_at'])
     .where('token_hash', '=', sha256(token))
     .where('purpose', '=', purpose)
     .where('used_at', 'is', null)
@@ -337,6 +345,7 @@ export async function findLive(
     name: row.name,
     passwordHash: row.password_hash,
     expiresAt: Number(row.expires_at),
+    createdAt: Number(row.created_at),
   };
 }
 

@@ -5,6 +5,8 @@ import type { User } from '../../users/store.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
 import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
 import { consume, findLive, type ConsumeRequest } from '../model/secrets.js';
+import { HttpError } from '../../http/errors.js';
+import { removeYoungFactors } from './young-factors.js';
 
 /**
  * "Forgot password" for a user that exists and is enabled: a reset secret and its mail in one
@@ -62,6 +64,11 @@ export async function resetPassword(
     newHash: string;
     links: SecretLinks;
     event: EventClient;
+    /**
+     * No second factor was asked, as every one the account has is younger than the secret:
+     * they are removed with the reset (src/account/reset/young-factors.ts).
+     */
+    dropYoungFactors?: boolean;
   },
 ): Promise<{ email: string; endedSessions: number } | null> {
   const at = reset.links.now;
@@ -85,6 +92,20 @@ export async function resetPassword(
       },
     });
     if (changed === null) return null;
+    if (reset.dropYoungFactors === true) {
+      const removed = await removeYoungFactors(trx, {
+        userId: token.userId,
+        requestedAt: token.createdAt,
+        account: changed,
+        client: reset.event,
+        mail,
+        links: reset.links,
+        now: at,
+      });
+      // A factor as old as the secret after all: it is asked for, and nothing changes.
+      if (removed === null)
+        throw new HttpError('second_factor_required', {}, undefined, { field: 'otp' });
+    }
     return { email: changed.email, endedSessions: changed.endedSessions };
   });
 }

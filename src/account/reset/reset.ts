@@ -9,6 +9,7 @@ import { resetPassword } from './reset-transaction.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { findLive, matchCode, type ConsumeRequest } from '../model/secrets.js';
 import { requireSecondFactor } from '../totp/second-factor-proof.js';
+import { anyFactor, factorsYoungerThan } from './young-factors.js';
 
 const fields = z.object({
   token: z.optional(boundedString(256)),
@@ -29,7 +30,8 @@ const fields = z.object({
  * Unknown, used, expired or voided secrets: 400 `invalid_token`, one answer; 429 past a limit.
  * A reset never lowers an account's assurance: once the secret is known good, an account with
  * a second factor must send `otp` or `recoveryCode` too (401 `second_factor_required`, 403
- * `second_factor_invalid`), and the secret is kept until it does.
+ * `second_factor_invalid`), and the secret is kept until it does, unless every factor it has
+ * was added after the reset was asked for: then none is asked, and the reset removes them.
  */
 export const resetPasswordAction: AnonymousAction = async (deps, { client, body }) => {
   const input = fieldsOf(fields, body);
@@ -51,13 +53,19 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
 
   const normalised = await acceptableNewPassword(input.password, deps.passwordMinLength);
   // Asked only of a secret known good, so only its holder learns the account has a factor.
-  const secondFactorOf = async (email: string) => {
+  // True: every factor the account has was added after the reset was asked for, so none is
+  // asked and the reset removes them (src/account/reset/young-factors.ts).
+  const secondFactorOf = async (email: string, requestedAt: number): Promise<boolean> => {
     const user = await deps.users.findByEmail(email);
-    if (user !== null)
-      await requireSecondFactor(deps.secondStep, user, body, { ...client, knownDevice: false });
+    if (user === null) return false;
+    const young = await factorsYoungerThan(deps.db, user.id, requestedAt);
+    if (young !== null && anyFactor(young)) return true;
+    await requireSecondFactor(deps.secondStep, user, body, { ...client, knownDevice: false });
+    return false;
   };
-  const reset = async () =>
+  const reset = async (dropYoungFactors: boolean) =>
     resetPassword(deps.db, mail, {
+      dropYoungFactors,
       secret,
       newHash: await hashNewPassword(deps.hasher, normalised),
       links: {
@@ -81,8 +89,7 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
         deps.now(),
       );
       if (match === null) return wrong;
-      await secondFactorOf(match.email);
-      const changed = await reset();
+      const changed = await reset(await secondFactorOf(match.email, match.createdAt));
       return changed === null ? wrong : right(changed);
     });
     // The wrong code's attempt stays charged to the account and the address.
@@ -92,8 +99,7 @@ export const resetPasswordAction: AnonymousAction = async (deps, { client, body 
     const live =
       'token' in secret ? await findLive(deps.db, 'reset', secret.token, deps.now()) : null;
     if (live === null) return refuse();
-    await secondFactorOf(live.email);
-    done = await reset();
+    done = await reset(await secondFactorOf(live.email, live.createdAt));
     if (done === null) return refuse();
   }
   await deps.throttle.unlockEmail(done.email);

@@ -4,6 +4,7 @@ import type { MailQueue } from '../../mail/mail-queue.js';
 import type { PagePaths } from '../paths.js';
 import type { User } from '../../users/store.js';
 import { record, type AccountEventType } from '../model/events.js';
+import type { Checked } from '../../auth/password-proof.js';
 import { factorAttempt, type FactorAttemptPorts } from '../model/factor-throttle.js';
 import { queueSecurityNotice } from '../model/security-notice.js';
 import { readRecoveryCode, recoveryCodeHash } from './recovery-codes.js';
@@ -118,7 +119,28 @@ export function createSecondStep(deps: SecondStepDeps) {
     );
   }
 
+  /**
+   * One attempt at a second-factor secret of `user` on the account's own count
+   * (model/factor-throttle.ts); a wrong one that locks the step is recorded and told. `prove`
+   * runs on it, and so does enrolment at sign-in with its mailed code (signin-enrolment.ts).
+   */
+  async function attemptCode<Right>(
+    user: User,
+    client: SecondStepClient,
+    check: () => Promise<Checked<Right>>,
+    throughLock = false,
+  ) {
+    const scope = { userId: user.id, ip: client.ip, throughLock };
+    const result = await factorAttempt(deps.attempts, scope, check);
+    if (!('throttled' in result) && !result.right && result.lockedUntil !== undefined)
+      await recordLock(user, client, result.lockedUntil).catch((error: unknown) => {
+        deps.log.error({ err: error, userId: user.id }, 'could not record a second-factor lock');
+      });
+    return result;
+  }
+
   return {
+    attempt: attemptCode,
     /**
      * Checks `fields.otp` or `fields.recoveryCode` for `user`. An unreadable code counts as a
      * wrong one (charged), so its form tells a guesser nothing.
@@ -133,43 +155,43 @@ export function createSecondStep(deps: SecondStepDeps) {
       const secret = row.secret;
       const byRecovery = !present(fields.otp) && present(fields.recoveryCode);
       if (!present(fields.otp) && !byRecovery) return { outcome: 'missing' };
-      const scope = { userId: user.id, ip: client.ip, throughLock: byRecovery };
-      const result = await factorAttempt(deps.attempts, scope, async () => {
-        if (byRecovery) {
-          const code = readRecoveryCode(fields.recoveryCode);
-          const used =
-            code !== null &&
-            (await useRecoveryCode(deps.db, user.id, recoveryCodeHash(user.id, code), deps.now()));
-          return used
-            ? { right: true as const, value: 'recovery_code' as const }
+      const result = await attemptCode(
+        user,
+        client,
+        async () => {
+          if (byRecovery) {
+            const code = readRecoveryCode(fields.recoveryCode);
+            const used =
+              code !== null &&
+              (await useRecoveryCode(
+                deps.db,
+                user.id,
+                recoveryCodeHash(user.id, code),
+                deps.now(),
+              ));
+            return used
+              ? { right: true as const, value: 'recovery_code' as const }
+              : { right: false as const, seen: undefined };
+          }
+          const code = readTotpCode(fields.otp);
+          const opened = deps.box.open(user.id, secret);
+          if (opened === null)
+            deps.log.error(
+              { userId: user.id },
+              'a TOTP secret did not open: is the FACTOR_KEY that sealed it still listed?',
+            );
+          const step =
+            code === null || opened === null ? null : matchingStep(opened, code, deps.now());
+          const claimed = step !== null && (await claimStep(deps.db, user.id, secret, step));
+          return claimed
+            ? { right: true as const, value: 'otp' as const }
             : { right: false as const, seen: undefined };
-        }
-        const code = readTotpCode(fields.otp);
-        const opened = deps.box.open(user.id, secret);
-        if (opened === null)
-          deps.log.error(
-            { userId: user.id },
-            'a TOTP secret did not open: is the FACTOR_KEY that sealed it still listed?',
-          );
-        const step =
-          code === null || opened === null ? null : matchingStep(opened, code, deps.now());
-        const claimed = step !== null && (await claimStep(deps.db, user.id, secret, step));
-        return claimed
-          ? { right: true as const, value: 'otp' as const }
-          : { right: false as const, seen: undefined };
-      });
+        },
+        byRecovery,
+      );
       if ('throttled' in result)
         return { outcome: 'throttled', retryAfterSeconds: result.retryAfterSeconds };
-      if (!result.right) {
-        if (result.lockedUntil !== undefined)
-          await recordLock(user, client, result.lockedUntil).catch((error: unknown) => {
-            deps.log.error(
-              { err: error, userId: user.id },
-              'could not record a second-factor lock',
-            );
-          });
-        return { outcome: 'wrong' };
-      }
+      if (!result.right) return { outcome: 'wrong' };
       if (result.value === 'recovery_code')
         await recordRecoveryUse(user, client).catch((error: unknown) => {
           deps.log.error({ err: error, userId: user.id }, 'could not record a recovery code used');
