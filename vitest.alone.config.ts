@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// Suites whose subject is the service's latency under a flood: run by `npm test` after the
+// others, one file at a time, so no other suite's browsers, builds or hashing share the two cores
+// with the service they measure (a health probe's p99 is the service's promise, not the
+// neighbour's). `npx vitest run --config vitest.alone.config.ts` runs them by hand.
+export const aloneSuites = ['test/http/pipelined-flood.test.ts'];
+
+export default defineConfig({
+  test: {
+    include: aloneSuites,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    fileParallelism: false,
+  },
+});
