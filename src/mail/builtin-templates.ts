@@ -138,16 +138,16 @@ If this was not you, ignore this mail.`,
     text: `Hello,
 
 Someone signed up for {{productName}} with this address ({{to}}). To create the account,
-open this link and enter the password chosen at sign-up:
+open this link and choose its password:
 {{link}}
 ${codeText}
 
-If this was not you, ignore this mail: no account is made, and this mail cannot make one
-without that password.`,
+If this was not you, ignore this mail: no account is made unless someone opens this link
+from your mailbox, and nobody else has it.`,
     html: `<p>Hello,</p>
-<p>Someone signed up for {{productName}} with this address ({{to}}). To create the account, open this link and enter the password chosen at sign-up:</p>
+<p>Someone signed up for {{productName}} with this address ({{to}}). To create the account, open this link and choose its password:</p>
 ${button('Confirm my address')}${codeHtml}
-<p>If this was not you, ignore this mail: no account is made, and this mail cannot make one without that password.</p>`,
+<p>If this was not you, ignore this mail: no account is made unless someone opens this link from your mailbox, and nobody else has it.</p>`,
     required: ['link'],
   },
   invitation: {

@@ -53,11 +53,12 @@ export async function signUpOnGatehousePage(page: Page, person = grace): Promise
   await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
 }
 
-/** Opens a sign-up's mailed link and confirms it with the password chosen at sign-up. */
+/** Opens a sign-up's mailed link and makes the account with `password`, chosen there. */
 export async function confirmSignUp(page: Page, link: string, password: string): Promise<void> {
   await page.goto(link);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Confirm and create the account' }).click();
+  await page.locator('#password').fill(password);
+  await page.locator('#passwordRepeat').fill(password);
+  await page.getByRole('button', { name: 'Create the account' }).click();
   await page.getByRole('heading', { name: 'Account created' }).waitFor();
 }
 

@@ -10,7 +10,7 @@ export interface PendingSignup {
   /** The normalised address signed up with (the mail went there). */
   email: string;
   name: string | null;
-  /** The argon2 hash of the password chosen at sign-up. */
+  /** The argon2 hash the account gets: the password chosen at the confirmation. */
   passwordHash: string;
 }
 
@@ -50,12 +50,13 @@ export async function findPendingSignup(
 }
 
 /**
- * Confirms a sign-up whose password was checked, in one transaction: the secret used (single
- * use; a userless claim, so it holds only while no account has the address), the user created
- * with the address verified (the link or code came through that mailbox), the name typed at
- * sign-up (else the address's local part, as `users add` does) and the hash of the password
- * chosen, and `account_created` recorded with `{via: "signup"}`. No session is created. Null
- * when the secret was used or voided meanwhile, or an account took the address.
+ * Confirms a sign-up with the password chosen at its confirmation, in one transaction: the
+ * secret used (single use; a userless claim, so it holds only while no account has the
+ * address), the user created with the address verified (the link or code came through that
+ * mailbox), the name typed at sign-up or at the confirmation (else the address's local part, as
+ * `users add` does) and the hash of the password chosen, and `account_created` recorded with
+ * `{via: "signup"}`. No session is created. Null when the secret was used or voided meanwhile,
+ * or an account took the address.
  */
 export async function completeSignup(
   db: Kysely<Database>,

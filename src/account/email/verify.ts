@@ -5,7 +5,9 @@ import { passwordRawMaxLength } from '../../users/password.js';
 import { answer, type AnonymousAction } from '../action.js';
 import { attempt, rateLimited, refuseSecret, right, wrong, type Admitted } from '../attempts.js';
 import { confirmEmail, type ConfirmRequest } from './confirmation.js';
+import { displayName } from '../display-name.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
 import { completeSignup, findPendingSignup, type PendingSignup } from './signup-confirmation.js';
 
 const fields = z.object({
@@ -13,29 +15,40 @@ const fields = z.object({
   email: z.optional(boundedString(emailRawMaxLength)),
   code: z.optional(boundedString(64)),
   password: z.optional(boundedString(passwordRawMaxLength)),
+  name: z.optional(boundedString(800)),
 });
 
 /** The refusal when the new address of an address change belongs to another account by now. */
 export const addressTakenMessage =
   'That address belongs to another account now, so your address was not changed.';
 
-/** The refusal when a sign-up's secret comes without the password chosen at sign-up. */
+/** The refusal when a sign-up's secret comes without the account's password. */
 export const signupPasswordMissingMessage =
-  'This link or code confirms a sign-up: send password, the one chosen at sign-up.';
+  'This link or code confirms a sign-up: send password, the password the account will have.';
 
-/** The refusal when the password sent with a sign-up's secret is not the one chosen. */
-export const signupPasswordWrongMessage =
-  'That is not the password chosen at sign-up, so no account was made.';
+/**
+ * The name sent with a sign-up's confirmation: none when left blank (the account then takes
+ * its address's local part), else a display name as sign-up reads it.
+ */
+function readSignupName(raw: string): string | null {
+  if (raw.trim() === '') return null;
+  const read = displayName.safeParse(raw);
+  if (!read.success)
+    throw invalidField('name', 'A name is 1 to 200 characters, none of them a control character.');
+  return read.data;
+}
 
 /**
  * Confirms an address from a mail: a `verify` or `email_change` secret (link token, or the
- * address the mail went to and its code), or a sign-up's, which also needs `password`, the one
- * chosen at sign-up, and then creates the account (src/account/email/signup-confirmation.ts). What it
+ * address the mail went to and its code), or a sign-up's, which also needs `password`, the
+ * password the account will have, chosen by whoever holds the mail (the secret came through the
+ * mailbox: that is the proof), and then creates the account (src/account/email/
+ * signup-confirmation.ts). So every sign-up mail serves the mailbox's owner, whoever asked for
+ * it: a stranger's sign-ups cannot use up what the owner needs to finish their own. What it
  * did, or an HttpError: 400 `invalid_token` (unknown, used, expired or voided: one answer; also
  * when the new address was taken meanwhile, with its own message), 422 `invalid_field` (a
- * sign-up's secret without a password), 403 `invalid_credentials` (a sign-up's secret with
- * another password: the secret stays unused), 403 `signup_closed` (a sign-up's secret while
- * SIGNUP=closed), 429 past a limit. A code is charged to the sign-in throttle per account and
+ * sign-up's secret without a password), 422 `weak_password`, 403 `signup_closed` (a sign-up's
+ * secret while SIGNUP=closed), 429 past a limit. A code is charged to the sign-in throttle per account and
  * address first, as the reset's code is; a correct one takes its failure charges back. A code
  * with a password is tried as a sign-up's first.
  */
@@ -76,16 +89,21 @@ export const confirmEmailRequest: AnonymousAction<Confirmed> = async (deps, inpu
     if (!deps.signupOpen) throw new HttpError('signup_closed');
     if (typed.password === undefined || typed.password === '')
       throw invalidField('password', signupPasswordMissingMessage);
-    // Counted as a sign-in of the address; a wrong one leaves the secret unused.
-    // A pending sign-up has no account, so no device is known to it.
-    await deps.provePassword(pending, typed.password, ip, () => undefined, {
-      admitted,
-      wrongMessage: signupPasswordWrongMessage,
-    });
-    const created = await completeSignup(deps.db, pending, {
-      now: deps.now(),
-      event: input.client,
-    });
+    const normalised = await acceptableNewPassword(typed.password, deps.passwordMinLength);
+    // A right code takes its failure charges back, as a right reset code does.
+    if (admitted !== undefined)
+      await deps.throttle.succeeded(admitted.keys, admitted.pastEmailLock);
+    const passwordHash = await hashNewPassword(deps.hasher, normalised);
+    // The name typed here, else the one typed at sign-up (an API client's own), else none.
+    const name = typed.name === undefined ? pending.name : readSignupName(typed.name);
+    const created = await completeSignup(
+      deps.db,
+      { ...pending, name, passwordHash },
+      {
+        now: deps.now(),
+        event: input.client,
+      },
+    );
     // Used or voided between the check and the use (another confirmation, an account made).
     if (created === null) throw new HttpError('invalid_token');
     return answer({ outcome: 'created', email: created.email });

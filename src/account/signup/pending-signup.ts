@@ -17,16 +17,17 @@ export type SignUpOutcome = 'pending' | 'exists' | 'disabled' | 'over_budget';
 
 /**
  * A sign-up's work, done after the answer. It makes no account: an address without one gets a
- * userless `signup` secret that keeps the hash of the password chosen and the name, and the
- * "confirm your address" mail, in one transaction. The account is made only when that secret
- * is used together with the same password (src/account/email/signup-confirmation.ts), so signing in
- * before then answers as for any wrong password, a mailbox holder who did not sign up cannot
- * turn the sign-up into an account, and a sign-up nobody confirms expires with its secret. The
- * mail carries no name: the requester typed it, and nobody has proven the address. Earlier
- * pending sign-ups of the address stay (each needs its own password); once an account has the
- * address, every one of them is void (the userless claim). A taken address gets "you already
- * have an account", greeting its holder by the account's own name, and nothing changes; a
- * disabled one gets no mail, as forgot-password sends it none.
+ * userless `signup` secret that keeps the name typed (and the hash of the password sent, which
+ * passed the policy) and the "confirm your address" mail, in one transaction. The account is
+ * made only when that secret comes back through the mailbox, with the password its holder
+ * chooses then (src/account/email/verify.ts), so signing in before then answers as for any
+ * wrong password, the password a stranger typed is nobody's, every sign-up mail serves the
+ * owner of the address, and a sign-up nobody confirms expires with its secret. The mail carries
+ * no name: the requester typed it, and nobody has proven the address. Earlier pending sign-ups
+ * of the address stay; once an account has the address, every one of them is void (the
+ * userless claim). A taken address gets "you already have an account", greeting its holder by
+ * the account's own name, and nothing changes; a disabled one gets no mail, as forgot-password
+ * sends it none.
  */
 export async function signUp(
   db: Kysely<Database>,

@@ -17,6 +17,7 @@ import { findPendingSignup } from '../email/signup-confirmation.js';
 import {
   createPageKit,
   passwordMismatchReason,
+  newPasswordInvalid,
   repeatedPassword,
   textOf as text,
   type PageKitSettings,
@@ -60,38 +61,35 @@ function refusalOf(error: HttpError): { notice: Notice; field?: SignupField } {
   }
 }
 
-/** A refusal at the confirm page in words, and whether it is about the password. */
-function confirmRefusalOf(error: HttpError): { notice: Notice; passwordInvalid: boolean } {
+/** A refusal at the confirm page in words, and which new-password fields it is about. */
+function confirmRefusalOf(error: HttpError): {
+  notice: Notice;
+  passwordInvalid: ('password' | 'repeat')[];
+} {
   const notice = (text: string): Notice => ({ tone: 'error', text });
   switch (error.code) {
-    case 'invalid_credentials':
-      return {
-        notice: notice(
-          'That is not the password chosen at sign-up, so no account was made. Only the person who signed up can confirm: if that was not you, ignore the mail.',
-        ),
-        passwordInvalid: true,
-      };
+    case 'weak_password':
+      return { notice: notice(error.message), passwordInvalid: ['password'] };
     case 'invalid_field':
-      return {
-        notice: notice('Enter the password you chose when you signed up.'),
-        passwordInvalid: true,
-      };
+      return error.field === 'name'
+        ? { notice: notice(error.message), passwordInvalid: [] }
+        : { notice: notice(error.message), passwordInvalid: newPasswordInvalid(error) };
     case 'rate_limited':
       return {
         notice: notice(
           `Too many attempts. Try again in ${formatWait(Number(error.headers['retry-after'] ?? 60))}.`,
         ),
-        passwordInvalid: false,
+        passwordInvalid: [],
       };
     case 'invalid_token':
       return {
         notice: notice(
           'This link or code is not valid: it may have expired, been used already, or the address has an account by now. Sign up again, or sign in.',
         ),
-        passwordInvalid: false,
+        passwordInvalid: [],
       };
     default:
-      return { notice: notice(error.message), passwordInvalid: false };
+      return { notice: notice(error.message), passwordInvalid: [] };
   }
 }
 
@@ -100,8 +98,8 @@ function confirmRefusalOf(error: HttpError): { notice: Notice; passwordInvalid: 
  * action. Every address that gets past the checks lands on the same "check your inbox" page;
  * a refusal shows the form again with the reason in words. SIGNUP=closed: a page that says so
  * (403), with nothing to fill in. `GET|POST /account/signup/confirm`: the mail's link page,
- * asking for the password chosen at sign-up; its post runs `POST /api/account/email/verify`'s
- * action, and on success offers sign-in (no session is made). Its URL carries a secret, so it
+ * where whoever holds the mailbox chooses the account's password (and name); its post runs
+ * `POST /api/account/email/verify`'s action, and on success offers sign-in (no session is made). Its URL carries a secret, so it
  * sends `Referrer-Policy: no-referrer`.
  */
 export function registerSignupPages(
@@ -154,15 +152,18 @@ export function registerSignupPages(
           : await view.read(() => findPendingSignup(deps.db, { token }, deps.now()));
       return token === undefined || pending !== null
         ? renderSignupConfirmPage(shell, {
+            ...form,
             csrfToken: view.csrfToken,
             token,
             email: pending?.email,
           })
         : renderSignupConfirmPage(shell, {
+            ...form,
             csrfToken: view.csrfToken,
             notice: confirmRefusalOf(new HttpError('invalid_token')).notice,
           });
     },
+    precheck: repeatedPassword('password'),
     action: confirmEmailRequest,
     // A verification's or an address change's code typed here did its own work.
     done: (done) =>
@@ -172,8 +173,10 @@ export function registerSignupPages(
     refused: (error, view) => {
       const { notice, passwordInvalid } = confirmRefusalOf(error);
       return renderSignupConfirmPage(shell, {
+        ...form,
         csrfToken: view.csrfToken,
-        // A wrong password keeps the link (it is not spent); a spent or wrong one leaves the
+        name: text(view.body.name),
+        // A refused password keeps the link (it is not spent); a spent or wrong one leaves the
         // code form.
         token: error.code === 'invalid_token' ? undefined : text(view.body.token) || undefined,
         email: text(view.body.email) ?? text(view.body.username),

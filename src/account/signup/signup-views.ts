@@ -87,56 +87,63 @@ export function renderSignupClosedPage(shell: PageShell): string {
 
 export interface SignupConfirmView {
   csrfToken: string;
+  passwordMinLength: number;
   /** The link's secret; absent: the code form (another device, or a spent link). */
   token?: string | undefined;
   /** The address signed up with, when the link names a pending sign-up (for password managers). */
   email?: string | undefined;
   notice?: Notice | undefined;
-  /** The notice is about the password (marked invalid, and focused). */
-  passwordInvalid?: boolean | undefined;
+  /** Which of the new password's fields the notice is about (marked invalid, and focused). */
+  passwordInvalid?: readonly ('password' | 'repeat')[] | undefined;
+  /** The name typed, kept after a refusal. */
+  name?: string | undefined;
 }
 
 /**
- * The sign-up's link page: the account is made only with the password chosen at sign-up, so
- * someone who holds the mailbox but did not sign up cannot turn another person's sign-up into
- * an account. The GET uses nothing (a mail scanner that opens the link makes nothing). Without a
- * token, the address-and-code form, with the same password field.
+ * The sign-up's link page: whoever holds the mailbox chooses the account's password here (the
+ * link or code came through it, which is the proof), so every sign-up mail serves the owner of
+ * the address, also one a stranger asked for. The GET uses nothing (a mail scanner that opens
+ * the link makes nothing). Without a token, the address-and-code form, with the same fields.
  */
 export function renderSignupConfirmPage(shell: PageShell, view: SignupConfirmView): string {
   const { notice } = view;
-  const invalid = notice !== undefined && view.passwordInvalid === true;
-  const passwordState = markup` aria-describedby="signup-password-hint${invalid ? ` ${noticeId}` : ''}"${invalid && markup` aria-invalid="true"`}`;
-  const passwordField = (autofocus: boolean) =>
-    markup`<label for="password">Password</label>
-<p id="signup-password-hint" class="hint field-hint">The password you chose when you signed up.</p>
-<input id="password" name="password" type="password" autocomplete="current-password" required${passwordState}${autofocus && markup` autofocus`}>`;
+  const invalid = notice === undefined ? [] : (view.passwordInvalid ?? []);
+  const name = view.name !== undefined && markup` value="${view.name}"`;
+  const choose = (focus: boolean) =>
+    markup`<label for="name">Your name <span class="hint">(optional)</span></label>
+<input id="name" name="name" type="text" autocomplete="name" maxlength="200"${name}>
+${renderNewPasswordFields({
+  minLength: view.passwordMinLength,
+  name: 'password',
+  label: 'Password',
+  invalid,
+  messageId: noticeId,
+  autofocus: focus,
+  ...(view.token !== undefined && view.email !== undefined && { username: view.email }),
+})}`;
   const kept = view.email !== undefined && markup` value="${view.email}"`;
   let content: SafeHtml;
   if (view.token !== undefined) {
-    const username =
-      view.email !== undefined &&
-      markup`<input type="email" name="username" autocomplete="username" value="${view.email}" hidden>
-`;
-    content = markup`<p class="lead">One step left: confirm ${view.email === undefined ? 'your new account' : markup`the account for <strong>${view.email}</strong>`} with its password.</p>
+    content = markup`<p class="lead">One step left: choose the password of ${view.email === undefined ? 'your new account' : markup`the account for <strong>${view.email}</strong>`}.</p>
 ${renderNotice(notice)}
 <form method="post" action="${pagePathsOf(shell).signupConfirm}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="token" value="${view.token}">
-${username}${passwordField(true)}
-<button type="submit">Confirm and create the account</button>
+${choose(invalid.length === 0)}
+<button type="submit">Create the account</button>
 </form>
-<p class="hint">Did not sign up? Ignore the mail: without that password no account is made.</p>`;
+<p class="hint">Did not ask for an account? Ignore the mail: nothing is made unless someone opens this link from your mailbox and chooses a password.</p>`;
   } else {
-    content = markup`<p class="lead">Enter the address the mail came to, the code in it, and the password you chose when you signed up.</p>
+    content = markup`<p class="lead">Enter the address the mail came to and the code in it, then choose your password.</p>
 ${renderNotice(notice)}
 <form method="post" action="${pagePathsOf(shell).signupConfirm}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${!invalid && markup` autofocus`}>
+<input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${invalid.length === 0 && markup` autofocus`}>
 <label for="code">Code from the mail</label>
 <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required>
-${passwordField(invalid)}
-<button type="submit">Confirm and create the account</button>
+${choose(false)}
+<button type="submit">Create the account</button>
 </form>
 <p class="hint">No mail, or the link expired? <a href="${pagePathsOf(shell).signup}">Sign up again</a>.</p>`;
   }
