@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MailQueue, MailRequest } from '../../src/mail/mail-queue.js';
 import { showUser, unlockEmail } from '../../src/operator/operations.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
+import { capturedMail } from '../helpers/captured-mail.js';
 import { Client } from '../helpers/client.js';
 import { browser, follow, hidden, noticeOf, submitSignInForm } from '../pages/page-helpers.js';
 import {
@@ -31,14 +31,7 @@ describe.each([
   let database: TestDatabase | undefined;
   let server: TestServer;
   let clock = base;
-  const mails: MailRequest[] = [];
-  const mail: MailQueue = {
-    enabled: true,
-    enqueue: (_db, request) => {
-      mails.push(request);
-      return Promise.resolve();
-    },
-  };
+  const mail = capturedMail();
   let accounts = 0;
 
   beforeAll(async () => {
@@ -48,7 +41,7 @@ describe.each([
       databaseUrl: database?.url,
       now: () => clock,
       config: { trustProxy: ['127.0.0.1'] },
-      wrap: (deps) => ({ ...deps, mail }),
+      wrap: (deps) => ({ ...deps, mail: mail.queue }),
     });
   });
   afterAll(async () => {
@@ -111,7 +104,7 @@ describe.each([
       expect((await eventsOf(userId)).filter((type) => type === 'second_factor_locked')).toEqual([
         'second_factor_locked',
       ]);
-      const notice = mails.filter((sent) => sent.to === email).at(-1);
+      const notice = mail.to(email).at(-1);
       expect(notice?.kind).toBe('second-factor-notice');
       expect(notice?.values.change).toMatch(/Codes are refused for the next 15 minutes/);
     },
