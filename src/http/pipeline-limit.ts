@@ -30,7 +30,7 @@ interface Held {
  * Destroys a connection past its limit without a stack trace per request it left. When it
  * closes, Node aborts every request it parsed and has not answered (all of one 64 KB read:
  * ~1,200 small GETs), each with a `ConnResetException` whose stack it captures and formats at
- * once (streams' destroy reads `err.stack`): measured, 70 % of the CPU a flood of such
+ * once (streams' destroy reads `err.stack`): measured, over 40 % of the CPU a flood of such
  * connections cost, all in the turn of each close, while every other client waited. Those
  * errors go to nobody (the requests were never handed to a handler), so inside Node's close
  * handler they are made with no stack frames.

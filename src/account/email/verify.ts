@@ -27,8 +27,8 @@ export const signupPasswordMissingMessage =
   'This link or code confirms a sign-up: send password, the password the account will have.';
 
 /**
- * The name sent with a sign-up's confirmation: none when left blank (the account then takes
- * its address's local part), else a display name as sign-up reads it.
+ * The name sent with a sign-up's confirmation: null when left blank (the name given at sign-up
+ * stays), else a display name as sign-up reads it.
  */
 function readSignupName(raw: string): string | null {
   if (raw.trim() === '') return null;
@@ -94,8 +94,8 @@ export const confirmEmailRequest: AnonymousAction<Confirmed> = async (deps, inpu
     if (admitted !== undefined)
       await deps.throttle.succeeded(admitted.keys, admitted.pastEmailLock);
     const passwordHash = await hashNewPassword(deps.hasher, normalised);
-    // The name typed here, else the one typed at sign-up (an API client's own), else none.
-    const name = typed.name === undefined ? pending.name : readSignupName(typed.name);
+    // The name typed here, else the one given at sign-up (which the person may change later).
+    const name = (typed.name === undefined ? null : readSignupName(typed.name)) ?? pending.name;
     const created = await completeSignup(
       deps.db,
       { ...pending, name, passwordHash },

@@ -111,7 +111,8 @@ export function renderSignupConfirmPage(shell: PageShell, view: SignupConfirmVie
   const name = view.name !== undefined && markup` value="${view.name}"`;
   const choose = (focus: boolean) =>
     markup`<label for="name">Your name <span class="hint">(optional)</span></label>
-<input id="name" name="name" type="text" autocomplete="name" maxlength="200"${name}>
+<p id="signup-name-hint" class="hint field-hint">Leave it blank to keep the name given when signing up.</p>
+<input id="name" name="name" type="text" autocomplete="name" maxlength="200" aria-describedby="signup-name-hint"${name}>
 ${renderNewPasswordFields({
   minLength: view.passwordMinLength,
   name: 'password',
