@@ -111,10 +111,11 @@ export function createSecondStep(deps: SecondStepDeps) {
       { type: 'second_factor_locked', detail: { until } },
       {
         change:
-          `Wrong codes of your authenticator app were just entered after your password, ` +
-          `${deps.attempts.policy.maxFailures} since the last right one. Codes are refused for ` +
-          `the next ${minutes} minutes (a recovery code still works). Whoever entered them knows ` +
-          `your password: if it was not you, change your password now.`,
+          `Wrong two-step sign-in codes (of your authenticator app, or mailed to you) were ` +
+          `just entered after your password, ${deps.attempts.policy.maxFailures} since the last ` +
+          `right one. Codes are refused for the next ${minutes} minutes (a recovery code still ` +
+          `works). Whoever entered them knows your password: if it was not you, change your ` +
+          `password now.`,
       },
     );
   }
