@@ -11,6 +11,7 @@ import Credentials from '@auth/core/providers/credentials';
 import type { User } from '@auth/core/types';
 import type { FastifyBaseLogger } from 'fastify';
 import { GateFullError } from '../traffic/work-gate.js';
+import { settleCallbackUrl } from './callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from './cookie-names.js';
 import type { AuthRequestContext } from './request-context.js';
 import type { SessionClaims } from './session-claims.js';
@@ -137,6 +138,9 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
       }),
     ],
     callbacks: {
+      // Where Auth.js settles a callbackUrl (parameter, field or cookie): the service's strict
+      // rule, so that a value that reached Auth.js unfiltered still cannot lead off-site.
+      redirect: ({ url, baseUrl }) => settleCallbackUrl(url, baseUrl) ?? baseUrl,
       jwt: (params) => deps.claims.jwt(params, context),
       session: (params) => deps.claims.session(params),
     },

@@ -1,3 +1,4 @@
+import { judgeCallbackUrl } from '../http/callback-target.js';
 import { parseCookies } from './cookies.js';
 
 // What Node writes in a header value (it throws on anything else, a Web Headers object on
@@ -5,52 +6,22 @@ import { parseCookies } from './cookies.js';
 const sendable = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
- * A path that an application taking only the path of the URL (`new URL(x).pathname`, or the
- * string after the origin) could redirect off-site with: two leading slashes or a backslash
- * (`//evil.example`, `/\\evil.example`), also once percent-decoded (`/%2F%2Fevil.example`).
- */
-function leavesTheSite(pathname: string): boolean {
-  let decoded = pathname;
-  try {
-    decoded = decodeURIComponent(pathname);
-  } catch {
-    // A stray `%` decodes to nothing: judged as written.
-  }
-  return /^[/\\]{2}/.test(pathname) || /^[/\\]{2}/.test(decoded);
-}
-
-/**
- * Where Auth.js's default `redirect` callback sends a callbackUrl, or `undefined` when the value
- * is unusable. Auth.js answers 500 for a query parameter or callback-url cookie that is not an
- * http(s) URL (its configuration check), redirects to its error page when a form field is not
- * a URL at all (before sign-out revokes anything), and fails the same way when what it settles
- * on cannot be a `Location` header. Gatehouse treats such a value as absent instead, and so a
- * value Auth.js would settle on a URL of this origin whose path starts with two slashes or a
- * backslash (`?callbackUrl=//evil.example/x` became `<origin>//evil.example/x`): an application
- * that redirects to the path of a callback URL would go off-site.
+ * Where a callbackUrl sends people, or `undefined` when the value is unusable: Auth.js's default
+ * `redirect` callback, made strict (src/http/callback-target.ts) so that every callback the
+ * service emits stays on the origin for whoever follows it, its path included:
+ * `?callbackUrl=//evil.example/x` became `<origin>//evil.example/x`, and an application that
+ * redirects to the path of a callback URL went off-site. The same rule is Auth.js's `redirect`
+ * callback here (src/auth/auth-config.ts). Auth.js answers 500 for a query parameter or
+ * callback-url cookie that is not an http(s) URL (its configuration check), redirects to its
+ * error page when a form field is not a URL at all (before sign-out revokes anything), and fails
+ * the same way when what it settles on cannot be a `Location` header. Gatehouse treats such a
+ * value, and a path a reader could take off-site, as absent instead.
  */
 export function settleCallbackUrl(value: string, origin: string): string | undefined {
-  let settled: string;
-  try {
-    // A path is resolved against the origin; anything else must be a whole http(s) URL.
-    const url = value.startsWith('/') ? new URL(value, origin) : new URL(value);
-    if (!/^https?:$/.test(url.protocol)) return undefined;
-    if (value.startsWith('/')) {
-      // A path must stay a path of this origin, as parsed (`//host` and `/\\host` name another
-      // host) and as written, tabs and line breaks aside (the parser drops them).
-      if (url.origin !== origin || leavesTheSite(url.pathname)) return undefined;
-      if (leavesTheSite(value.replace(/[\t\n\r]/g, ''))) return undefined;
-      settled = `${origin}${value}`;
-    } else if (url.origin !== origin) {
-      // A foreign origin falls back to the service's own, as in Auth.js.
-      settled = origin;
-    } else {
-      if (leavesTheSite(url.pathname)) return undefined;
-      settled = value;
-    }
-  } catch {
-    return undefined;
-  }
+  const target = judgeCallbackUrl(value, origin);
+  if (target.kind === 'unusable') return undefined;
+  // A foreign origin falls back to the service's own, as in Auth.js.
+  const settled = target.kind === 'here' ? target.url : origin;
   return sendable.test(settled) ? settled : undefined;
 }
 

@@ -1,19 +1,18 @@
+import { judgeCallbackUrl } from '../http/callback-target.js';
 import { signedOutParam } from './notices.js';
 
 /**
  * A URL on this origin, in the form a browser would send it (quotes and angle brackets
  * percent-encoded: what the page prints is the URL, not the text that asked for it); the bare
- * origin stays as Auth.js writes it. Undefined for anything else.
+ * origin stays as Auth.js writes it. Undefined for anything else, and for a URL on this origin
+ * whose path a reader could take elsewhere (`//host`, `/\host`, `/%2F%2Fhost`: the rule every
+ * callback follows, src/http/callback-target.ts).
  */
 export function sameOrigin(candidate: string | undefined, origin: string): string | undefined {
   if (candidate === undefined) return undefined;
   if (candidate === origin) return origin;
-  try {
-    const url = new URL(candidate, origin);
-    return url.origin === origin ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
+  const target = judgeCallbackUrl(candidate, origin);
+  return target.kind === 'here' ? new URL(target.url).href : undefined;
 }
 
 /** SIGNED_IN_URL as an absolute URL (a path is on the public origin). */
