@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
 import { expectOnOrigin, offSitePayloads, originTricks } from '../helpers/callback-targets.js';
 import { Client, sessionCookieName } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
-import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
+import { storedSoftPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';
 import { browser, unescape } from '../pages/page-helpers.js';
 
 // Issue 35, item 8: whatever callbackUrl a request carries (query, form or JSON field, the
@@ -47,20 +46,7 @@ describe('every callback URL the service emits stays on its origin', () => {
   beforeAll(async () => {
     server = await startServer();
     const userId = await addUser(server, email, password);
-    key = softPasskey();
-    await createPasskeyStore(server.db).add(
-      server.db,
-      {
-        userId,
-        credentialId: key.id,
-        publicKey: key.publicKey,
-        counter: 0,
-        transports: ['internal'],
-        backedUp: false,
-        name: 'Soft key',
-      },
-      Date.now(),
-    );
+    ({ key } = await storedSoftPasskey(server.db, userId, { name: 'Soft key', at: Date.now() }));
     const client = new Client(server.url);
     expect((await client.signIn(email, password)).status).toBe(200);
     signedInCookie = `${sessionCookieName}=${client.sessionCookie()}`;
