@@ -49,6 +49,11 @@ export function createMailRequestLimits(
   const retryAfter = (until: number, at: number) => Math.max(1, Math.ceil((until - at) / 1000));
   return {
     /**
+     * The longest an address's spent sent budget stays spent (its lock is one window, from the
+     * mail that spent it): a mailed link that lives this long outlasts the wait for the next.
+     */
+    sentBudgetSpentSeconds: limits.windowSeconds,
+    /**
      * Charges one request for mail of `purpose` to `email`: to the client, then to the
      * (e-mail, purpose, client); 429 past either limit.
      */

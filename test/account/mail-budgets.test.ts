@@ -38,6 +38,9 @@ describe.each(backends)('mail budgets on $name', ({ backend, skip }) => {
         TRUST_PROXY: '127.0.0.1',
         THROTTLE_EMAIL_MAX_FAILURES: String(emailMax),
         MAIL_RETRY_SECONDS: '1',
+        // Shorter than the budgets' window (THROTTLE_WINDOW_SECONDS, 900): a sign-up's link must
+        // still outlast a spent budget.
+        MAIL_TOKEN_TTL: '120',
       },
     });
     url = mailed.service.url;
@@ -131,6 +134,56 @@ describe.each(backends)('mail budgets on $name', ({ backend, skip }) => {
       });
       expect(reset.status).toBe(200);
       expect((await owner.signIn('flooded@example.com', newPassword)).status).toBe(200);
+    },
+    60_000,
+  );
+
+  it.skipIf(skip)(
+    'a stranger’s sign-ups spend a fresh address’s sign-up mails; its owner still finishes their own sign-up, with a password of their choosing',
+    async () => {
+      const email = 'fresh-owner@example.com';
+      const mallory = { email, name: 'Mallory', password: 'mallory chose this password' };
+      // From enough addresses that no client's own share stops them: the sent budget does.
+      for (let i = 1; i <= emailMax + 2; i += 1) {
+        const asked = await post(at(`203.0.113.${100 + i}`), '/api/account/signup', mallory);
+        expect(asked.status).toBe(202);
+      }
+      await settle();
+      const sent = mailsTo(email, /Confirm your address/);
+      expect(sent).toHaveLength(emailMax);
+      // The owner's own sign-up answers as ever, and no further mail goes out (the bound).
+      const owner = at('198.51.100.60');
+      const ownPassword = 'the owner’s very own passphrase';
+      const own = { email, name: 'Owner', password: ownPassword };
+      expect((await post(owner, '/api/account/signup', own)).status).toBe(202);
+      await settle();
+      expect(mailsTo(email, /Confirm your address/)).toHaveLength(emailMax);
+      expect(mailed.service.output()).toContain('"reason":"address_budget"');
+      // Every link in the mailbox serves its owner: the newest makes their account, with the
+      // name and password they choose now.
+      const newest = sent.at(-1)?.parsed.text ?? '';
+      const token = /signup\/confirm\?token=([\w-]+)/.exec(newest)?.[1] ?? '';
+      const confirmed = await post(owner, '/api/account/email/verify', {
+        token,
+        name: 'Owner',
+        password: ownPassword,
+      });
+      expect(confirmed.status).toBe(200);
+      // Its link lives as long as a spent budget stays spent, not MAIL_TOKEN_TTL's 2 minutes.
+      expect(newest).toContain('The link expires in 15 minutes.');
+      expect(newest).not.toContain('Mallory');
+      expect((await owner.signIn(email, ownPassword)).status).toBe(200);
+      const theirs = await at('203.0.113.99').signIn(email, mallory.password);
+      expect(new URL(((await theirs.json()) as { url: string }).url).searchParams.get('code')).toBe(
+        'credentials',
+      );
+      // The other links are void now that the address has an account.
+      const older = /signup\/confirm\?token=([\w-]+)/.exec(sent[0]?.parsed.text ?? '')?.[1];
+      const late = await post(owner, '/api/account/email/verify', {
+        token: older,
+        password: mallory.password,
+      });
+      expect(late.status).toBe(400);
     },
     60_000,
   );

@@ -11,7 +11,7 @@ import {
 import { renderSignupConfirmedPage, renderVerifyDonePage } from '../email/verify-views.js';
 import { readEmail } from '../../users/email.js';
 import type { FlowPorts } from '../adapter.js';
-import { signUpAction } from './signup.js';
+import { signUpAction, signupLinkTtlSeconds } from './signup.js';
 import { confirmEmailRequest } from '../email/verify.js';
 import { findPendingSignup } from '../email/signup-confirmation.js';
 import {
@@ -26,7 +26,6 @@ import { pagePathsOf } from '../paths.js';
 import { registerFlowPage } from '../flow-page.js';
 
 export interface SignupPageSettings extends PageKitSettings {
-  mailTokenTtlSeconds: number;
   passwordMinLength: number;
 }
 
@@ -125,7 +124,7 @@ export function registerSignupPages(
     done: (_body, view) =>
       renderSignupSentPage(shell, {
         email: readEmail(text(view.body.email) ?? '') ?? '',
-        ttlMinutes: Math.round(settings.mailTokenTtlSeconds / 60),
+        ttlMinutes: Math.round(signupLinkTtlSeconds(deps) / 60),
       }),
     refused: (error, view) => {
       const { notice, field } = refusalOf(error);

@@ -73,7 +73,7 @@ export function renderSignupSentPage(
 ): string {
   const content = markup`<div class="notice notice-info" role="status"><p>We've sent a mail to <strong>${view.email}</strong>.</p></div>
 <p>Open the link in it to confirm your address, or enter its code on the page it leads to. The link works once, for ${String(view.ttlMinutes)} minutes. If you already had an account, the mail says so instead, and tells you how to get back in.</p>
-<p class="hint">Nothing arrived? Check your spam folder, or sign up again in a few minutes.</p>
+<p class="hint">Nothing new arrived? After several sign-ups for one address we wait a while before mailing it again: any "Confirm your address" mail already there works just as well. Check your spam folder too.</p>
 <a class="button secondary" href="${shell.signInUrl}">Back to sign in</a>`;
   return renderDocument(shell, 'Check your inbox', content, undefined);
 }

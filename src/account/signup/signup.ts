@@ -3,11 +3,19 @@ import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
 import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
-import type { AnonymousAction } from '../action.js';
+import type { AccountDeps, AnonymousAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { signUp } from './pending-signup.js';
 import { displayName } from '../display-name.js';
 import { overBudget, overBudgetMessage } from '../mail-limits.js';
+
+/**
+ * How long a sign-up's link lives: MAIL_TOKEN_TTL, and at least as long as a spent sent budget
+ * stays spent. A stranger's sign-ups may spend the address's budget: the last link they had
+ * mailed to it must still work for its owner until the budget lets another one go.
+ */
+export const signupLinkTtlSeconds = (deps: AccountDeps): number =>
+  Math.max(deps.mailTokenTtlSeconds, deps.mailRequests.sentBudgetSpentSeconds);
 
 const fields = z.object({
   email: boundedString(emailRawMaxLength),
@@ -43,7 +51,7 @@ export const signUpAction: AnonymousAction = async (deps, { client, body }) => {
     links: {
       origin: client.origin,
       pages: client.pages,
-      ttlSeconds: deps.mailTokenTtlSeconds,
+      ttlSeconds: signupLinkTtlSeconds(deps),
       now: deps.now(),
     },
   };
