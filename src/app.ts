@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import { createAccountWing, type AccountWingSettings } from './account/wing.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
-import { createKyselyThrottleStore } from './auth/throttle-store.js';
+import { createKyselyThrottleStore } from './auth/signin/throttle-store.js';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import type { Database } from './db/schema.js';

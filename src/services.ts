@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { createLastSeen } from './sessions/last-seen.js';
 import { createKyselySessionStore } from './sessions/session-store.js';
-import { createThrottle, type ThrottleSettings } from './auth/throttle.js';
-import { createKyselyThrottleStore } from './auth/throttle-store.js';
+import { createThrottle, type ThrottleSettings } from './auth/signin/throttle.js';
+import { createKyselyThrottleStore } from './auth/signin/throttle-store.js';
 import type { RawHandles } from './db/open.js';
 import type { Database } from './db/schema.js';
 import { noObserver, type Observer } from './observe/observer.js';

@@ -1,10 +1,10 @@
-// Does Gatehouse's own JWE codec (src/auth/jwe-codec.ts) still earn its place on Node 24, or
+// Does Gatehouse's own JWE codec (src/auth/session/jwe-codec.ts) still earn its place on Node 24, or
 // would jose (what Auth.js uses) do? Issue 16's rule: keep the codec only if dropping it costs
 // more than 10 % of session-read throughput. Measured in one process, in one run:
 //
 // 1. Decode and encode alone: the codec against jose's jwtDecrypt / EncryptJWT over a cached
 //    derived key (Auth.js's jwt.ts derives the key on every call; caching it is jose at its best).
-// 2. The session read itself, through the real session-read module (dist/auth/session-read.js)
+// 2. The session read itself, through the real session-read module (dist/auth/session/session-read.js)
 //    over a real SQLite store: each read parses the cookies, decrypts the token, checks the
 //    session row and builds the answer. "jose" decrypts with jose and hands the result to the same
 //    module, so the two differ only in the decryption. Two cookie sets: 32 sessions read again
@@ -35,10 +35,10 @@ interface Codec {
 interface FastRead {
   session(cookie: string, origin: string, secure: boolean): Promise<{ body: string }> | undefined;
 }
-const { createJweCodec } = (await import(path.join(dist, 'auth/jwe-codec.js'))) as {
+const { createJweCodec } = (await import(path.join(dist, 'auth/session/jwe-codec.js'))) as {
   createJweCodec: () => Codec;
 };
-const { createSessionRead } = (await import(path.join(dist, 'auth/session-read.js'))) as {
+const { createSessionRead } = (await import(path.join(dist, 'auth/session/session-read.js'))) as {
   createSessionRead: (deps: unknown) => { fast: FastRead };
 };
 const { openDatabase } = (await import(path.join(dist, 'db/open.js'))) as {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { CurrentSession, SessionAccess } from '../auth/session-access.js';
-import type { Throttle } from '../auth/throttle.js';
+import type { CurrentSession, SessionAccess } from '../auth/session/session-access.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';

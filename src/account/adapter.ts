@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseCookies } from '../auth/cookies.js';
-import { deviceCookieName } from '../auth/device-cookie.js';
-import type { SessionAccess } from '../auth/session-access.js';
+import { parseCookies } from '../auth/cookies/cookies.js';
+import { deviceCookieName } from '../auth/cookies/device-cookie.js';
+import type { SessionAccess } from '../auth/session/session-access.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { HttpError } from '../http/errors.js';
 import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js';

@@ -1,5 +1,9 @@
-import { attempt as attemptOnce, type Admitted, type Checked } from '../auth/password-proof.js';
-import type { Throttle } from '../auth/throttle.js';
+import {
+  attempt as attemptOnce,
+  type Admitted,
+  type Checked,
+} from '../auth/signin/password-proof.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import { HttpError } from '../http/errors.js';
 
 /*
@@ -34,7 +38,7 @@ export const right = <T>(value: T): Checked<T> => ({ right: true, value });
 export const wrong: Checked<never> = { right: false, seen: undefined };
 
 /**
- * One attempt (src/auth/password-proof.ts's, the sign-in's own): 429 past a limit, nothing
+ * One attempt (src/auth/signin/password-proof.ts's, the sign-in's own): 429 past a limit, nothing
  * checked; a right answer returns its value, a wrong one null (it stays charged); a throw was
  * never checked and is refunded.
  */

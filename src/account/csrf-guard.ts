@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { authCookieNames } from '../auth/cookie-names.js';
-import { parseCookies } from '../auth/cookies.js';
-import { csrfPairHash } from '../auth/csrf-pair.js';
+import { authCookieNames } from '../auth/cookies/cookie-names.js';
+import { parseCookies } from '../auth/cookies/cookies.js';
+import { csrfPairHash } from '../auth/cookies/csrf-pair.js';
 import { HttpError } from '../http/errors.js';
 
 /** Why a POST was refused as CSRF: it came from another site, or its token pair did not hold. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { AccountEventSink, PendingAccountEvent } from '../auth/account-events.js';
-import type { ThrottleStore } from '../auth/throttle-store.js';
+import type { AccountEventSink, PendingAccountEvent } from '../auth/request/account-events.js';
+import type { ThrottleStore } from '../auth/signin/throttle-store.js';
 import type { Database } from '../db/schema.js';
 import type { UserStore } from '../users/store.js';
 import { record, refusalEventTypes } from './model/events.js';
@@ -20,7 +20,7 @@ export interface EventSinkDeps {
 const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
 
 /**
- * Sign-in's and sign-out's events, written after their answers (src/auth/authjs-bridge.ts):
+ * Sign-in's and sign-out's events, written after their answers (src/auth/bridge/authjs-bridge.ts):
  * an address without an account leaves no trace, and a failure to write is logged, never
  * answered (the sign-in already was).
  *

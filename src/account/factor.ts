@@ -1,4 +1,4 @@
-import type { SignInCheck } from '../auth/authorize.js';
+import type { SignInCheck } from '../auth/signin/authorize.js';
 
 /** What `GET /api/account` says of a person's second factors (accounts spec). */
 export interface SecondFactors {

@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { authCookieNames } from '../auth/cookie-names.js';
-import { parseCookies } from '../auth/cookies.js';
-import { csrfPairHash } from '../auth/csrf-pair.js';
+import { authCookieNames } from '../auth/cookies/cookie-names.js';
+import { parseCookies } from '../auth/cookies/cookies.js';
+import { csrfPairHash } from '../auth/cookies/csrf-pair.js';
 
 const equal = (a: string, b: string) =>
   a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { SessionAccess } from '../auth/session-access.js';
-import { StoreUnavailableError } from '../auth/request-context.js';
+import type { SessionAccess } from '../auth/session/session-access.js';
+import { StoreUnavailableError } from '../auth/request/request-context.js';
 import { HttpError } from '../http/errors.js';
 import type { UserStore } from '../users/store.js';
 import type { SignedIn } from './action.js';
@@ -28,7 +28,7 @@ async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
 
 /**
  * The spec's (session) and (recent) guards. (session): the request's session read as every
- * session read is (revocation, idle expiry, absolute cap; src/auth/session-read.ts), else 401
+ * session read is (revocation, idle expiry, absolute cap; src/auth/session/session-read.ts), else 401
  * `unauthenticated`. (recent): the session also proved the password (sign-in or
  * re-authentication, kept on its row) within REAUTH_MAX_AGE, else 401
  * `reauthentication_required`.

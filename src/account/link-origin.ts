@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { originOf } from '../auth/request-site.js';
+import { originOf } from '../auth/request/request-site.js';
 import { isLoopbackOrigin } from '../config/auth.js';
 
 export interface LinkOriginSettings {

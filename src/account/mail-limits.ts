@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HttpError } from '../http/errors.js';
-import type { ThrottleLimit, ThrottleStore } from '../auth/throttle-store.js';
+import type { ThrottleLimit, ThrottleStore } from '../auth/signin/throttle-store.js';
 import { clientGroup } from '../traffic/client-group.js';
 
 /** How many mail requests one address and one client may make per window. */

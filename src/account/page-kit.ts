@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isSecure, originOf } from '../auth/request-site.js';
+import { isSecure, originOf } from '../auth/request/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { HttpError } from '../http/errors.js';
 import { paletteFor } from '../pages/colour.js';

@@ -1,22 +1,22 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { authBasePath } from '../auth/auth-config.js';
-import type { SessionAccess } from '../auth/session-access.js';
-import type { Throttle } from '../auth/throttle.js';
-import type { ThrottleStore } from '../auth/throttle-store.js';
-import { isSecure, originOf } from '../auth/request-site.js';
-import type { PageViewOf } from '../auth/routes.js';
+import { authBasePath } from '../auth/bridge/auth-config.js';
+import type { SessionAccess } from '../auth/session/session-access.js';
+import type { Throttle } from '../auth/signin/throttle.js';
+import type { ThrottleStore } from '../auth/signin/throttle-store.js';
+import { isSecure, originOf } from '../auth/request/request-site.js';
+import type { PageViewOf } from '../auth/bridge/routes.js';
 import type { PageSettings } from '../config/page-settings.js';
 import type { Database } from '../db/schema.js';
 import type { Site } from '../http/site.js';
 import type { MailQueue } from '../mail/mail-queue.js';
-import { createAccountPages } from '../pages/account-pages.js';
+import { createAccountPages } from '../pages/account/account-pages.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import type { AccountAction, AccountDeps, ActionResult, AnonymousAction } from './action.js';
 import { createPerform } from './adapter.js';
 import { createLinkOrigin } from './link-origin.js';
-import { createDeviceCookies } from '../auth/device-cookie.js';
+import { createDeviceCookies } from '../auth/cookies/device-cookie.js';
 import { createPacedWork } from './paced-work.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { changeEmail } from './email/change-email.js';
@@ -30,7 +30,7 @@ import { reauthenticate } from './self/reauthenticate.js';
 import { resendVerification } from './email/resend-verification.js';
 import { resetPasswordAction } from './reset/reset.js';
 import { showAccount } from './self/show.js';
-import { verifyEmail } from './email/verify.js';
+import { verifyEmail } from './email/verify-address.js';
 import { signUpAction } from './signup/signup.js';
 import type { FlowPorts } from './adapter.js';
 import { createCsrfGuard } from './csrf-guard.js';
@@ -225,7 +225,7 @@ export interface AccountRegistration {
   pageView?: PageViewOf;
   /** The mail outbox when mail is on (src/account/wing.ts decides); without it the mail flows answer 404. */
   mail?: MailQueue | undefined;
-  /** The throttle table's store (src/auth/throttle-store.ts), for the mail request limits. */
+  /** The throttle table's store (src/auth/signin/throttle-store.ts), for the mail request limits. */
   throttleStore: ThrottleStore;
   /** The registered second factors (src/account/wing.ts builds them). */
   factors: readonly Factor[];

@@ -1,4 +1,4 @@
-import type { SignInCheck } from '../auth/authorize.js';
+import type { SignInCheck } from '../auth/signin/authorize.js';
 import type { Factor } from './factors.js';
 import { createVerifiedAddressCheck, type UnverifiedSignInDeps } from './verified-address-check.js';
 
@@ -13,7 +13,7 @@ export interface SignInCheckSettings {
 
 /**
  * The account wing's checks after a right password, in the order sign-in runs them
- * (src/auth/authorize.ts): the verified-address gate first, then each second factor as it is
+ * (src/auth/signin/authorize.ts): the verified-address gate first, then each second factor as it is
  * registered. The one list a new way of proving who you are joins.
  */
 export function createSignInChecks(

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { SignInCheck } from '../auth/authorize.js';
+import type { SignInCheck } from '../auth/signin/authorize.js';
 import type { Database } from '../db/schema.js';
 import { HttpError } from '../http/errors.js';
 import type { MailQueue } from '../mail/mail-queue.js';

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import { pruneAuditLog } from '../audit/prune.js';
-import type { AccountEventSink } from '../auth/account-events.js';
-import type { SignInChallenges, SignInCheck } from '../auth/authorize.js';
-import type { PageViewOf } from '../auth/routes.js';
-import type { SessionAccess } from '../auth/session-access.js';
-import type { Throttle, ThrottleSettings } from '../auth/throttle.js';
-import type { ThrottleStore } from '../auth/throttle-store.js';
+import type { AccountEventSink } from '../auth/request/account-events.js';
+import type { SignInChallenges, SignInCheck } from '../auth/signin/authorize.js';
+import type { PageViewOf } from '../auth/bridge/routes.js';
+import type { SessionAccess } from '../auth/session/session-access.js';
+import type { Throttle, ThrottleSettings } from '../auth/signin/throttle.js';
+import type { ThrottleStore } from '../auth/signin/throttle-store.js';
 import { accounts } from '../config/accounts.js';
 import type { PageSettings } from '../config/page-settings.js';
 import { session as sessionSettings } from '../config/session.js';
@@ -38,8 +38,8 @@ import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
 import { createPasskeys } from './passkeys/passkeys.js';
 import { createPasskeyStore } from './passkeys/passkey-store.js';
-import type { PasskeyPort } from '../auth/passkey-port.js';
-import type { EnrolmentPort } from '../auth/enrolment-port.js';
+import type { PasskeyPort } from '../auth/bridge/passkey-port.js';
+import type { EnrolmentPort } from '../auth/bridge/enrolment-port.js';
 
 export { countEventsWith } from './model/events.js';
 

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import type { Database } from '../db/schema.js';
 import { HttpError } from '../http/errors.js';
 import type { OutboxQueue } from '../mail/outbox-queue.js';
-import type { OutboxStore } from '../mail/outbox-store.js';
+import type { OutboxStore } from '../mail/mail-outbox-store.js';
 import type { Observer } from '../observe/observer.js';
 import type { Actor } from '../operator/operations.js';
-import type { WebhookStore } from '../webhooks/outbox-store.js';
+import type { WebhookStore } from '../webhooks/webhook-outbox-store.js';
 
 /** What the admin routes hand the operator operations (src/operator/). */
 export interface AdminPorts {

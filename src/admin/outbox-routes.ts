@@ -1,11 +1,11 @@
 import { HttpError, invalidField } from '../http/errors.js';
-import { outboxStates, type OutboxMail, type OutboxState } from '../mail/outbox-store.js';
+import { outboxStates, type OutboxMail, type OutboxState } from '../mail/mail-outbox-store.js';
 import { listMail, listWebhooks, retryMail, retryWebhook } from '../operator/operations.js';
 import {
   webhookStates,
   type WebhookDelivery,
   type WebhookState,
-} from '../webhooks/outbox-store.js';
+} from '../webhooks/webhook-outbox-store.js';
 import {
   idParam,
   limitParam,

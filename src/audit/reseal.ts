@@ -6,7 +6,7 @@ import {
   walkAuditChain,
   type AuditVerdict,
   type RetentionCheck,
-} from './verify.js';
+} from './verify-chain.js';
 
 export type SealOutcome =
   /** Sealed at the head's seq; `was` is what the seal said before. */

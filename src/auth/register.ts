@@ -2,28 +2,28 @@ import { decode as authjsDecode } from '@auth/core/jwt';
 import type { Config } from '../config/index.js';
 import type { Site } from '../http/site.js';
 import type { Observer } from '../observe/observer.js';
-import { createAuthPages } from '../pages/auth-pages.js';
+import { createAuthPages } from '../pages/signin/auth-pages.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { WorkGate } from '../traffic/work-gate.js';
-import { authBasePath, createAuthConfig } from './auth-config.js';
-import { createAuthorize, type SignInChallenges, type SignInCheck } from './authorize.js';
-import { authCookieNames } from './cookie-names.js';
-import { heldSessionToken, parseCookies } from './cookies.js';
-import { createDeviceCookies } from './device-cookie.js';
-import { createFrontRead } from './front-read.js';
-import type { JweCodec } from './jwe-codec.js';
-import type { AccountEventSink } from './account-events.js';
-import { authRoutes, registerAuthRoutes, type PageViewOf } from './routes.js';
-import { createSessionAccess, type SessionAccess } from './session-access.js';
-import { createSessionClaims } from './session-claims.js';
-import { createSessionRead } from './session-read.js';
+import { authBasePath, createAuthConfig } from './bridge/auth-config.js';
+import { createAuthorize, type SignInChallenges, type SignInCheck } from './signin/authorize.js';
+import { authCookieNames } from './cookies/cookie-names.js';
+import { heldSessionToken, parseCookies } from './cookies/cookies.js';
+import { createDeviceCookies } from './cookies/device-cookie.js';
+import { createFrontRead } from './session/front-read.js';
+import type { JweCodec } from './session/jwe-codec.js';
+import type { AccountEventSink } from './request/account-events.js';
+import { authRoutes, registerAuthRoutes, type PageViewOf } from './bridge/routes.js';
+import { createSessionAccess, type SessionAccess } from './session/session-access.js';
+import { createSessionClaims } from './session/session-claims.js';
+import { createSessionRead } from './session/session-read.js';
 import type { LastSeen } from '../sessions/last-seen.js';
-import type { Throttle } from './throttle.js';
-import { createPasskeyAuthorize } from './passkey-authorize.js';
-import type { PasskeyPort } from './passkey-port.js';
-import type { EnrolmentPort } from './enrolment-port.js';
+import type { Throttle } from './signin/throttle.js';
+import { createPasskeyAuthorize } from './bridge/passkey-authorize.js';
+import type { PasskeyPort } from './bridge/passkey-port.js';
+import type { EnrolmentPort } from './bridge/enrolment-port.js';
 
 export type AuthSettings = Pick<
   Config,
@@ -101,7 +101,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     now,
     log: site.app.log,
   });
-  // One answer to "is this a live session, and what is the answer?" (src/auth/session-read.ts),
+  // One answer to "is this a live session, and what is the answer?" (src/auth/session/session-read.ts),
   // for Auth.js's jwt callback and, with fast paths on, for the reads answered without Auth.js.
   const read = createSessionRead({
     sessions: deps.sessions,

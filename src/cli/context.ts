@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import { during, StartFailure } from '../boot/start-failure.js';
 import { knownVariables, parseConfig, type Config } from '../config/index.js';
-import { unknownVariableWarnings } from '../config/unknown-variables.js';
+import { unknownVariableWarnings } from '../config/read/unknown-variables.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { openDatabase, type Dialect } from '../db/open.js';
 import type { Database } from '../db/schema.js';
 import { createServices } from '../services.js';
-import type { Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import type { Actor, OperatorPorts } from '../operator/operations.js';
 import { readEmail } from '../users/email.js';
 import type { User } from '../users/store.js';

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { integer, list, oneOf, trueFalse } from './kinds.js';
-import { noted } from './notes.js';
+import { integer, list, oneOf, trueFalse } from './read/kinds.js';
+import { noted } from './read/notes.js';
 
 const auditKeyMinBytes = 32;
 
@@ -22,7 +22,7 @@ export const accounts = z.pipe(
     REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
     // A year by default; at least the 90 days a person's own history shows, at most 10 years.
     AUDIT_RETENTION_DAYS: integer(90, 3650, 365),
-    // Or AUDIT_KEY_FILE (src/config/secret-files.ts). Comma-separated: the first seals, every
+    // Or AUDIT_KEY_FILE (src/config/read/secret-files.ts). Comma-separated: the first seals, every
     // one checks (rotation). Unset: the audit chain's head is not sealed (src/audit/seal.ts).
     AUDIT_KEY: noted(
       list().check(

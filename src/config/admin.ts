@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { port } from './http.js';
 import { metricsPort } from './metrics.js';
-import { noted } from './notes.js';
+import { noted } from './read/notes.js';
 
 /** Empty means unset (platforms often cannot unset a variable). */
 const optionalPort = z.pipe(

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { list, oneOf, trueFalse } from './kinds.js';
-import { noted } from './notes.js';
+import { list, oneOf, trueFalse } from './read/kinds.js';
+import { noted } from './read/notes.js';
 import { nodeEnv } from './runtime.js';
 
 const minSecretBytes = 32;
@@ -45,7 +45,7 @@ export const auth = (requireSecret: boolean) =>
     z
       .object({
         NODE_ENV: nodeEnv,
-        // Or AUTH_SECRET_FILE (src/config/secret-files.ts). No example: its own messages say how to
+        // Or AUTH_SECRET_FILE (src/config/read/secret-files.ts). No example: its own messages say how to
         // make one.
         AUTH_SECRET: noted(
           list().check(

@@ -1,12 +1,12 @@
 import * as z from 'zod/mini';
-import { onOff } from './kinds.js';
-import { noted } from './notes.js';
+import { onOff } from './read/kinds.js';
+import { noted } from './read/notes.js';
 
 /** Where the data lives: a SQLite file in the data folder, or PostgreSQL. */
 export const database = z.pipe(
   z.object({
     DATA_DIR: z._default(z.string().check(z.minLength(1, 'must not be empty')), './data'),
-    // Or DATABASE_URL_FILE (src/config/secret-files.ts).
+    // Or DATABASE_URL_FILE (src/config/read/secret-files.ts).
     DATABASE_URL: noted(
       z.optional(
         z

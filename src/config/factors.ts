@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { list } from './kinds.js';
-import { noted } from './notes.js';
+import { list } from './read/kinds.js';
+import { noted } from './read/notes.js';
 import { nodeEnv } from './runtime.js';
 
 const minKeyBytes = 32;
@@ -28,7 +28,7 @@ export const factors = z.pipe(
         ),
         { default: 'optional (off in production without FACTOR_KEY)', example: 'optional' },
       ),
-      // Or FACTOR_KEY_FILE (src/config/secret-files.ts). Comma-separated: the first encrypts,
+      // Or FACTOR_KEY_FILE (src/config/read/secret-files.ts). Comma-separated: the first encrypts,
       // every one decrypts (rotation).
       FACTOR_KEY: noted(
         list().check(

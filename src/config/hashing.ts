@@ -1,7 +1,7 @@
 import os from 'node:os';
 import * as z from 'zod/mini';
-import { integer } from './kinds.js';
-import { noted } from './notes.js';
+import { integer } from './read/kinds.js';
+import { noted } from './read/notes.js';
 
 /**
  * The hashing threads' nice increment: a middle way, measured with

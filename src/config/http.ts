@@ -1,7 +1,7 @@
 import net from 'node:net';
 import * as z from 'zod/mini';
-import { integer, list, wholeNumber } from './kinds.js';
-import { noted } from './notes.js';
+import { integer, list, wholeNumber } from './read/kinds.js';
+import { noted } from './read/notes.js';
 import { nodeEnv } from './runtime.js';
 
 const fraction = 'must be a number from 0 to 1';

@@ -9,14 +9,14 @@ import { hashing } from './hashing.js';
 import { http } from './http.js';
 import { mail } from './mail.js';
 import { metrics } from './metrics.js';
-import { exampleOf } from './notes.js';
+import { exampleOf } from './read/notes.js';
 import { pages } from './pages.js';
 import { runtime } from './runtime.js';
 import { session } from './session.js';
 import { signIn } from './sign-in.js';
 import { webhooks } from './webhooks.js';
-import { fileVariables, readFileVariables } from './secret-files.js';
-import { keyReuse } from './key-reuse.js';
+import { fileVariables, readFileVariables } from './read/secret-files.js';
+import { keyReuse } from './read/key-reuse.js';
 
 export { defaultHashNice } from './hashing.js';
 export { isWeakSecret } from './auth.js';

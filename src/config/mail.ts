@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { readTemplateDir, type TemplateOverrides } from '../mail/templates.js';
-import { integer } from './kinds.js';
-import { noted } from './notes.js';
+import { integer } from './read/kinds.js';
+import { noted } from './read/notes.js';
 
 /** Empty means unset: platforms often cannot unset a variable. */
 const optionalText = () =>
@@ -28,7 +28,7 @@ function isSmtpUrl(value: string): boolean {
 }
 
 /**
- * Mail delivery: SMTP_URL (or SMTP_URL_FILE, src/config/secret-files.ts), the sender, the
+ * Mail delivery: SMTP_URL (or SMTP_URL_FILE, src/config/read/secret-files.ts), the sender, the
  * operator's templates, the first retry's delay and the sending rate's cap. Problems never repeat SMTP_URL: it holds
  * the SMTP password.
  */

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { port, requestTimeout } from './http.js';
-import { noted } from './notes.js';
+import { noted } from './read/notes.js';
 
 /** Read by the admin API too: its listener must be another port. Empty means unset. */
 export const metricsPort = noted(

@@ -11,7 +11,7 @@ import {
   productNameMaxLength,
   type PageSettings,
 } from './page-settings.js';
-import { noted } from './notes.js';
+import { noted } from './read/notes.js';
 
 const emptyIsUnset = (value: string | undefined) => (value === '' ? undefined : value);
 

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import * as z from 'zod/mini';
-import { oneOf, onOff, wholeNumber } from './kinds.js';
+import { oneOf, onOff, wholeNumber } from './read/kinds.js';
 
 const workersProblem = 'must be a whole number from 1 to 256, or auto';
 

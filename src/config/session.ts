@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { integer } from './kinds.js';
+import { integer } from './read/kinds.js';
 
 const tenYearsSeconds = 10 * 365 * 86400;
 

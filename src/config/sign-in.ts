@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { integer } from './kinds.js';
+import { integer } from './read/kinds.js';
 
 /** What a sign-in must bring, and how many attempts and failures it may cost. */
 export const signIn = z.pipe(

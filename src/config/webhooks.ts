@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { hasCredentials, redactedUrl } from '../util/redacted-url.js';
-import { integer } from './kinds.js';
-import { noted } from './notes.js';
+import { integer } from './read/kinds.js';
+import { noted } from './read/notes.js';
 
 /** A function: each variable needs a schema of its own for its note (notes.ts). */
 const optionalText = () =>
@@ -34,7 +34,7 @@ export function webhookSecretBytes(value: string): Buffer | undefined {
 /**
  * Signed webhooks (src/webhooks/): the endpoints (space-separated) and the Standard Webhooks
  * secret, `whsec_` and the base64 of at least 24 random bytes (WEBHOOK_SECRET_FILE reads it
- * from a file, src/config/secret-files.ts). Problems never repeat the secret.
+ * from a file, src/config/read/secret-files.ts). Problems never repeat the secret.
  */
 export const webhooks = z.pipe(
   z

@@ -104,7 +104,7 @@ export interface LeasedOutboxColumns<State extends string> {
   sent_at: number | null;
 }
 
-/** A mail on its way (src/mail/outbox-store.ts); its bodies are erased once no longer needed. */
+/** A mail on its way (src/mail/mail-outbox-store.ts); its bodies are erased once no longer needed. */
 export interface MailOutboxTable extends LeasedOutboxColumns<
   'held' | 'queued' | 'sending' | 'sent' | 'failed'
 > {
@@ -152,7 +152,7 @@ export interface AuditHeadTable {
   sealed_since: number | null;
 }
 
-/** A webhook on its way to one endpoint (src/webhooks/outbox-store.ts, migration 014). */
+/** A webhook on its way to one endpoint (src/webhooks/webhook-outbox-store.ts, migration 014). */
 export interface WebhookOutboxTable extends LeasedOutboxColumns<
   'queued' | 'sending' | 'sent' | 'failed'
 > {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailKind, MailQueue, MailRequest } from './mail-queue.js';
-import type { OutboxStore } from './outbox-store.js';
+import type { OutboxStore } from './mail-outbox-store.js';
 import { mailPriority } from './priority.js';
 import type { MailRenderer } from './templates.js';
 

@@ -8,9 +8,9 @@ import {
   type DeliveryLog,
   type DeliverySettings,
   type DeliveryWorker,
-} from './delivery-worker.js';
+} from './mail-worker.js';
 import { createMailQueue, type HeldMail, type MailMode, type OutboxQueue } from './outbox-queue.js';
-import { createOutboxStore, type OutboxStore } from './outbox-store.js';
+import { createOutboxStore, type OutboxStore } from './mail-outbox-store.js';
 import { createSmtpTransport, describeSmtp, type SmtpTimeouts } from './smtp-transport.js';
 import { createMailRenderer, type TemplateOverrides } from './templates.js';
 

@@ -1,6 +1,6 @@
 import { auditEntriesSince, listAuditEntries, type AuditEntry } from '../audit/entries.js';
 import { sealAuditChain, type SealOutcome } from '../audit/reseal.js';
-import { verifyAuditLog, type AuditVerdict } from '../audit/verify.js';
+import { verifyAuditLog, type AuditVerdict } from '../audit/verify-chain.js';
 import type { OperatorPorts } from './actor.js';
 
 export type { AuditEntry, AuditVerdict, SealOutcome };

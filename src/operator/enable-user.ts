@@ -1,4 +1,4 @@
-import type { Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import type { User } from '../users/store.js';
 import { writeDisabled } from '../users/writes.js';
 import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';

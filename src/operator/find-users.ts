@@ -1,5 +1,5 @@
 import { createFactorThrottleStore } from '../account/model/factor-throttle-store.js';
-import type { Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import { pageListingRows, readListingRow, type UserListingRow } from '../users/listing.js';
 import type { OperatorPorts } from './actor.js';
 

@@ -1,12 +1,17 @@
 import { retryWindowMs } from '../mail/outbox-queue.js';
-import type { OutboxMail, OutboxState, OutboxStore, RetryResult } from '../mail/outbox-store.js';
+import type {
+  OutboxMail,
+  OutboxState,
+  OutboxStore,
+  RetryResult,
+} from '../mail/mail-outbox-store.js';
 import { webhookRetryWindowMs } from '../webhooks/emit.js';
 import type {
   WebhookDelivery,
   WebhookRetryResult,
   WebhookState,
   WebhookStore,
-} from '../webhooks/outbox-store.js';
+} from '../webhooks/webhook-outbox-store.js';
 import type { Actor, OperatorPorts } from './actor.js';
 
 /*

@@ -1,5 +1,5 @@
 import { createFactorThrottleStore } from '../account/model/factor-throttle-store.js';
-import type { Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Throttle } from '../auth/throttle.js';
+import type { Throttle } from '../auth/signin/throttle.js';
 import { readUser } from '../users/writes.js';
 import type { Actor, OperatorPorts } from './actor.js';
 import { unlockEmail } from './unlock-email.js';

@@ -2,8 +2,8 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Database, LeasedOutboxColumns } from '../db/schema.js';
 
 /*
- * The statements of a leased outbox, shared by the mail outbox (src/mail/outbox-store.ts) and
- * the webhook outbox (src/webhooks/outbox-store.ts): a row is written queued, a worker claims it
+ * The statements of a leased outbox, shared by the mail outbox (src/mail/mail-outbox-store.ts) and
+ * the webhook outbox (src/webhooks/webhook-outbox-store.ts): a row is written queued, a worker claims it
  * with a lease (lease_holder, lease_until) so no two instances ever hold it at once, the lease's
  * holder records the outcome (sent, retried later, failed), a stopping worker gives back what
  * it holds, an operator lists and retries rows, and finished rows are forgotten after a while.

@@ -1,6 +1,6 @@
 /*
- * The loop of a leased outbox's worker, shared by mail (src/mail/delivery-worker.ts) and
- * webhooks (src/webhooks/delivery-worker.ts): poll, sweep now and then, claim due rows with a
+ * The loop of a leased outbox's worker, shared by mail (src/mail/mail-worker.ts) and
+ * webhooks (src/webhooks/webhook-worker.ts): poll, sweep now and then, claim due rows with a
  * lease (src/outbox/leased-store.ts: no two instances hold one row), deliver each, look again at
  * once while rows keep coming and every `idlePollMs` while idle; on stop, wait for the work in
  * flight and give back the leases still held. What a delivery is, and how its outcome is

@@ -42,7 +42,7 @@ const secondStepAgain: Notice = {
   text: 'Your sign-in took too long to finish. Enter your password again, then the code from your authenticator app.',
 };
 
-/** The second step's notices (src/pages/signin-page.ts). */
+/** The second step's notices (src/pages/signin/signin-page.ts). */
 export const secondStepNotices = {
   required: {
     tone: 'info',
@@ -55,7 +55,7 @@ export const secondStepNotices = {
   },
 } as const satisfies Record<string, Notice>;
 
-/** The enrolment step's notices (SECOND_FACTOR=required; src/pages/signin-page.ts). */
+/** The enrolment step's notices (SECOND_FACTOR=required; src/pages/signin/signin-page.ts). */
 export const enrolmentNotices = {
   invalid: {
     tone: 'error',
@@ -182,7 +182,7 @@ function codesPaused(retryAfterSeconds: number | undefined): Notice {
   };
 }
 
-// Said only after the password was proven (src/auth/authorize.ts), so it tells a guesser nothing.
+// Said only after the password was proven (src/auth/signin/authorize.ts), so it tells a guesser nothing.
 // Without mail (production without SMTP_URL) no link was sent: only an operator can confirm it.
 function emailUnverified(email: string | undefined, mailOn: boolean): Notice {
   const where = email ?? 'your address';
@@ -231,7 +231,7 @@ const passkeyRefused: Notice = {
 /**
  * The notice for the sign-in page's query string: Auth.js's `error` (and `code`) values, our own
  * `retryAfter` and `signedOut`. Values map to fixed texts; nothing from the URL is printed (the
- * address in "confirm your address first" is the kept one, src/pages/kept-email.ts).
+ * address in "confirm your address first" is the kept one, src/pages/signin/kept-email.ts).
  */
 export function signInNotice(
   params: URLSearchParams,

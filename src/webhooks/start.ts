@@ -7,9 +7,9 @@ import {
   type WebhookEvents,
   type WebhookLog,
   type WebhookWorker,
-} from './delivery-worker.js';
+} from './webhook-worker.js';
 import { sendWebhooksTo } from './emit.js';
-import { createWebhookStore, type WebhookStore } from './outbox-store.js';
+import { createWebhookStore, type WebhookStore } from './webhook-outbox-store.js';
 import { secretBytes } from './sign.js';
 
 /** What webhooks need from the configuration (src/config/webhooks.ts). */

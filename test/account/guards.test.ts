@@ -2,8 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { createGuards } from '../../src/account/guards.js';
 import type { SignedIn } from '../../src/account/action.js';
-import type { CurrentSession } from '../../src/auth/session-access.js';
-import { StoreUnavailableError } from '../../src/auth/request-context.js';
+import type { CurrentSession } from '../../src/auth/session/session-access.js';
+import { StoreUnavailableError } from '../../src/auth/request/request-context.js';
 import { HttpError } from '../../src/http/errors.js';
 import type { User } from '../../src/users/store.js';
 

@@ -3,11 +3,11 @@ import {
   settleCallbackUrl,
   withUsableCallbackUrls,
   type CallbackUrlSources,
-} from '../../src/auth/callback-url.js';
+} from '../../src/auth/cookies/callback-url.js';
 // Auth.js's default `redirect` callback (not in @auth/core's package exports): wherever
 // Gatehouse settles on a URL, it must be the one Auth.js itself would redirect to.
 import { defaultCallbacks } from '../../node_modules/@auth/core/lib/init.js';
-import { createAuthConfig, type AuthConfigDeps } from '../../src/auth/auth-config.js';
+import { createAuthConfig, type AuthConfigDeps } from '../../src/auth/bridge/auth-config.js';
 import { expectOnOrigin, offSitePayloads, originTricks } from '../helpers/callback-targets.js';
 
 const origin = 'http://localhost:3000';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { authCookieNames, type SessionCookiePrefix } from '../../src/auth/cookie-names.js';
+import { authCookieNames, type SessionCookiePrefix } from '../../src/auth/cookies/cookie-names.js';
 import {
   heldSessionToken,
   parseCookies,
   serializeCookie,
   sessionTokenFrom,
   withoutCookies,
-} from '../../src/auth/cookies.js';
+} from '../../src/auth/cookies/cookies.js';
 // Auth.js's own parser and session-chunk store, which the module claims to match byte for byte.
 // Neither is in @auth/core's package exports, so they are reached by path: a new Auth.js that
 // parses differently fails these tests instead of silently splitting the fast paths from it.

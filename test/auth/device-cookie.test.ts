@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDeviceCookies } from '../../src/auth/device-cookie.js';
+import { createDeviceCookies } from '../../src/auth/cookies/device-cookie.js';
 
 const oldSecret = 'old-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const newSecret = 'new-secret-0123456789abcdefghijklmnopqrstuvwxyz';

@@ -16,7 +16,7 @@ import {
   type JWTOptions,
 } from '@auth/core/jwt';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { canonicalToken, createJweCodec } from '../../src/auth/jwe-codec.js';
+import { canonicalToken, createJweCodec } from '../../src/auth/session/jwe-codec.js';
 
 const SALT = 'authjs.session-token';
 const NEW = 'new-secret-0123456789abcdef0123456789abcdef';

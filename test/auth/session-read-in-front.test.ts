@@ -4,7 +4,7 @@ import { Client } from '../helpers/client.js';
 import { addUser, fakeClock, startServer, type TestServer } from '../helpers/server.js';
 import { aroundSessionChecks } from '../helpers/sessions.js';
 
-// What the session and CSRF reads answered in front of Fastify (src/auth/front-read.ts) owe a
+// What the session and CSRF reads answered in front of Fastify (src/auth/session/front-read.ts) owe a
 // user beyond the answer itself, which test/auth/session-read-matches-auth-js.test.ts compares with plain Auth.js.
 // With fast paths off everything goes through Fastify, and the same expectations hold.
 

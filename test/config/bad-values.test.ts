@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { knownVariables, parseConfig, plainWording } from '../../src/config/index.js';
-import { fileVariables } from '../../src/config/secret-files.js';
+import { fileVariables } from '../../src/config/read/secret-files.js';
 
 /**
  * One bad value per variable. A variable added later without a row here is tried with the

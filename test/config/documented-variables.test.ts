@@ -3,8 +3,8 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { describe, expect, it } from 'vitest';
 import { capabilities, variablesOf } from '../../src/config/index.js';
-import { exampleOf, plainDefault, variableNotes } from '../../src/config/notes.js';
-import { fileVariables } from '../../src/config/secret-files.js';
+import { exampleOf, plainDefault, variableNotes } from '../../src/config/read/notes.js';
+import { fileVariables } from '../../src/config/read/secret-files.js';
 
 const root = path.join(import.meta.dirname, '../..');
 const docsFile = 'docs/configuration.md';

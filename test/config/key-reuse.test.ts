@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { keyReuse } from '../../src/config/key-reuse.js';
+import { keyReuse } from '../../src/config/read/key-reuse.js';
 
 const bytes = randomBytes(33);
 const other = randomBytes(33);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { knownVariables } from '../../src/config/index.js';
-import { unknownVariableWarnings } from '../../src/config/unknown-variables.js';
+import { unknownVariableWarnings } from '../../src/config/read/unknown-variables.js';
 
 const warnings = (env: Record<string, string>) => unknownVariableWarnings(env, knownVariables());
 const notRead = (name: string) =>

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { pruneAuditLog } from '../../src/audit/prune.js';
-import { verifyAuditLog } from '../../src/audit/verify.js';
+import { verifyAuditLog } from '../../src/audit/verify-chain.js';
 import type { Database } from '../../src/db/schema.js';
 import {
   appendAuditEntries,

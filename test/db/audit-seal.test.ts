@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pruneAuditLog } from '../../src/audit/prune.js';
 import { sealAuditChain } from '../../src/audit/reseal.js';
 import { sealAuditWith } from '../../src/audit/seal.js';
-import { verifyAuditLog } from '../../src/audit/verify.js';
+import { verifyAuditLog } from '../../src/audit/verify-chain.js';
 import type { Database } from '../../src/db/schema.js';
 import {
   appendAuditEntries as append,

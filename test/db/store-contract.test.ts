@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKyselyThrottleStore, type ThrottleLimit } from '../../src/auth/throttle-store.js';
+import {
+  createKyselyThrottleStore,
+  type ThrottleLimit,
+} from '../../src/auth/signin/throttle-store.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import * as credentialVersionMigration from '../../src/db/migrations/002-credential-version.js';
 import * as mailOutboxMigration from '../../src/db/migrations/003-mail-outbox.js';

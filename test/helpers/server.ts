@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { vi } from 'vitest';
 import type { Kysely } from 'kysely';
 import { buildApp, type AppConfig, type AppDeps } from '../../src/app.js';
-import { createJweCodec } from '../../src/auth/jwe-codec.js';
+import { createJweCodec } from '../../src/auth/session/jwe-codec.js';
 import { defaultHashNice } from '../../src/config/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';

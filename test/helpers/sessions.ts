@@ -1,4 +1,4 @@
-import { createJweCodec } from '../../src/auth/jwe-codec.js';
+import { createJweCodec } from '../../src/auth/session/jwe-codec.js';
 import type { SessionStore } from '../../src/sessions/session-store.js';
 import type { TestServer } from './server.js';
 

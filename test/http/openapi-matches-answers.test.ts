@@ -8,9 +8,9 @@ import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { accountPaths } from '../../src/account/register.js';
 import { buildAdminApp } from '../../src/admin/admin-app.js';
 import { adminRoutes, openApiPath } from '../../src/admin/routes.js';
-import { createOutboxStore } from '../../src/mail/outbox-store.js';
+import { createOutboxStore } from '../../src/mail/mail-outbox-store.js';
 import { noObserver } from '../../src/observe/observer.js';
-import { createWebhookStore } from '../../src/webhooks/outbox-store.js';
+import { createWebhookStore } from '../../src/webhooks/webhook-outbox-store.js';
 
 const documentPath = path.resolve(import.meta.dirname, '../../docs/openapi.yaml');
 const password = 'correct horse battery staple';

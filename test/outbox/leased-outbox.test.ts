@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
-import { createOutboxStore } from '../../src/mail/outbox-store.js';
-import { createWebhookStore } from '../../src/webhooks/outbox-store.js';
+import { createOutboxStore } from '../../src/mail/mail-outbox-store.js';
+import { createWebhookStore } from '../../src/webhooks/webhook-outbox-store.js';
 import { databaseBackends, openMigrated } from '../helpers/backends.js';
 
 /*

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError, invalidField } from '../../http/errors.js';
 import { emailRawMaxLength, readEmail } from '../../users/email.js';
-import type { FormFailure } from '../../pages/account-notices.js';
+import type { FormFailure } from '../../pages/account/account-notices.js';
 import type { AccountAction } from '../action.js';
 import { issueEmailChangeMail } from './confirmation.js';
 import { boundedString, fieldsOf } from '../request-body.js';

@@ -9,7 +9,7 @@ import {
 } from '../page-kit.js';
 import { registerFlowPage } from '../flow-page.js';
 import { mailedLinkPurpose } from './confirmation.js';
-import { addressTakenMessage, confirmEmailRequest } from './verify.js';
+import { addressTakenMessage, confirmEmailRequest } from './verify-address.js';
 import { pagePathsOf } from '../paths.js';
 import {
   renderSignupConfirmedPage,

@@ -1,4 +1,4 @@
-import type { Throttle } from '../../auth/throttle.js';
+import type { Throttle } from '../../auth/signin/throttle.js';
 import { HttpError } from '../../http/errors.js';
 import { GateFullError } from '../../traffic/work-gate.js';
 import type { PasswordHasher } from '../../users/hasher.js';
@@ -7,9 +7,9 @@ import {
   provePassword as proveOnce,
   type Admitted,
   type Proof,
-} from '../../auth/password-proof.js';
+} from '../../auth/signin/password-proof.js';
 import { rateLimited } from '../attempts.js';
-import type { DeviceCookies } from '../../auth/device-cookie.js';
+import type { DeviceCookies } from '../../auth/cookies/device-cookie.js';
 
 export interface PasswordProofDeps {
   deviceCookies: DeviceCookies;
@@ -31,7 +31,7 @@ export interface PasswordHolder {
 
 export interface ProofOptions {
   /**
-   * The request's device cookie (src/auth/device-cookie.ts). A device that signed in to the
+   * The request's device cookie (src/auth/cookies/device-cookie.ts). A device that signed in to the
    * account under its current credential version is known: guesses from elsewhere that lock the
    * account's sign-in do not lock its owner out of this check, while guesses from it still meet
    * the (account, address) and address limits. A session is not a device: holding one proves
@@ -46,7 +46,7 @@ export interface ProofOptions {
 }
 
 /**
- * A password checked as sign-in checks one (the one proof, src/auth/password-proof.ts): charged first against the same per-account and
+ * A password checked as sign-in checks one (the one proof, src/auth/signin/password-proof.ts): charged first against the same per-account and
  * per-address throttles (429 `rate_limited` with Retry-After when a limit is reached, nothing
  * hashed), one argon2 verification off the event loop, a success taking its failure charges
  * back. A wrong (or unreadable) password is 403 `invalid_credentials`. `onFailure` is told

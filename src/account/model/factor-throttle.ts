@@ -1,5 +1,5 @@
-import type { Checked, Throttled } from '../../auth/password-proof.js';
-import type { Throttle } from '../../auth/throttle.js';
+import type { Checked, Throttled } from '../../auth/signin/password-proof.js';
+import type { Throttle } from '../../auth/signin/throttle.js';
 import {
   clearFactorFailures,
   type FactorLockPolicy,

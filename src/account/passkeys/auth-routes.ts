@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PagePaths } from '../paths.js';
 import * as z from 'zod/mini';
-import { authBasePath } from '../../auth/auth-config.js';
-import { settleCallbackUrl } from '../../auth/callback-url.js';
-import { parseCookies } from '../../auth/cookies.js';
-import { isSecure, originOf } from '../../auth/request-site.js';
+import { authBasePath } from '../../auth/bridge/auth-config.js';
+import { settleCallbackUrl } from '../../auth/cookies/callback-url.js';
+import { parseCookies } from '../../auth/cookies/cookies.js';
+import { isSecure, originOf } from '../../auth/request/request-site.js';
 import {
   challengeCookieName,
   challengeDigest,
@@ -12,7 +12,7 @@ import {
   clearChallenge,
   openChallenge,
   sealChallenge,
-} from '../../auth/webauthn-challenge.js';
+} from '../../auth/bridge/webauthn-challenge.js';
 import { HttpError } from '../../http/errors.js';
 import type { SignedIn } from '../action.js';
 import { clientOf } from '../adapter.js';
@@ -29,7 +29,7 @@ import {
 import { addPasskey, type EnrolmentPorts } from './enrolment.js';
 
 /*
- * Auth.js's Passkey provider's two routes, as the auth wing hands them over (src/auth/routes.ts):
+ * Auth.js's Passkey provider's two routes, as the auth wing hands them over (src/auth/bridge/routes.ts):
  * the options (`GET /api/auth/webauthn-options/passkey`) and the registration half of the
  * callback. The sign-in half goes through Auth.js's credentials callback (./assertion.ts).
  */

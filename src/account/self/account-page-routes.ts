@@ -1,8 +1,8 @@
-import { parseCookies } from '../../auth/cookies.js';
+import { parseCookies } from '../../auth/cookies/cookies.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authBasePath } from '../../auth/auth-config.js';
-import { suggestedAuthUrl } from '../../auth/login-csrf-guard.js';
-import type { PageViewOf } from '../../auth/routes.js';
+import { authBasePath } from '../../auth/bridge/auth-config.js';
+import { suggestedAuthUrl } from '../../auth/signin/login-csrf-guard.js';
+import type { PageViewOf } from '../../auth/bridge/routes.js';
 import { HttpError } from '../../http/errors.js';
 import type { Site } from '../../http/site.js';
 import { sendWebResponse } from '../../http/web-bridge.js';
@@ -13,11 +13,11 @@ import {
   formOutcome,
   type AccountForm,
   type FormFailure,
-} from '../../pages/account-notices.js';
-import type { SentForm } from '../../pages/account-page.js';
-import type { AccountPages, PageAnswer } from '../../pages/account-pages.js';
-import { signOutDestination } from '../../pages/destinations.js';
-import { queryOf } from '../../pages/form-post.js';
+} from '../../pages/account/account-notices.js';
+import type { SentForm } from '../../pages/account/account-page.js';
+import type { AccountPages, PageAnswer } from '../../pages/account/account-pages.js';
+import { signOutDestination } from '../../pages/signin/destinations.js';
+import { queryOf } from '../../pages/signin/form-post.js';
 import type { Notice } from '../../pages/notices.js';
 import type { AccountAction, AccountDeps, SignedIn } from '../action.js';
 import type { Perform } from '../adapter.js';
@@ -40,7 +40,7 @@ import {
   regenerateWithPassword,
   setupTotpWithPassword,
 } from '../totp/page-actions.js';
-import type { SecondFactorView } from '../../pages/account-page.js';
+import type { SecondFactorView } from '../../pages/account/account-page.js';
 import { renamePasskey } from '../passkeys/actions.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { removePasskeyWithPassword } from './remove-passkey-with-password.js';
@@ -189,7 +189,7 @@ export interface AccountPageDeps {
   perform: Perform;
   guards: Guards;
   assertCsrf: (request: FastifyRequest, body: Record<string, unknown>) => void;
-  /** Auth.js's CSRF token and cookies for the forms (the auth wing's, src/auth/routes.ts). */
+  /** Auth.js's CSRF token and cookies for the forms (the auth wing's, src/auth/bridge/routes.ts). */
   pageView: PageViewOf;
   pages: AccountPages;
   /** Where the page and its forms live (ACCOUNT_PAGES_PATH). */

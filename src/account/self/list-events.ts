@@ -1,7 +1,7 @@
 import { listEvents } from '../model/events.js';
 import { ipPrefix } from '../../util/ip-prefix.js';
 import { answer, type AccountAction, type AccountDeps } from '../action.js';
-import type { HistoryItem } from '../../pages/account-security.js';
+import type { HistoryItem } from '../../pages/account/account-security.js';
 import { deviceLabel } from '../../sessions/device-label.js';
 
 /** The user's history as the account page shows it: devices as labels, operators by name. */

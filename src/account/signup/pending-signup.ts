@@ -20,7 +20,7 @@ export type SignUpOutcome = 'pending' | 'exists' | 'disabled' | 'over_budget';
  * userless `signup` secret that keeps the name typed (and the hash of the password sent, which
  * passed the policy) and the "confirm your address" mail, in one transaction. The account is
  * made only when that secret comes back through the mailbox, with the password its holder
- * chooses then (src/account/email/verify.ts), so signing in before then answers as for any
+ * chooses then (src/account/email/verify-address.ts), so signing in before then answers as for any
  * wrong password, the password a stranger typed is nobody's, every sign-up mail serves the
  * owner of the address, and a sign-up nobody confirms expires with its secret. The mail carries
  * no name: the requester typed it, and nobody has proven the address. Earlier pending sign-ups

@@ -12,7 +12,7 @@ import { renderSignupConfirmedPage, renderVerifyDonePage } from '../email/verify
 import { readEmail } from '../../users/email.js';
 import type { FlowPorts } from '../adapter.js';
 import { signUpAction, signupLinkTtlSeconds } from './signup.js';
-import { confirmEmailRequest } from '../email/verify.js';
+import { confirmEmailRequest } from '../email/verify-address.js';
 import { findPendingSignup } from '../email/signup-confirmation.js';
 import {
   createPageKit,

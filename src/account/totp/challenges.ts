@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { deleteInBatches } from '../../db/delete-in-batches.js';
-import type { ChallengePurpose } from '../../auth/authorize.js';
+import type { ChallengePurpose } from '../../auth/signin/authorize.js';
 import type { Database } from '../../db/schema.js';
-import { challengeTtlSeconds } from '../../pages/second-step-cookie.js';
+import { challengeTtlSeconds } from '../../pages/signin/second-step-cookie.js';
 import { codeDigest, codeMatches, codeTriesMax, readCode } from '../model/secrets.js';
 
 /*
  * The second step without the password again: after a right password for an account with
- * TOTP, the browser gets a challenge (a cookie, src/pages/second-step-cookie.ts) that stands for
+ * TOTP, the browser gets a challenge (a cookie, src/pages/signin/second-step-cookie.ts) that stands for
  * that proof for five minutes, so the sign-in page (or an app) sends only the code next and
  * nobody holds the password past its one request. Kept as SHA-256 only, bound to the account's
  * credential version (a password change or reset voids it), and used once: the sign-in that

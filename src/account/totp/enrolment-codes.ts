@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
-import { challengeTtlSeconds } from '../../pages/second-step-cookie.js';
+import { challengeTtlSeconds } from '../../pages/signin/second-step-cookie.js';
 import type { User } from '../../users/store.js';
 import type { PagePaths } from '../paths.js';
 import { expiresIn } from '../model/secret-mail.js';

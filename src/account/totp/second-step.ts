@@ -4,7 +4,7 @@ import type { MailQueue } from '../../mail/mail-queue.js';
 import type { PagePaths } from '../paths.js';
 import type { User } from '../../users/store.js';
 import { record, type AccountEventType } from '../model/events.js';
-import type { Checked } from '../../auth/password-proof.js';
+import type { Checked } from '../../auth/signin/password-proof.js';
 import { factorAttempt, type FactorAttemptPorts } from '../model/factor-throttle.js';
 import { queueSecurityNotice } from '../model/security-notice.js';
 import { readRecoveryCode, recoveryCodeHash } from './recovery-codes.js';

@@ -5,9 +5,9 @@ import type {
   SignInCheck,
   SignInChallenges,
   SignInVerdict,
-} from '../../auth/authorize.js';
-import type { EnrolmentPort } from '../../auth/enrolment-port.js';
-import { fromStore } from '../../auth/request-context.js';
+} from '../../auth/signin/authorize.js';
+import type { EnrolmentPort } from '../../auth/bridge/enrolment-port.js';
+import { fromStore } from '../../auth/request/request-context.js';
 import type { Database } from '../../db/schema.js';
 import { HttpError } from '../../http/errors.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
@@ -50,7 +50,7 @@ import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
  *
  * An account with a passkey has a second factor (a passkey with user verification proves both
  * factors): its password alone is answered `passkey_required` and a challenge that stands for
- * the password until a passkey follows (src/auth/passkey-authorize.ts), so whoever holds only
+ * the password until a passkey follows (src/auth/bridge/passkey-authorize.ts), so whoever holds only
  * the password cannot enrol an app of their own.
  */
 

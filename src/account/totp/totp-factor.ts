@@ -1,4 +1,4 @@
-import type { SignInVerdict } from '../../auth/authorize.js';
+import type { SignInVerdict } from '../../auth/signin/authorize.js';
 import type { Factor } from '../factor.js';
 import type { SecondStep } from './second-step.js';
 import type { Kysely } from 'kysely';

@@ -1,4 +1,4 @@
-import { loadOrCreateDevSecret } from '../../auth/dev-secret.js';
+import { loadOrCreateDevSecret } from '../../auth/bridge/dev-secret.js';
 import { issueEnrolmentCode } from '../../operator/operations.js';
 import {
   cliActor,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cliCommand } from '../../boot/cli-command.js';
 import { createMail, mailSettingsOf, mailStartupNote, type Mail } from '../../mail/start.js';
-import { outboxStates, type OutboxMail, type OutboxState } from '../../mail/outbox-store.js';
+import { outboxStates, type OutboxMail, type OutboxState } from '../../mail/mail-outbox-store.js';
 import { listMail, retryMail } from '../../operator/operations.js';
 import { cliActor, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';

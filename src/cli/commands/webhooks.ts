@@ -3,7 +3,7 @@ import {
   createWebhookStore,
   webhookStates,
   type WebhookState,
-} from '../../webhooks/outbox-store.js';
+} from '../../webhooks/webhook-outbox-store.js';
 import { cliActor, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 import { printable } from './list.js';

@@ -1,0 +1,329 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendError } from '../../http/error-handler.js';
+import type { HttpError } from '../../http/errors.js';
+import { paletteFor } from '../colour.js';
+import { renderCrossSitePage, type CrossSiteView } from '../cross-site-page.js';
+import {
+  sameOrigin,
+  signedInTarget,
+  signInDestination,
+  signOutDestination,
+} from './destinations.js';
+import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
+import { renderHomePage } from './home-page.js';
+import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
+import { challengeCookieName } from './second-step-cookie.js';
+import { createShell, type PageShell, type SignedInUser } from '../layout.js';
+import { signInBusy, signInNotice, signOutBusy, type EnrolmentRefusal } from '../notices.js';
+import { afterPasswordParam, readRetryAfter } from '../retry-after.js';
+import { pagePolicy } from '../page-csp.js';
+import { pageDefaults, type PageSettings } from '../../config/page-settings.js';
+import { pageStyle } from '../page-style.js';
+import { renderEnrolledPage, renderSignInPage } from './signin-page.js';
+import { renderSignOutPage } from './signout-page.js';
+import { sendPage } from '../send-page.js';
+
+export type { SignedInUser } from '../layout.js';
+
+/** Whether the browser holds the second step's challenge (its value is checked at the post). */
+function holdsChallenge(cookieHeader: string | undefined, secure: boolean): boolean {
+  const name = challengeCookieName(secure);
+  return (cookieHeader ?? '').split(';').some((pair) => {
+    const [key, value] = pair.split('=', 2);
+    return key?.trim() === name && value !== undefined && value.trim() !== '';
+  });
+}
+export type { CrossSiteView } from '../cross-site-page.js';
+
+/** The enrolment step's refusals, by Auth.js's `code`: which field to mark. */
+const enrolmentRefusals = new Map<string, EnrolmentRefusal>([
+  ['second_factor_invalid', 'otp'],
+  ['email_code_invalid', 'email_code'],
+  ['email_code_required', 'email_code_missing'],
+  // Only with `afterPassword=1`: the auth wing shows the step for no other throttled answer.
+  ['rate_limited', 'paused'],
+]);
+
+/**
+ * Auth.js's CSRF token for this browser, exactly as its CSRF action gives it (the auth wing
+ * computes it, src/auth/bridge/page-csrf.ts): the token the form carries, the cookies to set with
+ * the page (a new double-submit cookie unless the one held verifies; the callback-url
+ * cookie), and the callback URL it settled on.
+ */
+export interface PageCsrf {
+  csrfToken: string;
+  cookies: string[];
+  callbackUrl: string;
+}
+
+/**
+ * What a page is printed with: the public origin (AUTH_URL's, else the request's), whether the
+ * answer is for https (cookie names), CSRF, and who is signed in (the auth wing reads the
+ * session, revocation included): `null` nobody, `undefined` when it could not tell.
+ */
+export interface PageView {
+  origin: string;
+  secure: boolean;
+  csrf: PageCsrf;
+  signedIn?: SignedInUser | null | undefined;
+  /**
+   * SECOND_FACTOR=required: the app's key the browser's challenge enrols (the account wing
+   * derives it), when the sign-in page is the enrolment step.
+   */
+  enrolmentKey?: { secret: string; qrSvg: string; codeSentTo: string | null } | undefined;
+}
+
+/** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
+export interface AuthPages {
+  /** Answers GET (and HEAD) on `/api/auth/signin` or `/api/auth/signout`. */
+  show(
+    action: 'signin' | 'signout',
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: PageView,
+  ): Promise<FastifyReply>;
+  /**
+   * Where `/` sends this visitor instead of showing its page: the sign-in page when nobody is
+   * signed in, SIGNED_IN_URL when it is set. Undefined: show the page (`home`).
+   */
+  homeRedirect(origin: string, signedIn: SignedInUser | null): string | undefined;
+  /** `/` for a signed-in visitor: who they are, and a sign-out button. */
+  home(reply: FastifyReply, view: PageView & { signedIn: SignedInUser }): FastifyReply;
+  /**
+   * A browser's form post to sign in or out that the service cannot take now: the page in its
+   * busy state, with the error's status (503) and headers (`Retry-After`). `undefined` for
+   * every other caller, who gets the JSON error as before (`view` is only asked for the page;
+   * without one, the JSON error too).
+   */
+  busy(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: HttpError,
+    view: () => Promise<PageView | undefined>,
+  ): Promise<FastifyReply> | undefined;
+  /**
+   * A browser's form post to sign in or out refused as cross-site: a page that says why, with
+   * the error's status (403). `undefined` for every other caller, who gets the JSON error.
+   */
+  crossSite(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: HttpError,
+    view: Omit<CrossSiteView, 'action'>,
+  ): FastifyReply | undefined;
+  /**
+   * Called as a browser's sign-in form post is answered: a failure's redirect to the sign-in
+   * page keeps the email typed (src/pages/signin/kept-email.ts), a success forgets it. Other callers'
+   * answers are left exactly as they are.
+   */
+  afterSignInPost(request: FastifyRequest, reply: FastifyReply, secure: boolean): void;
+  /**
+   * A browser's enrolment at sign-in succeeded: instead of Auth.js's redirect, the recovery
+   * codes (shown this once) and a link on to where the redirect led, with its cookies (the
+   * session's among them).
+   */
+  enrolled(
+    reply: FastifyReply,
+    view: { recoveryCodes: readonly string[]; continueUrl: string; cookies: string[] },
+  ): FastifyReply;
+}
+
+/**
+ * Gatehouse's sign-in and sign-out pages under `basePath` (where Auth.js answers), and `/`,
+ * branded and directed by `settings` (fixed at start-up).
+ */
+export function createAuthPages(
+  basePath: string,
+  settings: PageSettings = pageDefaults,
+  /** The reset page the sign-in page links to when mail is on. */
+  forgotPasswordUrl?: string,
+  /** The sign-up page the sign-in page links to when SIGNUP=open (and mail is on). */
+  signupUrl?: string,
+): AuthPages {
+  const style = pageStyle(paletteFor(settings.accentColor));
+  const shell: PageShell = createShell(settings, style, basePath);
+  const policy = pagePolicy(style, settings.logoUrl);
+  const signInPath = `${basePath}/signin`;
+  const signInPaths = new Set([`${basePath}/callback/credentials`, `${signInPath}/credentials`]);
+  const signOutPath = `${basePath}/signout`;
+  const { signedInUrl } = settings;
+  const toSignIn = (candidate: string | undefined, origin: string) =>
+    signInDestination(candidate, origin, basePath, signedInUrl);
+
+  function send(
+    reply: FastifyReply,
+    status: number,
+    headers: Record<string, string>,
+    cookies: string[],
+    page: string,
+  ): FastifyReply {
+    // Under `no-referrer` a browser sends `Origin: null` with a form post, even to its own
+    // origin, and a sign-in post from a foreign or opaque origin is refused (login CSRF).
+    return sendPage(reply, page, { status, policy, referrer: 'same-origin', cookies, headers });
+  }
+
+  /** Which page a post to `path` came from, if a browser's form post to one of the pages. */
+  function formPostOf(request: FastifyRequest): 'signin' | 'signout' | undefined {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const action = path === signOutPath ? 'signout' : signInPaths.has(path) ? 'signin' : undefined;
+    return action !== undefined && isBrowserFormPost(request) ? action : undefined;
+  }
+
+  /** The greeting's links for a signed-in visitor of the sign-in page. */
+  function greeting(user: SignedInUser, callbackUrl: string, origin: string) {
+    return {
+      user,
+      continueUrl: callbackUrl,
+      signOutUrl: signOutDestination(undefined, origin, basePath),
+    };
+  }
+
+  /** The page again, ready to resend: a fresh form with the busy notice and the error's status. */
+  function showBusy(
+    action: 'signin' | 'signout',
+    request: FastifyRequest,
+    reply: FastifyReply,
+    error: HttpError,
+    view: PageView | undefined,
+  ): FastifyReply {
+    if (view === undefined) return sendError(reply, error);
+    const { origin, csrf } = view;
+    // The post's own callbackUrl (Auth.js checks it again when the form is sent again).
+    const posted = sameOrigin(postedField(request, 'callbackUrl'), origin);
+    const page =
+      action === 'signout'
+        ? renderSignOutPage(shell, {
+            csrfToken: csrf.csrfToken,
+            callbackUrl: signOutDestination(posted, origin, basePath),
+            notice: signOutBusy,
+          })
+        : renderSignInPage(shell, {
+            csrfToken: csrf.csrfToken,
+            callbackUrl: toSignIn(posted ?? csrf.callbackUrl, origin),
+            notice: signInBusy,
+            email: postedField(request, 'email'),
+            forgotPasswordUrl,
+            signupUrl,
+          });
+    return send(reply, error.status, error.headers, csrf.cookies, page);
+  }
+
+  return {
+    async show(action, request, reply, { origin, secure, csrf, signedIn, enrolmentKey }) {
+      const params = new URLSearchParams(queryOf(request.url));
+      let page: string;
+      if (action === 'signin') {
+        const callbackUrl = toSignIn(csrf.callbackUrl, origin);
+        // Only on the page a failure sends people to: elsewhere the email is not the point.
+        const email = params.has('error')
+          ? readKeptEmail(request.headers.cookie, secure)
+          : undefined;
+        const code = params.get('error') === 'CredentialsSignin' ? params.get('code') : null;
+        const enrolment =
+          enrolmentKey === undefined
+            ? undefined
+            : {
+                key: enrolmentKey,
+                codeSentTo: enrolmentKey.codeSentTo,
+                refused: code === null ? undefined : enrolmentRefusals.get(code),
+                retryAfterSeconds: readRetryAfter(params),
+              };
+        // A second factor's lock keeps the second step too: a recovery code is checked through it.
+        const codesPaused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';
+        const secondStep =
+          enrolment === undefined &&
+          (code === 'second_factor_required' || code === 'second_factor_invalid' || codesPaused) &&
+          holdsChallenge(request.headers.cookie, secure)
+            ? {
+                invalid: code === 'second_factor_invalid',
+                paused: codesPaused ? signInNotice(params) : undefined,
+              }
+            : undefined;
+        page = renderSignInPage(shell, {
+          csrfToken: csrf.csrfToken,
+          callbackUrl,
+          // The forgot link exists exactly when mail is on (src/app.ts).
+          notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
+          email,
+          secondStep,
+          enrolment,
+          signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
+          forgotPasswordUrl,
+          signupUrl,
+        });
+      } else {
+        page = renderSignOutPage(shell, {
+          csrfToken: csrf.csrfToken,
+          callbackUrl: signOutDestination(
+            lastValue(params, 'callbackUrl') === undefined ? undefined : csrf.callbackUrl,
+            origin,
+            basePath,
+          ),
+          notice: undefined,
+          signedIn,
+        });
+      }
+      return send(reply, 200, {}, csrf.cookies, page);
+    },
+
+    homeRedirect(origin, signedIn) {
+      if (signedIn === null) return `${origin}${signInPath}`;
+      return signedInUrl === undefined ? undefined : signedInTarget(signedInUrl, origin);
+    },
+
+    home(reply, { origin, csrf, signedIn }) {
+      const page = renderHomePage(shell, {
+        user: signedIn,
+        csrfToken: csrf.csrfToken,
+        signOutUrl: signOutDestination(undefined, origin, basePath),
+      });
+      return send(reply, 200, {}, csrf.cookies, page);
+    },
+
+    busy(request, reply, error, view) {
+      const action = formPostOf(request);
+      if (action === undefined) return undefined;
+      return view().then((ready) => showBusy(action, request, reply, error, ready));
+    },
+
+    crossSite(request, reply, error, view) {
+      const action = formPostOf(request);
+      if (action === undefined) return undefined;
+      return send(
+        reply,
+        error.status,
+        error.headers,
+        [],
+        renderCrossSitePage(shell, { action, ...view }),
+      );
+    },
+
+    enrolled(reply, { recoveryCodes, continueUrl, cookies }) {
+      return send(
+        reply,
+        200,
+        {},
+        cookies,
+        renderEnrolledPage(shell, { recoveryCodes, continueUrl }),
+      );
+    },
+
+    afterSignInPost(request, reply, secure) {
+      if (formPostOf(request) !== 'signin' || reply.statusCode !== 302) return;
+      const location = reply.getHeader('location');
+      if (typeof location !== 'string') return;
+      let failed: boolean;
+      try {
+        const url = new URL(location);
+        failed = url.pathname === signInPath && url.searchParams.has('error');
+      } catch {
+        // Auth.js writes absolute URLs; anything else is left alone.
+        return;
+      }
+      const cookie = failed
+        ? keepEmail(postedField(request, 'email'), signInPath, secure)
+        : forgetEmail(signInPath, secure);
+      if (cookie !== undefined) reply.header('set-cookie', cookie);
+    },
+  };
+}
