@@ -91,6 +91,16 @@ export type RecordedBy = { holder: string } | 'while-sending' | 'always';
 
 export type LeasedRetryResult = 'queued' | 'missing' | 'not-failed' | 'erased';
 
+/** What every statement of one table needs: the database, its view, the table and the engine. */
+interface LeasedContext<Name extends LeasedTableName, Row> {
+  view: LeasedView;
+  name: LeasedTableName;
+  dialect: 'sqlite' | 'postgres';
+  table: LeasedTable<Name, Row>;
+  /** Raw statements reading whole rows: typed as the table's rows, as Kysely types any raw SQL. */
+  readRows(query: RawBuilder<Selectable<Database[Name]>>): Promise<Row[]>;
+}
+
 /**
  * The statements of one leased outbox table, the same on SQLite and PostgreSQL except the
  * claim's row locks. Every method takes `now` (ms): the worker's clock, injected in tests.
@@ -100,67 +110,86 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
   dialect: 'sqlite' | 'postgres',
   table: LeasedTable<Name, Row>,
 ) {
-  const view = leasedView(db);
-  const name: LeasedTableName = table.name;
-  // Raw statements reading whole rows: typed as the table's rows, as Kysely types any raw SQL.
-  const readRows = async (query: RawBuilder<Selectable<Database[Name]>>) =>
-    (await query.execute(db)).rows.map((row) => table.fromRow(row));
+  const context: LeasedContext<Name, Row> = {
+    view: leasedView(db),
+    name: table.name,
+    dialect,
+    table,
+    readRows: async (query) => (await query.execute(db)).rows.map((row) => table.fromRow(row)),
+  };
+  return { ...leaseStatements(context), ...operatorStatements(context) };
+}
 
-  /** An update of row `id`, limited to what `by` may record. */
-  function outcome(id: string, by: RecordedBy) {
-    let query = view.updateTable(name).where('id', '=', id);
-    if (by !== 'always') query = query.where('state', '=', 'sending');
-    if (typeof by === 'object') query = query.where('lease_holder', '=', by.holder);
-    return query;
-  }
+/** An update of row `id`, limited to what `by` may record. */
+function outcome(view: LeasedView, name: LeasedTableName, id: string, by: RecordedBy) {
+  let query = view.updateTable(name).where('id', '=', id);
+  if (by !== 'always') query = query.where('state', '=', 'sending');
+  if (typeof by === 'object') query = query.where('lease_holder', '=', by.holder);
+  return query;
+}
 
-  /** Adds the erasure of the table's secret-bearing columns to an update. */
-  function erasing(query: ReturnType<typeof outcome>) {
-    let erased = query;
-    for (const column of table.erasable) erased = erased.set(view.dynamic.ref(column), null);
-    return erased;
-  }
+/** Adds the erasure of the table's secret-bearing columns to an update. */
+function erasing(view: LeasedView, erasable: readonly string[], query: ReturnType<typeof outcome>) {
+  let erased = query;
+  for (const column of erasable) erased = erased.set(view.dynamic.ref(column), null);
+  return erased;
+}
 
+/**
+ * Takes the lease on up to `limit` due rows: those in a claimable state whose next attempt has
+ * come, which includes rows being sent whose lease ran out (their instance stopped or crashed).
+ * One statement on the table's partial claim index.
+ */
+function claimDue<Name extends LeasedTableName, Row>(
+  { name, dialect, table, readRows }: LeasedContext<Name, Row>,
+  now: number,
+  holder: string,
+  leaseMs: number,
+  limit: number,
+): Promise<Row[]> {
+  const until = now + leaseMs;
+  const states = sql.join(table.claimable.map((state) => sql.lit(state)));
+  const order = sql.join(table.claimOrder.map((column) => sql.ref(column)));
+  const due = sql`
+    select id from ${sql.table(name)}
+    where state in (${states}) and next_attempt_at <= ${now}
+    order by ${order} limit ${limit}`;
+  const take = sql`
+    update ${sql.table(name)}
+    set state = 'sending', attempts = attempts + 1, lease_holder = ${holder},
+        lease_until = ${until}, next_attempt_at = ${until}`;
+  const stillDue = sql`state in (${states}) and next_attempt_at <= ${now}`;
+  // PostgreSQL: rows another instance is claiming right now are skipped, not waited for. The
+  // outer conditions are checked again on the locked row, so a row claimed by another
+  // instance since the inner select saw it is left alone (no double claim in READ COMMITTED).
+  // The selection is a materialized CTE, run once. As an `in (…)` subquery the planner may
+  // run it more than once, each run skipping the rows this statement has already taken: on
+  // PostgreSQL 15 a claim of 2 took 4 mails (test/mail/delivery.test.ts, the rate cap), past
+  // the free connections and the cap.
+  // SQLite: one statement is atomic and the database has one writer; no lock clause exists.
+  // The states are literals, not parameters: SQLite uses a partial index only when the
+  // query's own terms imply the index's condition.
+  return readRows(
+    dialect === 'postgres'
+      ? sql`
+          with due as materialized (${due} for update skip locked)
+          ${take} where id in (select id from due) and ${stillDue} returning *`
+      : sql`${take} where id in (${due}) and ${stillDue} returning *`,
+  );
+}
+
+/** What the worker does with its lease: claim, record the outcome, renew, give back. */
+function leaseStatements<Name extends LeasedTableName, Row>(context: LeasedContext<Name, Row>) {
+  const { view, name, table } = context;
+  const outcomeOf = (id: string, by: RecordedBy) => outcome(view, name, id, by);
+  const erasingOutcome = (id: string, by: RecordedBy) =>
+    erasing(view, table.erasable, outcomeOf(id, by));
   return {
-    /**
-     * Takes the lease on up to `limit` due rows: those in a claimable state whose next attempt
-     * has come, which includes rows being sent whose lease ran out (their instance stopped or
-     * crashed). One statement on the table's partial claim index.
-     */
-    async claimDue(now: number, holder: string, leaseMs: number, limit: number): Promise<Row[]> {
-      const until = now + leaseMs;
-      const states = sql.join(table.claimable.map((state) => sql.lit(state)));
-      const order = sql.join(table.claimOrder.map((column) => sql.ref(column)));
-      const due = sql`
-        select id from ${sql.table(name)}
-        where state in (${states}) and next_attempt_at <= ${now}
-        order by ${order} limit ${limit}`;
-      const take = sql`
-        update ${sql.table(name)}
-        set state = 'sending', attempts = attempts + 1, lease_holder = ${holder},
-            lease_until = ${until}, next_attempt_at = ${until}`;
-      const stillDue = sql`state in (${states}) and next_attempt_at <= ${now}`;
-      // PostgreSQL: rows another instance is claiming right now are skipped, not waited for. The
-      // outer conditions are checked again on the locked row, so a row claimed by another
-      // instance since the inner select saw it is left alone (no double claim in READ COMMITTED).
-      // The selection is a materialized CTE, run once. As an `in (…)` subquery the planner may
-      // run it more than once, each run skipping the rows this statement has already taken: on
-      // PostgreSQL 15 a claim of 2 took 4 mails (test/mail/delivery.test.ts, the rate cap), past
-      // the free connections and the cap.
-      // SQLite: one statement is atomic and the database has one writer; no lock clause exists.
-      // The states are literals, not parameters: SQLite uses a partial index only when the
-      // query's own terms imply the index's condition.
-      return readRows(
-        dialect === 'postgres'
-          ? sql`
-              with due as materialized (${due} for update skip locked)
-              ${take} where id in (select id from due) and ${stillDue} returning *`
-          : sql`${take} where id in (${due}) and ${stillDue} returning *`,
-      );
-    },
+    claimDue: (now: number, holder: string, leaseMs: number, limit: number): Promise<Row[]> =>
+      claimDue(context, now, holder, leaseMs, limit),
 
     async markSent(id: string, now: number, by: RecordedBy): Promise<void> {
-      await erasing(outcome(id, by))
+      await erasingOutcome(id, by)
         .set({
           state: 'sent',
           sent_at: now,
@@ -178,7 +207,7 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
       nextAttemptAt: number,
       error: string,
     ): Promise<void> {
-      await outcome(id, { holder })
+      await outcomeOf(id, { holder })
         .set({
           state: 'queued',
           next_attempt_at: nextAttemptAt,
@@ -191,7 +220,7 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
 
     /** Failed for good; `erase` also clears the table's secret-bearing columns. */
     async markFailed(id: string, error: string, by: RecordedBy, erase: boolean): Promise<void> {
-      const query = erase ? erasing(outcome(id, by)) : outcome(id, by);
+      const query = erase ? erasingOutcome(id, by) : outcomeOf(id, by);
       await query
         .set({ state: 'failed', lease_holder: null, lease_until: null, last_error: error })
         .execute();
@@ -199,7 +228,7 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
 
     /** Extends the lease of a row this holder is still sending (its attempt may yet succeed). */
     async renewLease(id: string, holder: string, until: number): Promise<void> {
-      await outcome(id, { holder }).set({ lease_until: until, next_attempt_at: until }).execute();
+      await outcomeOf(id, { holder }).set({ lease_until: until, next_attempt_at: until }).execute();
     },
 
     /**
@@ -215,7 +244,43 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
       if (keep.length > 0) query = query.where('id', 'not in', keep);
       await query.execute();
     },
+  };
+}
 
+/**
+ * A row in one of `from` (failed, or held) back in the queue, due now, with a new retry window;
+ * unless what it would send was erased.
+ */
+async function retry<Name extends LeasedTableName, Row>(
+  { view, name, table }: LeasedContext<Name, Row>,
+  id: string,
+  now: number,
+  retryWindowMs: number,
+  from: readonly LeasedState[],
+): Promise<LeasedRetryResult> {
+  let query = view
+    .updateTable(name)
+    .set({
+      state: 'queued',
+      next_attempt_at: now,
+      retry_until: now + retryWindowMs,
+      last_error: null,
+    })
+    .where('id', '=', id)
+    .where('state', 'in', from);
+  for (const column of table.erasable)
+    query = query.where(view.dynamic.ref(column), 'is not', null);
+  const result = await query.executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 1) return 'queued';
+  const row = await view.selectFrom(name).select('state').where('id', '=', id).executeTakeFirst();
+  if (row === undefined) return 'missing';
+  return from.includes(row.state) ? 'erased' : 'not-failed';
+}
+
+/** What an operator, the gauges and the pruning ask of the table. */
+function operatorStatements<Name extends LeasedTableName, Row>(context: LeasedContext<Name, Row>) {
+  const { view, name, readRows } = context;
+  return {
     /** Forgets rows in `states` created at or before `before`. */
     async forget(states: readonly LeasedState[], before: number): Promise<void> {
       await view
@@ -238,38 +303,12 @@ export function createLeasedStore<Name extends LeasedTableName, Row>(
       return row ?? null;
     },
 
-    /**
-     * A row in one of `from` (failed, or held) back in the queue, due now, with a new retry
-     * window; unless what it would send was erased.
-     */
-    async retry(
+    retry: (
       id: string,
       now: number,
       retryWindowMs: number,
       from: readonly LeasedState[],
-    ): Promise<LeasedRetryResult> {
-      let query = view
-        .updateTable(name)
-        .set({
-          state: 'queued',
-          next_attempt_at: now,
-          retry_until: now + retryWindowMs,
-          last_error: null,
-        })
-        .where('id', '=', id)
-        .where('state', 'in', from);
-      for (const column of table.erasable)
-        query = query.where(view.dynamic.ref(column), 'is not', null);
-      const result = await query.executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 1) return 'queued';
-      const row = await view
-        .selectFrom(name)
-        .select('state')
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (row === undefined) return 'missing';
-      return from.includes(row.state) ? 'erased' : 'not-failed';
-    },
+    ): Promise<LeasedRetryResult> => retry(context, id, now, retryWindowMs, from),
 
     /** Queued and being sent, and the age of the oldest: what the gauges show. */
     async backlog(now: number): Promise<{ queued: number; oldestAgeSeconds: number }> {

@@ -44,7 +44,7 @@ export function backoffMs(attempts: number, baseMs: number, maxMs: number): numb
 /** After a wake that found nothing: the caller's transaction may not have committed yet. */
 const wakeRecheckMs = [100, 1_000];
 
-export function createLeasedWorker<Claimed>(options: {
+export interface LeasedWorkerOptions<Claimed> {
   /** Names the outbox in the log lines: `mail`, `webhook`. */
   noun: string;
   queue: LeasedQueue<Claimed>;
@@ -69,7 +69,42 @@ export function createLeasedWorker<Claimed>(options: {
    * and says which rows' leases must be kept rather than given back. Default: the poll's end, none.
    */
   drain?(poll: Promise<void> | undefined): Promise<readonly string[]>;
-}): LeasedWorker {
+}
+
+/**
+ * One poll: the sweep when it is due, then a claim of as many due rows as there is room for,
+ * each delivered. Busy when it claimed any; `liftsAt` when a cap held it back.
+ */
+async function poll<Claimed>(
+  options: LeasedWorkerOptions<Claimed>,
+  sweep: { nextAt: number },
+): Promise<{ busy: boolean; liftsAt?: number }> {
+  const { noun, queue, holder, settings, log } = options;
+  const at = options.now();
+  if (at >= sweep.nextAt) {
+    sweep.nextAt = at + settings.sweepIntervalMs;
+    await queue.sweep(at);
+  }
+  const room = options.room(at);
+  if (typeof room !== 'number') return { busy: false, liftsAt: room.liftsAt };
+  if (room <= 0) return { busy: false };
+  const claimed = await queue.claimDue(at, holder, settings.leaseMs, room);
+  await Promise.all(
+    claimed.map((row) =>
+      options
+        .deliver(row, at)
+        .catch((error: unknown) =>
+          log.warn(
+            { ...options.describe(row), err: error },
+            `recording a ${noun} delivery failed; it is tried again when its lease ends`,
+          ),
+        ),
+    ),
+  );
+  return { busy: claimed.length > 0 };
+}
+
+export function createLeasedWorker<Claimed>(options: LeasedWorkerOptions<Claimed>): LeasedWorker {
   const { noun, queue, holder, settings, now, log } = options;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -77,32 +112,7 @@ export function createLeasedWorker<Claimed>(options: {
   let stopping = true;
   let wokenWhileRunning = false;
   let rechecks: number[] = [];
-  let nextSweepAt = 0;
-
-  async function poll(): Promise<{ busy: boolean; liftsAt?: number }> {
-    const at = now();
-    if (at >= nextSweepAt) {
-      nextSweepAt = at + settings.sweepIntervalMs;
-      await queue.sweep(at);
-    }
-    const room = options.room(at);
-    if (typeof room !== 'number') return { busy: false, liftsAt: room.liftsAt };
-    if (room <= 0) return { busy: false };
-    const claimed = await queue.claimDue(at, holder, settings.leaseMs, room);
-    await Promise.all(
-      claimed.map((row) =>
-        options
-          .deliver(row, at)
-          .catch((error: unknown) =>
-            log.warn(
-              { ...options.describe(row), err: error },
-              `recording a ${noun} delivery failed; it is tried again when its lease ends`,
-            ),
-          ),
-      ),
-    );
-    return { busy: claimed.length > 0 };
-  }
+  const sweep = { nextAt: 0 };
 
   function schedule(delayMs: number): void {
     if (stopping) return;
@@ -116,7 +126,7 @@ export function createLeasedWorker<Claimed>(options: {
     timer = undefined;
     if (stopping || running !== undefined) return;
     wokenWhileRunning = false;
-    running = poll().then(
+    running = poll(options, sweep).then(
       ({ busy, liftsAt }) => {
         running = undefined;
         // Capped: nothing can start before the cap lifts; look again then.
