@@ -114,30 +114,7 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
      * Erases bodies whose secret no longer matters, fails queued mails that expired unsent, and
      * forgets finished mails after `finishedKeptMs`.
      */
-    async sweep(now: number): Promise<void> {
-      await db
-        .updateTable('mail_outbox')
-        .set({ ...erased, state: 'failed', last_error: 'expired before it could be sent' })
-        .where('state', '=', 'queued')
-        .where('expires_at', '<=', now)
-        .execute();
-      await db
-        .updateTable('mail_outbox')
-        .set(erased)
-        .where('state', 'in', ['held', 'failed'])
-        .where('body_text', 'is not', null)
-        .where((eb) =>
-          eb.or([
-            eb('expires_at', '<=', now),
-            eb.and([
-              eb('expires_at', 'is', null),
-              eb('created_at', '<=', now - unexpiringBodyKeptMs),
-            ]),
-          ]),
-        )
-        .execute();
-      await leased.forget(['held', 'sent', 'failed'], now - finishedKeptMs);
-    },
+    sweep: (now: number): Promise<void> => sweep(db, leased, now),
 
     list(options: { state?: OutboxState; limit: number }): Promise<OutboxMail[]> {
       return leased.list(options);
@@ -163,3 +140,29 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
 }
 
 export type OutboxStore = ReturnType<typeof createOutboxStore>;
+
+async function sweep(
+  db: Kysely<Database>,
+  leased: Pick<ReturnType<typeof createLeasedStore>, 'forget'>,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({ ...erased, state: 'failed', last_error: 'expired before it could be sent' })
+    .where('state', '=', 'queued')
+    .where('expires_at', '<=', now)
+    .execute();
+  await db
+    .updateTable('mail_outbox')
+    .set(erased)
+    .where('state', 'in', ['held', 'failed'])
+    .where('body_text', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', now),
+        eb.and([eb('expires_at', 'is', null), eb('created_at', '<=', now - unexpiringBodyKeptMs)]),
+      ]),
+    )
+    .execute();
+  await leased.forget(['held', 'sent', 'failed'], now - finishedKeptMs);
+}

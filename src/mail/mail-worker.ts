@@ -75,6 +75,26 @@ export type DeliveryOutcome = 'sent' | 'retry' | 'failed' | 'pending';
  */
 export type DeliveryWorker = LeasedWorker;
 
+export interface DeliveryWorkerOptions {
+  store: OutboxStore;
+  transport: MailTransport | undefined;
+  holder: string;
+  settings?: Partial<DeliverySettings>;
+  now?: () => number;
+  log: DeliveryLog;
+  events: DeliveryEvents;
+}
+
+/** What one worker's steps share: its options, settled, and the attempts it has under way. */
+interface Delivery extends Omit<DeliveryWorkerOptions, 'settings' | 'now'> {
+  settings: DeliverySettings;
+  now: () => number;
+  /** Attempts started and not yet recorded, by mail id: they hold a connection and a lease. */
+  inFlight: Map<string, Promise<unknown>>;
+  /** Attempts `stop` gave up waiting for: a failure they come to is not recorded (the lease runs out). */
+  abandoned: Set<string>;
+}
+
 /**
  * Delivers the outbox on the leased-outbox loop (src/outbox/leased-worker.ts: claims due mails
  * with a lease, so no two instances send one mail; polls every `idlePollMs` while idle, at once
@@ -83,22 +103,15 @@ export type DeliveryWorker = LeasedWorker;
  * takes its time, and a drain that leaves an attempt it cut off to its lease. Without a
  * transport (development without SMTP_URL: mails are held for `mail show`) it only sweeps.
  */
-export function createDeliveryWorker(options: {
-  store: OutboxStore;
-  transport: MailTransport | undefined;
-  holder: string;
-  settings?: Partial<DeliverySettings>;
-  now?: () => number;
-  log: DeliveryLog;
-  events: DeliveryEvents;
-}): DeliveryWorker {
-  const { store, transport, holder, log, events } = options;
-  const settings = { ...defaultDeliverySettings, ...options.settings };
-  const now = options.now ?? (() => Date.now());
-  // Attempts started and not yet recorded, by mail id: they hold a connection and a lease.
-  const inFlight = new Map<string, Promise<unknown>>();
-  // Attempts `stop` gave up waiting for: a failure they come to is not recorded (the lease runs out).
-  const abandoned = new Set<string>();
+export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
+  const delivery: Delivery = {
+    ...options,
+    settings: { ...defaultDeliverySettings, ...options.settings },
+    now: options.now ?? (() => Date.now()),
+    inFlight: new Map(),
+    abandoned: new Set(),
+  };
+  const { settings, transport, inFlight } = delivery;
   // When the attempts of the last rate window started, oldest first (at most `rateLimit.count`).
   const started: number[] = [];
 
@@ -107,106 +120,6 @@ export function createDeliveryWorker(options: {
     const { count, windowMs } = settings.rateLimit;
     while (started.length > 0 && (started[0] as number) <= at - windowMs) started.shift();
     return count - started.length;
-  }
-
-  async function deliver(mail: ClaimedMail): Promise<DeliveryOutcome> {
-    const fields = { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
-    const started = now();
-    if (mail.expiresAt !== null && mail.expiresAt <= started) {
-      await store.markFailed(mail.id, 'expired before it could be sent', false);
-      events.mailFailed();
-      log.warn(fields, 'mail expired before it could be sent');
-      return 'failed';
-    }
-    if (mail.bodyText === null || mail.bodyHtml === null || transport === undefined) {
-      await store.markFailed(mail.id, 'its body was erased', false);
-      events.mailFailed();
-      return 'failed';
-    }
-    // The lease is renewed until the outcome is recorded: an attempt the server is slow to
-    // answer may still be accepted, and a second one must not start meanwhile.
-    const renewEveryMs = Math.max(1, Math.floor(settings.leaseMs / 3));
-    const renewal = setInterval(() => {
-      store
-        .renewLease(mail.id, holder, now() + settings.leaseMs)
-        .catch((error: unknown) =>
-          log.warn({ ...fields, err: error }, 'renewing a mail lease failed; trying again shortly'),
-        );
-    }, renewEveryMs);
-    renewal.unref();
-    const recorded = transport
-      .send({
-        id: mail.id,
-        to: mail.recipient,
-        subject: mail.subject,
-        text: mail.bodyText,
-        html: mail.bodyHtml,
-      })
-      .then((result) => record(mail, result))
-      .finally(() => {
-        clearInterval(renewal);
-        inFlight.delete(mail.id);
-      });
-    inFlight.set(
-      mail.id,
-      recorded.catch(() => undefined),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<'pending'>((resolve) => {
-      timer = setTimeout(() => resolve('pending'), settings.attemptWaitMs);
-    });
-    const outcome = await Promise.race([recorded, waited]);
-    clearTimeout(timer);
-    if (outcome === 'pending') {
-      log.warn(
-        fields,
-        'mail attempt still waiting for the SMTP server; its outcome is recorded when it answers',
-      );
-      recorded.catch((error: unknown) =>
-        log.warn(
-          { ...fields, err: error },
-          'recording a mail delivery failed; it is tried again when its lease ends',
-        ),
-      );
-    }
-    return outcome;
-  }
-
-  async function record(mail: ClaimedMail, result: SendResult): Promise<DeliveryOutcome> {
-    const fields = { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
-    const at = now();
-    if (!result.ok && abandoned.has(mail.id)) {
-      // Cut off by `stop`: the server may have taken the message before the cut, so the
-      // lease runs out before anyone tries again (operations.md: when a mail can arrive twice).
-      abandoned.delete(mail.id);
-      return 'pending';
-    }
-    if (result.ok) {
-      await store.markSent(mail.id, at);
-      events.mailSent();
-      log.info(fields, 'mail sent');
-      return 'sent';
-    }
-    // Its secret still matters: the body stays for `mail retry` until it expires.
-    const keepBody = mail.expiresAt === null || mail.expiresAt > at;
-    if (result.permanent || at >= mail.retryUntil) {
-      await store.markFailed(mail.id, result.error, keepBody);
-      events.mailFailed();
-      log.warn(
-        { ...fields, error: result.error },
-        result.permanent
-          ? 'mail refused by the SMTP server: failed'
-          : 'mail not delivered within its retry window: failed',
-      );
-      return 'failed';
-    }
-    const delayMs = backoffMs(mail.attempts, settings.retryBaseMs, settings.retryMaxMs);
-    await store.markRetry(mail.id, holder, at + delayMs, result.error);
-    log.warn(
-      { ...fields, error: result.error, retryInSeconds: delayMs / 1000, setting: 'SMTP_URL' },
-      'mail not delivered yet: will retry; if this goes on, check the SMTP server SMTP_URL names (host, port, TLS, credentials)',
-    );
-    return 'retry';
   }
 
   /** Attempts a poll at `at` may start: one per free connection, within the rate cap. */
@@ -220,49 +133,174 @@ export function createDeliveryWorker(options: {
     return Math.min(settings.batch - inFlight.size, allowed);
   }
 
-  /**
-   * The sends in flight (a poll goes on without an attempt slower than `attemptWaitMs`, which
-   * still holds its mail), up to `drainMs`; those still waiting then keep their leases.
-   */
-  async function drain(poll: Promise<void> | undefined): Promise<readonly string[]> {
-    let giveUp: NodeJS.Timeout | undefined;
-    const deadline = new Promise((resolve) => {
-      giveUp = setTimeout(resolve, settings.drainMs);
-    });
-    await Promise.race([poll, deadline]);
-    while (inFlight.size > 0) {
-      const settled = await Promise.race([
-        Promise.all(inFlight.values()).then(() => true),
-        deadline.then(() => false),
-      ]);
-      if (!settled) break;
-    }
-    clearTimeout(giveUp);
-    const cut = [...inFlight.keys()];
-    for (const id of cut) abandoned.add(id);
-    if (cut.length > 0)
-      log.warn(
-        { mails: cut },
-        'stopping with mail attempts still waiting for the SMTP server: their leases are left to run out before they are tried again (the server may have taken them already: such a mail can arrive twice)',
-      );
-    transport?.close();
-    return cut;
-  }
-
   return createLeasedWorker({
     noun: 'mail',
-    queue: store,
-    holder,
+    queue: delivery.store,
+    holder: delivery.holder,
     settings,
-    now,
-    log,
+    now: delivery.now,
+    log: delivery.log,
     room,
     deliver(mail, polledAt) {
       // Counted against the rate cap from the poll that claimed it.
       started.push(polledAt);
-      return deliver(mail);
+      return deliver(delivery, mail);
     },
     describe: (mail) => ({ mail: mail.id }),
-    drain,
+    drain: (poll) => drain(delivery, poll),
   });
+}
+
+/** Log fields naming one attempt at a mail. */
+function mailFields(mail: ClaimedMail) {
+  return { mail: mail.id, kind: mail.kind, attempt: mail.attempts };
+}
+
+async function deliver(delivery: Delivery, mail: ClaimedMail): Promise<DeliveryOutcome> {
+  const { store, transport, events, log, settings, inFlight } = delivery;
+  const fields = mailFields(mail);
+  if (mail.expiresAt !== null && mail.expiresAt <= delivery.now()) {
+    await store.markFailed(mail.id, 'expired before it could be sent', false);
+    events.mailFailed();
+    log.warn(fields, 'mail expired before it could be sent');
+    return 'failed';
+  }
+  if (mail.bodyText === null || mail.bodyHtml === null || transport === undefined) {
+    await store.markFailed(mail.id, 'its body was erased', false);
+    events.mailFailed();
+    return 'failed';
+  }
+  const renewal = renewWhileSending(delivery, mail);
+  const recorded = transport
+    .send({
+      id: mail.id,
+      to: mail.recipient,
+      subject: mail.subject,
+      text: mail.bodyText,
+      html: mail.bodyHtml,
+    })
+    .then((result) => record(delivery, mail, result))
+    .finally(() => {
+      clearInterval(renewal);
+      inFlight.delete(mail.id);
+    });
+  inFlight.set(
+    mail.id,
+    recorded.catch(() => undefined),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<'pending'>((resolve) => {
+    timer = setTimeout(() => resolve('pending'), settings.attemptWaitMs);
+  });
+  const outcome = await Promise.race([recorded, waited]);
+  clearTimeout(timer);
+  if (outcome === 'pending') {
+    log.warn(
+      fields,
+      'mail attempt still waiting for the SMTP server; its outcome is recorded when it answers',
+    );
+    recorded.catch((error: unknown) =>
+      log.warn(
+        { ...fields, err: error },
+        'recording a mail delivery failed; it is tried again when its lease ends',
+      ),
+    );
+  }
+  return outcome;
+}
+
+/**
+ * The lease is renewed until the outcome is recorded: an attempt the server is slow to answer
+ * may still be accepted, and a second one must not start meanwhile. The caller clears it.
+ */
+function renewWhileSending(
+  { store, holder, log, settings, now }: Delivery,
+  mail: ClaimedMail,
+): NodeJS.Timeout {
+  const renewEveryMs = Math.max(1, Math.floor(settings.leaseMs / 3));
+  const renewal = setInterval(() => {
+    store
+      .renewLease(mail.id, holder, now() + settings.leaseMs)
+      .catch((error: unknown) =>
+        log.warn(
+          { ...mailFields(mail), err: error },
+          'renewing a mail lease failed; trying again shortly',
+        ),
+      );
+  }, renewEveryMs);
+  renewal.unref();
+  return renewal;
+}
+
+async function record(
+  { store, holder, log, events, settings, now, abandoned }: Delivery,
+  mail: ClaimedMail,
+  result: SendResult,
+): Promise<DeliveryOutcome> {
+  const fields = mailFields(mail);
+  const at = now();
+  if (!result.ok && abandoned.has(mail.id)) {
+    // Cut off by `stop`: the server may have taken the message before the cut, so the
+    // lease runs out before anyone tries again (operations.md: when a mail can arrive twice).
+    abandoned.delete(mail.id);
+    return 'pending';
+  }
+  if (result.ok) {
+    await store.markSent(mail.id, at);
+    events.mailSent();
+    log.info(fields, 'mail sent');
+    return 'sent';
+  }
+  // Its secret still matters: the body stays for `mail retry` until it expires.
+  const keepBody = mail.expiresAt === null || mail.expiresAt > at;
+  if (result.permanent || at >= mail.retryUntil) {
+    await store.markFailed(mail.id, result.error, keepBody);
+    events.mailFailed();
+    log.warn(
+      { ...fields, error: result.error },
+      result.permanent
+        ? 'mail refused by the SMTP server: failed'
+        : 'mail not delivered within its retry window: failed',
+    );
+    return 'failed';
+  }
+  const delayMs = backoffMs(mail.attempts, settings.retryBaseMs, settings.retryMaxMs);
+  await store.markRetry(mail.id, holder, at + delayMs, result.error);
+  log.warn(
+    { ...fields, error: result.error, retryInSeconds: delayMs / 1000, setting: 'SMTP_URL' },
+    'mail not delivered yet: will retry; if this goes on, check the SMTP server SMTP_URL names (host, port, TLS, credentials)',
+  );
+  return 'retry';
+}
+
+/**
+ * The sends in flight (a poll goes on without an attempt slower than `attemptWaitMs`, which
+ * still holds its mail), up to `drainMs`; those still waiting then keep their leases.
+ */
+async function drain(
+  { settings, inFlight, abandoned, log, transport }: Delivery,
+  poll: Promise<void> | undefined,
+): Promise<readonly string[]> {
+  let giveUp: NodeJS.Timeout | undefined;
+  const deadline = new Promise((resolve) => {
+    giveUp = setTimeout(resolve, settings.drainMs);
+  });
+  await Promise.race([poll, deadline]);
+  while (inFlight.size > 0) {
+    const settled = await Promise.race([
+      Promise.all(inFlight.values()).then(() => true),
+      deadline.then(() => false),
+    ]);
+    if (!settled) break;
+  }
+  clearTimeout(giveUp);
+  const cut = [...inFlight.keys()];
+  for (const id of cut) abandoned.add(id);
+  if (cut.length > 0)
+    log.warn(
+      { mails: cut },
+      'stopping with mail attempts still waiting for the SMTP server: their leases are left to run out before they are tried again (the server may have taken them already: such a mail can arrive twice)',
+    );
+  transport?.close();
+  return cut;
 }
