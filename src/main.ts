@@ -1,4 +1,6 @@
 import cluster from 'node:cluster';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import { countEventsWith, pruneAccountRecords } from './account/wing.js';
 import type { AdminListener } from './admin/start.js';
 import { buildApp } from './app.js';
@@ -10,6 +12,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { auditSealNote } from './audit/reseal.js';
 import { sealAuditWith } from './audit/seal.js';
 import { openDatabase } from './db/open.js';
+import type { Database } from './db/schema.js';
 import { readPackageVersion } from './health/version.js';
 import { LineWriter, pipeAtomicBytes } from './log/line-writer.js';
 import { loggerOptions } from './log/options.js';
@@ -23,12 +26,14 @@ import {
   mailStartRefusal,
   mailStartupNote,
   mailTransportLine,
+  type Mail,
+  type MailSettings,
 } from './mail/start.js';
 import { superviseWorkers } from './boot/supervise-workers.js';
-import { noObserver } from './observe/observer.js';
+import { noObserver, type Observer } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
 import { createServices } from './services.js';
-import { createWebhooks } from './webhooks/start.js';
+import { createWebhooks, type Webhooks } from './webhooks/start.js';
 
 const pruneIntervalMs = 10 * 60 * 1000;
 
@@ -116,17 +121,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
     metricsConfig === undefined || metrics === undefined
       ? undefined
       : await during('metrics', config, () => metrics.listen(metricsConfig, app.log));
-  const prune = setInterval(() => {
-    const now = Date.now();
-    Promise.all([
-      services.throttle.prune(now),
-      services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
-      // Events past what a user's list shows; secrets a day after they expired or were used;
-      // audit entries past AUDIT_RETENTION_DAYS.
-      pruneAccountRecords(db, now, config.auditRetentionDays),
-    ]).catch((error: unknown) => app.log.warn({ err: error }, 'pruning old rows failed'));
-  }, pruneIntervalMs);
-  prune.unref();
+  const prune = schedulePruning(db, services, config, app.log);
   // Signals are handled from before the port opens: a SIGTERM that comes right after readiness
   // (an orchestrator's quick restart) drains and exits 0, never the default death by signal.
   const shutdown = (signal: string) => {
@@ -157,72 +152,143 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   await during('listen', config, () => app.listen({ host: config.host, port: config.port }));
   if (draining) return;
   // After the public port: the admin listener is never that port (src/config/admin.ts).
-  const adminConfig = config.admin;
-  adminServer =
-    adminConfig === undefined
-      ? undefined
-      : await during('admin', config, async () =>
-          // Loaded only when the admin API is configured: its app and routes are not every
-          // service's start-up (docs/performance.md).
-          (await import('./admin/start.js')).listenAdmin(
-            adminConfig,
-            {
-              config,
-              ports: {
-                db,
-                now: () => Date.now(),
-                throttle: services.throttle,
-                observer,
-                mail: mail.queue,
-                mailStore: mail.store,
-                webhooks: webhooks.store,
-                origin: config.authUrl,
-                accountPagesPath: config.page.accountPagesPath,
-                inviteTtlSeconds: config.inviteTtlSeconds,
-                auditRetentionDays: config.auditRetentionDays,
-                sessionLifetime: config.session,
-              },
-              logger: loggerOptions(config.logLevel, logOut),
-              isDraining: () => draining,
-            },
-            app.log,
-          ),
-        );
+  adminServer = await startAdmin(config, {
+    db,
+    services,
+    observer,
+    mail,
+    webhooks,
+    logger: loggerOptions(config.logLevel, logOut),
+    isDraining: () => draining,
+    log: app.log,
+  });
   if (draining) return;
   // Ready once listening (migrations done); readiness probes and the drain update it.
   observer.readiness(true);
   mail.worker.start();
   webhooks.worker?.start();
+  await sayAtStart(config, {
+    db,
+    users: services.users,
+    mail,
+    mailSettings,
+    metricsPort: metricsServer?.port,
+    log: app.log,
+  });
+}
+
+type Services = ReturnType<typeof createServices>;
+
+/** Every ten minutes, rows past their use: throttle entries, sessions, account records. */
+function schedulePruning(
+  db: Kysely<Database>,
+  services: Pick<Services, 'throttle' | 'sessions'>,
+  config: Config,
+  log: FastifyBaseLogger,
+): NodeJS.Timeout {
+  const prune = setInterval(() => {
+    const now = Date.now();
+    Promise.all([
+      services.throttle.prune(now),
+      services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
+      // Events past what a user's list shows; secrets a day after they expired or were used;
+      // audit entries past AUDIT_RETENTION_DAYS.
+      pruneAccountRecords(db, now, config.auditRetentionDays),
+    ]).catch((error: unknown) => log.warn({ err: error }, 'pruning old rows failed'));
+  }, pruneIntervalMs);
+  prune.unref();
+  return prune;
+}
+
+/** The admin listener, when ADMIN_PORT is set; its failure to listen stops the start. */
+async function startAdmin(
+  config: Config,
+  deps: {
+    db: Kysely<Database>;
+    services: Pick<Services, 'throttle'>;
+    observer: Observer;
+    mail: Pick<Mail, 'queue' | 'store'>;
+    webhooks: Pick<Webhooks, 'store'>;
+    logger: ReturnType<typeof loggerOptions>;
+    isDraining: () => boolean;
+    log: FastifyBaseLogger;
+  },
+): Promise<AdminListener | undefined> {
+  const adminConfig = config.admin;
+  if (adminConfig === undefined) return undefined;
+  return during('admin', config, async () =>
+    // Loaded only when the admin API is configured: its app and routes are not every
+    // service's start-up (docs/performance.md).
+    (await import('./admin/start.js')).listenAdmin(
+      adminConfig,
+      {
+        config,
+        ports: {
+          db: deps.db,
+          now: () => Date.now(),
+          throttle: deps.services.throttle,
+          observer: deps.observer,
+          mail: deps.mail.queue,
+          mailStore: deps.mail.store,
+          webhooks: deps.webhooks.store,
+          origin: config.authUrl,
+          accountPagesPath: config.page.accountPagesPath,
+          inviteTtlSeconds: config.inviteTtlSeconds,
+          auditRetentionDays: config.auditRetentionDays,
+          sessionLifetime: config.session,
+        },
+        logger: deps.logger,
+        isDraining: deps.isDraining,
+      },
+      deps.log,
+    ),
+  );
+}
+
+/**
+ * What a start tells the operator once it serves: mail's mode and transport, two-step sign-in
+ * off, the audit seal, the metrics port, the summary line, no users yet.
+ */
+async function sayAtStart(
+  config: Config,
+  started: {
+    db: Kysely<Database>;
+    users: Pick<Services['users'], 'count'>;
+    mail: Mail;
+    mailSettings: MailSettings;
+    metricsPort: number | undefined;
+    log: FastifyBaseLogger;
+  },
+): Promise<void> {
+  const { db, mail, mailSettings, log } = started;
   // Said once per start: by the one process, or the first worker of a cluster.
   const mailNote = mailStartupNote(mail.mode, mailSettings, cliCommand());
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
-  if (mailNote !== undefined && saysOnce) app.log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
+  if (mailNote !== undefined && saysOnce) log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
   // Off by default in production without a key (src/config/factors.ts): said, as mail off is.
   if (config.secondFactor.mode === 'off' && saysOnce)
-    app.log.warn(
+    log.warn(
       config.secondFactor.keys.length === 0
         ? 'two-step sign-in is off: set FACTOR_KEY (openssl rand -base64 33) to let people turn it on; accounts that have it still need it'
         : 'two-step sign-in is off (SECOND_FACTOR=off); accounts that have it still need it',
     );
   const sealNote = saysOnce ? await auditSealNote(db, cliCommand()) : undefined;
-  if (sealNote !== undefined) app.log.warn({ setting: 'AUDIT_KEY' }, sealNote);
+  if (sealNote !== undefined) log.warn({ setting: 'AUDIT_KEY' }, sealNote);
   const transportLine = mailTransportLine(mailSettings);
   if (mail.mode === 'send' && transportLine !== undefined && saysOnce) {
-    app.log.info(transportLine.fields, transportLine.message);
-    checkSmtpAtStart(mail, app.log);
+    log.info(transportLine.fields, transportLine.message);
+    checkSmtpAtStart(mail, log);
   }
-  if (metricsServer !== undefined) {
-    app.log.info({ host: config.metrics?.host, port: metricsServer.port }, 'metrics at /metrics');
+  if (started.metricsPort !== undefined) {
+    log.info({ host: config.metrics?.host, port: started.metricsPort }, 'metrics at /metrics');
   }
   // One line per service: in a cluster the primary writes it (primary(), below).
   if (cluster.isPrimary) {
     const summary = startupSummary(config);
-    app.log.info(summary.fields, summary.message);
+    log.info(summary.fields, summary.message);
   }
-  if ((await services.users.count()) === 0) {
-    app.log.warn(
-      `no users yet: add one with \`${cliCommand()} users add --email you@example.com\``,
-    );
+  if ((await started.users.count()) === 0) {
+    log.warn(`no users yet: add one with \`${cliCommand()} users add --email you@example.com\``);
   }
 }
 
