@@ -36,6 +36,103 @@ function gaugeOf(registry: Registry, name: string, help: string, read: () => num
 }
 
 /**
+ * A counter in `registry`. With `zeroFor`, every value of its one label exists from the start
+ * at 0, so rate() and alert rules see a series; one without labels starts at 0 by itself.
+ */
+function counterOf<Label extends string = never>(
+  registry: Registry,
+  name: string,
+  help: string,
+  zeroFor?: { label: Label; values: readonly string[] },
+): Counter<Label> {
+  const counter = new Counter<Label>({
+    name,
+    help,
+    labelNames: zeroFor === undefined ? [] : [zeroFor.label],
+    registers: [registry],
+  });
+  for (const value of zeroFor?.values ?? [])
+    counter.inc({ [zeroFor?.label as Label]: value } as Partial<Record<Label, string>>, 0);
+  return counter;
+}
+
+/** The hasher's and the sign-in door's load, read when scraped from what they hand over. */
+function loadGauges(registry: Registry) {
+  const watched: {
+    hasher?: GateLoad;
+    limits?: { concurrency: number; queueMax: number };
+    door?: GateLoad;
+  } = {};
+  const gauges: [string, string, () => number][] = [
+    [
+      'gatehouse_hasher_active',
+      'Password hashes and verifications running now.',
+      () => watched.hasher?.active ?? 0,
+    ],
+    [
+      'gatehouse_hasher_queued',
+      'Password hashes and verifications waiting for a slot.',
+      () => watched.hasher?.queued ?? 0,
+    ],
+    [
+      'gatehouse_hasher_concurrency',
+      'Hash slots (HASH_CONCURRENCY).',
+      () => watched.limits?.concurrency ?? 0,
+    ],
+    [
+      'gatehouse_hasher_queue_max',
+      'Places in the hash queue (HASH_QUEUE_MAX); past it sign-ins are refused.',
+      () => watched.limits?.queueMax ?? 0,
+    ],
+    [
+      'gatehouse_signin_door_active',
+      'Sign-ins let in past the door, being worked on.',
+      () => watched.door?.active ?? 0,
+    ],
+    [
+      'gatehouse_signin_door_waiting',
+      'Sign-ins waiting at the door.',
+      () => watched.door?.queued ?? 0,
+    ],
+  ];
+  for (const [name, help, read] of gauges) gaugeOf(registry, name, help, read);
+  return watched;
+}
+
+/** Sign-ins, throttle locks, database errors, session revocations and readiness. */
+function signInMetrics(registry: Registry) {
+  const signIns = counterOf(
+    registry,
+    'gatehouse_signins_total',
+    'Sign-in attempts by outcome: success, invalid (wrong or malformed details), throttled, overloaded (refused at the door), unavailable (database), csrf (cross-site or missing/invalid CSRF token), error (a failure of ours).',
+    { label: 'outcome', values: outcomes },
+  );
+  const locks = counterOf(
+    registry,
+    'gatehouse_throttle_locks_total',
+    'Throttle counters that reached their limit and locked, by scope (email, ip, email_attempts, ip_attempts).',
+    { label: 'scope', values: scopes },
+  );
+  const databaseErrors = counterOf(
+    registry,
+    'gatehouse_database_errors_total',
+    'Database statements that failed (connection lost, timeout, lock wait given up, ...).',
+  );
+  const revocations = counterOf(
+    registry,
+    'gatehouse_session_revocations_total',
+    "Sessions the server revoked, by reason: ended (sign-out, or replaced by signing in again), user (all of a user's), limit (oldest past SESSIONS_PER_USER_MAX).",
+    { label: 'reason', values: reasons },
+  );
+  const ready = new Gauge({
+    name: 'gatehouse_ready',
+    help: 'The last readiness check: 1 ready, 0 not ready (database unreachable or draining).',
+    registers: [registry],
+  });
+  return { signIns, locks, databaseErrors, revocations, ready };
+}
+
+/**
  * The service's Prometheus metrics, in a registry of their own (never prom-client's global
  * one, so two apps in one process do not collide), with Node's process defaults: CPU, memory,
  * heap, handles, file descriptors and event-loop delay (`nodejs_eventloop_lag_*`); not GC
@@ -50,111 +147,38 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
   const requests = createRequestHistogram((path) => isRoute(path));
   registry.registerMetric(requests.metric as never);
 
-  const signIns = new Counter({
-    name: 'gatehouse_signins_total',
-    help: 'Sign-in attempts by outcome: success, invalid (wrong or malformed details), throttled, overloaded (refused at the door), unavailable (database), csrf (cross-site or missing/invalid CSRF token), error (a failure of ours).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const locks = new Counter({
-    name: 'gatehouse_throttle_locks_total',
-    help: 'Throttle counters that reached their limit and locked, by scope (email, ip, email_attempts, ip_attempts).',
-    labelNames: ['scope'],
-    registers: [registry],
-  });
-  const databaseErrors = new Counter({
-    name: 'gatehouse_database_errors_total',
-    help: 'Database statements that failed (connection lost, timeout, lock wait given up, ...).',
-    registers: [registry],
-  });
-  const revocations = new Counter({
-    name: 'gatehouse_session_revocations_total',
-    help: "Sessions the server revoked, by reason: ended (sign-out, or replaced by signing in again), user (all of a user's), limit (oldest past SESSIONS_PER_USER_MAX).",
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const ready = new Gauge({
-    name: 'gatehouse_ready',
-    help: 'The last readiness check: 1 ready, 0 not ready (database unreachable or draining).',
-    registers: [registry],
-  });
-  // Every label value exists from the start, so rate() and alert rules see a series at 0.
-  for (const outcome of outcomes) signIns.inc({ outcome }, 0);
-  for (const scope of scopes) locks.inc({ scope }, 0);
-  for (const reason of reasons) revocations.inc({ reason }, 0);
+  const { signIns, locks, databaseErrors, revocations, ready } = signInMetrics(registry);
+  const load = loadGauges(registry);
 
-  const hasher: { load?: GateLoad; limits?: { concurrency: number; queueMax: number } } = {};
-  gaugeOf(
+  const mailSent = counterOf(
     registry,
-    'gatehouse_hasher_active',
-    'Password hashes and verifications running now.',
-    () => hasher.load?.active ?? 0,
+    'gatehouse_mail_sent_total',
+    'Mails this process delivered to the SMTP server.',
   );
-  gaugeOf(
+  const mailFailed = counterOf(
     registry,
-    'gatehouse_hasher_queued',
-    'Password hashes and verifications waiting for a slot.',
-    () => hasher.load?.queued ?? 0,
+    'gatehouse_mail_failed_total',
+    'Mails this process marked failed: refused for good (5xx), expired unsent, or undelivered after the retry window.',
   );
-  gaugeOf(
-    registry,
-    'gatehouse_hasher_concurrency',
-    'Hash slots (HASH_CONCURRENCY).',
-    () => hasher.limits?.concurrency ?? 0,
-  );
-  gaugeOf(
-    registry,
-    'gatehouse_hasher_queue_max',
-    'Places in the hash queue (HASH_QUEUE_MAX); past it sign-ins are refused.',
-    () => hasher.limits?.queueMax ?? 0,
-  );
-  let door: GateLoad | undefined;
-  gaugeOf(
-    registry,
-    'gatehouse_signin_door_active',
-    'Sign-ins let in past the door, being worked on.',
-    () => door?.active ?? 0,
-  );
-  gaugeOf(
-    registry,
-    'gatehouse_signin_door_waiting',
-    'Sign-ins waiting at the door.',
-    () => door?.queued ?? 0,
-  );
-
-  const mailSent = new Counter({
-    name: 'gatehouse_mail_sent_total',
-    help: 'Mails this process delivered to the SMTP server.',
-    registers: [registry],
-  });
-  const mailFailed = new Counter({
-    name: 'gatehouse_mail_failed_total',
-    help: 'Mails this process marked failed: refused for good (5xx), expired unsent, or undelivered after the retry window.',
-    registers: [registry],
-  });
-  mailSent.inc(0);
-  mailFailed.inc(0);
   const mailBacklog = backlogGauges(registry, 'mail', 'mail', 'mails', {
     held: 'Mails held in the outbox (queued where no SMTP_URL was set) until an instance with SMTP_URL sends them.',
   });
-  const accountEvents = new Counter({
-    name: 'gatehouse_account_events_total',
-    help: 'Account events this process recorded, by type (signin, password_reset, account_locked, …).',
-    labelNames: ['type'] as const,
-    registers: [registry],
-  });
-  const webhooksSent = new Counter({
-    name: 'gatehouse_webhooks_sent_total',
-    help: 'Webhook deliveries this process made that the endpoint answered 2xx.',
-    registers: [registry],
-  });
-  const webhooksFailed = new Counter({
-    name: 'gatehouse_webhooks_failed_total',
-    help: 'Webhook deliveries this process marked failed: not answered 2xx within the retry window.',
-    registers: [registry],
-  });
-  webhooksSent.inc(0);
-  webhooksFailed.inc(0);
+  const accountEvents = counterOf(
+    registry,
+    'gatehouse_account_events_total',
+    'Account events this process recorded, by type (signin, password_reset, account_locked, …).',
+    { label: 'type', values: [] },
+  );
+  const webhooksSent = counterOf(
+    registry,
+    'gatehouse_webhooks_sent_total',
+    'Webhook deliveries this process made that the endpoint answered 2xx.',
+  );
+  const webhooksFailed = counterOf(
+    registry,
+    'gatehouse_webhooks_failed_total',
+    'Webhook deliveries this process marked failed: not answered 2xx within the retry window.',
+  );
   const webhookBacklog = backlogGauges(
     registry,
     'webhooks',
@@ -174,12 +198,12 @@ export function createPrometheusMetrics(): { observer: Observer; registry: Regis
       if (count > 0) revocations.inc({ reason }, count);
     },
     readiness: (isReady) => ready.set(isReady ? 1 : 0),
-    watchHasher(load, limits) {
-      hasher.load = load;
-      hasher.limits = limits;
+    watchHasher(hasherLoad, limits) {
+      load.hasher = hasherLoad;
+      load.limits = limits;
     },
-    watchDoor(load) {
-      door = load;
+    watchDoor(doorLoad) {
+      load.door = doorLoad;
     },
     mailSent: () => mailSent.inc(),
     mailFailed: () => mailFailed.inc(),
