@@ -128,6 +128,22 @@ export interface AuthPages {
   ): FastifyReply;
 }
 
+/** What every page of the wing is printed and sent with, fixed at start-up. */
+interface Pages {
+  basePath: string;
+  shell: PageShell;
+  policy: ReturnType<typeof pagePolicy>;
+  signInPath: string;
+  /** The paths a browser's sign-in form posts to. */
+  signInPaths: ReadonlySet<string>;
+  signOutPath: string;
+  signedInUrl: string | undefined;
+  /** The reset page the sign-in page links to when mail is on. */
+  forgotPasswordUrl: string | undefined;
+  /** The sign-up page the sign-in page links to when SIGNUP=open (and mail is on). */
+  signupUrl: string | undefined;
+}
+
 /**
  * Gatehouse's sign-in and sign-out pages under `basePath` (where Auth.js answers), and `/`,
  * branded and directed by `settings` (fixed at start-up).
@@ -141,133 +157,30 @@ export function createAuthPages(
   signupUrl?: string,
 ): AuthPages {
   const style = pageStyle(paletteFor(settings.accentColor));
-  const shell: PageShell = createShell(settings, style, basePath);
-  const policy = pagePolicy(style, settings.logoUrl);
   const signInPath = `${basePath}/signin`;
-  const signInPaths = new Set([`${basePath}/callback/credentials`, `${signInPath}/credentials`]);
-  const signOutPath = `${basePath}/signout`;
-  const { signedInUrl } = settings;
-  const toSignIn = (candidate: string | undefined, origin: string) =>
-    signInDestination(candidate, origin, basePath, signedInUrl);
-
-  function send(
-    reply: FastifyReply,
-    status: number,
-    headers: Record<string, string>,
-    cookies: string[],
-    page: string,
-  ): FastifyReply {
-    // Under `no-referrer` a browser sends `Origin: null` with a form post, even to its own
-    // origin, and a sign-in post from a foreign or opaque origin is refused (login CSRF).
-    return sendPage(reply, page, { status, policy, referrer: 'same-origin', cookies, headers });
-  }
-
-  /** Which page a post to `path` came from, if a browser's form post to one of the pages. */
-  function formPostOf(request: FastifyRequest): 'signin' | 'signout' | undefined {
-    const path = request.url.split('?', 1)[0] ?? '';
-    const action = path === signOutPath ? 'signout' : signInPaths.has(path) ? 'signin' : undefined;
-    return action !== undefined && isBrowserFormPost(request) ? action : undefined;
-  }
-
-  /** The greeting's links for a signed-in visitor of the sign-in page. */
-  function greeting(user: SignedInUser, callbackUrl: string, origin: string) {
-    return {
-      user,
-      continueUrl: callbackUrl,
-      signOutUrl: signOutDestination(undefined, origin, basePath),
-    };
-  }
-
-  /** The page again, ready to resend: a fresh form with the busy notice and the error's status. */
-  function showBusy(
-    action: 'signin' | 'signout',
-    request: FastifyRequest,
-    reply: FastifyReply,
-    error: HttpError,
-    view: PageView | undefined,
-  ): FastifyReply {
-    if (view === undefined) return sendError(reply, error);
-    const { origin, csrf } = view;
-    // The post's own callbackUrl (Auth.js checks it again when the form is sent again).
-    const posted = sameOrigin(postedField(request, 'callbackUrl'), origin);
-    const page =
-      action === 'signout'
-        ? renderSignOutPage(shell, {
-            csrfToken: csrf.csrfToken,
-            callbackUrl: signOutDestination(posted, origin, basePath),
-            notice: signOutBusy,
-          })
-        : renderSignInPage(shell, {
-            csrfToken: csrf.csrfToken,
-            callbackUrl: toSignIn(posted ?? csrf.callbackUrl, origin),
-            notice: signInBusy,
-            email: postedField(request, 'email'),
-            forgotPasswordUrl,
-            signupUrl,
-          });
-    return send(reply, error.status, error.headers, csrf.cookies, page);
-  }
+  const pages: Pages = {
+    basePath,
+    shell: createShell(settings, style, basePath),
+    policy: pagePolicy(style, settings.logoUrl),
+    signInPath,
+    signInPaths: new Set([`${basePath}/callback/credentials`, `${signInPath}/credentials`]),
+    signOutPath: `${basePath}/signout`,
+    signedInUrl: settings.signedInUrl,
+    forgotPasswordUrl,
+    signupUrl,
+  };
+  const { shell } = pages;
 
   return {
-    async show(action, request, reply, { origin, secure, csrf, signedIn, enrolmentKey }) {
-      const params = new URLSearchParams(queryOf(request.url));
-      let page: string;
-      if (action === 'signin') {
-        const callbackUrl = toSignIn(csrf.callbackUrl, origin);
-        // Only on the page a failure sends people to: elsewhere the email is not the point.
-        const email = params.has('error')
-          ? readKeptEmail(request.headers.cookie, secure)
-          : undefined;
-        const code = params.get('error') === 'CredentialsSignin' ? params.get('code') : null;
-        const enrolment =
-          enrolmentKey === undefined
-            ? undefined
-            : {
-                key: enrolmentKey,
-                codeSentTo: enrolmentKey.codeSentTo,
-                refused: code === null ? undefined : enrolmentRefusals.get(code),
-                retryAfterSeconds: readRetryAfter(params),
-              };
-        // A second factor's lock keeps the second step too: a recovery code is checked through it.
-        const codesPaused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';
-        const secondStep =
-          enrolment === undefined &&
-          (code === 'second_factor_required' || code === 'second_factor_invalid' || codesPaused) &&
-          holdsChallenge(request.headers.cookie, secure)
-            ? {
-                invalid: code === 'second_factor_invalid',
-                paused: codesPaused ? signInNotice(params) : undefined,
-              }
-            : undefined;
-        page = renderSignInPage(shell, {
-          csrfToken: csrf.csrfToken,
-          callbackUrl,
-          // The forgot link exists exactly when mail is on (src/app.ts).
-          notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
-          email,
-          secondStep,
-          enrolment,
-          signedIn: signedIn ? greeting(signedIn, callbackUrl, origin) : undefined,
-          forgotPasswordUrl,
-          signupUrl,
-        });
-      } else {
-        page = renderSignOutPage(shell, {
-          csrfToken: csrf.csrfToken,
-          callbackUrl: signOutDestination(
-            lastValue(params, 'callbackUrl') === undefined ? undefined : csrf.callbackUrl,
-            origin,
-            basePath,
-          ),
-          notice: undefined,
-          signedIn,
-        });
-      }
-      return send(reply, 200, {}, csrf.cookies, page);
+    async show(action, request, reply, view) {
+      const page =
+        action === 'signin' ? signInPage(pages, request, view) : signOutPage(pages, request, view);
+      return send(pages, reply, 200, {}, view.csrf.cookies, page);
     },
 
     homeRedirect(origin, signedIn) {
       if (signedIn === null) return `${origin}${signInPath}`;
+      const { signedInUrl } = pages;
       return signedInUrl === undefined ? undefined : signedInTarget(signedInUrl, origin);
     },
 
@@ -277,19 +190,20 @@ export function createAuthPages(
         csrfToken: csrf.csrfToken,
         signOutUrl: signOutDestination(undefined, origin, basePath),
       });
-      return send(reply, 200, {}, csrf.cookies, page);
+      return send(pages, reply, 200, {}, csrf.cookies, page);
     },
 
     busy(request, reply, error, view) {
-      const action = formPostOf(request);
+      const action = formPostOf(pages, request);
       if (action === undefined) return undefined;
-      return view().then((ready) => showBusy(action, request, reply, error, ready));
+      return view().then((ready) => showBusy(pages, action, request, reply, error, ready));
     },
 
     crossSite(request, reply, error, view) {
-      const action = formPostOf(request);
+      const action = formPostOf(pages, request);
       if (action === undefined) return undefined;
       return send(
+        pages,
         reply,
         error.status,
         error.headers,
@@ -300,6 +214,7 @@ export function createAuthPages(
 
     enrolled(reply, { recoveryCodes, continueUrl, cookies }) {
       return send(
+        pages,
         reply,
         200,
         {},
@@ -308,22 +223,158 @@ export function createAuthPages(
       );
     },
 
-    afterSignInPost(request, reply, secure) {
-      if (formPostOf(request) !== 'signin' || reply.statusCode !== 302) return;
-      const location = reply.getHeader('location');
-      if (typeof location !== 'string') return;
-      let failed: boolean;
-      try {
-        const url = new URL(location);
-        failed = url.pathname === signInPath && url.searchParams.has('error');
-      } catch {
-        // Auth.js writes absolute URLs; anything else is left alone.
-        return;
-      }
-      const cookie = failed
-        ? keepEmail(postedField(request, 'email'), signInPath, secure)
-        : forgetEmail(signInPath, secure);
-      if (cookie !== undefined) reply.header('set-cookie', cookie);
-    },
+    afterSignInPost: (request, reply, secure) => afterSignInPost(pages, request, reply, secure),
   };
+}
+
+function send(
+  { policy }: Pages,
+  reply: FastifyReply,
+  status: number,
+  headers: Record<string, string>,
+  cookies: string[],
+  page: string,
+): FastifyReply {
+  // Under `no-referrer` a browser sends `Origin: null` with a form post, even to its own
+  // origin, and a sign-in post from a foreign or opaque origin is refused (login CSRF).
+  return sendPage(reply, page, { status, policy, referrer: 'same-origin', cookies, headers });
+}
+
+/** Where the sign-in page's form leads once signed in. */
+function toSignIn(pages: Pages, candidate: string | undefined, origin: string): string {
+  return signInDestination(candidate, origin, pages.basePath, pages.signedInUrl);
+}
+
+/** Which page a post to `path` came from, if a browser's form post to one of the pages. */
+function formPostOf(pages: Pages, request: FastifyRequest): 'signin' | 'signout' | undefined {
+  const path = request.url.split('?', 1)[0] ?? '';
+  const action =
+    path === pages.signOutPath ? 'signout' : pages.signInPaths.has(path) ? 'signin' : undefined;
+  return action !== undefined && isBrowserFormPost(request) ? action : undefined;
+}
+
+/** The sign-in page as a GET shows it: a failure's notice, the second step or enrolment. */
+function signInPage(
+  pages: Pages,
+  request: FastifyRequest,
+  { origin, secure, csrf, signedIn, enrolmentKey }: PageView,
+): string {
+  const { forgotPasswordUrl, signupUrl, basePath } = pages;
+  const params = new URLSearchParams(queryOf(request.url));
+  const callbackUrl = toSignIn(pages, csrf.callbackUrl, origin);
+  // Only on the page a failure sends people to: elsewhere the email is not the point.
+  const email = params.has('error') ? readKeptEmail(request.headers.cookie, secure) : undefined;
+  const code = params.get('error') === 'CredentialsSignin' ? params.get('code') : null;
+  const enrolment =
+    enrolmentKey === undefined
+      ? undefined
+      : {
+          key: enrolmentKey,
+          codeSentTo: enrolmentKey.codeSentTo,
+          refused: code === null ? undefined : enrolmentRefusals.get(code),
+          retryAfterSeconds: readRetryAfter(params),
+        };
+  // A second factor's lock keeps the second step too: a recovery code is checked through it.
+  const codesPaused = code === 'rate_limited' && params.get(afterPasswordParam) === '1';
+  const secondStep =
+    enrolment === undefined &&
+    (code === 'second_factor_required' || code === 'second_factor_invalid' || codesPaused) &&
+    holdsChallenge(request.headers.cookie, secure)
+      ? {
+          invalid: code === 'second_factor_invalid',
+          paused: codesPaused ? signInNotice(params) : undefined,
+        }
+      : undefined;
+  return renderSignInPage(pages.shell, {
+    csrfToken: csrf.csrfToken,
+    callbackUrl,
+    // The forgot link exists exactly when mail is on (src/app.ts).
+    notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
+    email,
+    secondStep,
+    enrolment,
+    // The greeting's links for a signed-in visitor.
+    signedIn: signedIn
+      ? {
+          user: signedIn,
+          continueUrl: callbackUrl,
+          signOutUrl: signOutDestination(undefined, origin, basePath),
+        }
+      : undefined,
+    forgotPasswordUrl,
+    signupUrl,
+  });
+}
+
+function signOutPage(
+  pages: Pages,
+  request: FastifyRequest,
+  { origin, csrf, signedIn }: PageView,
+): string {
+  const params = new URLSearchParams(queryOf(request.url));
+  return renderSignOutPage(pages.shell, {
+    csrfToken: csrf.csrfToken,
+    callbackUrl: signOutDestination(
+      lastValue(params, 'callbackUrl') === undefined ? undefined : csrf.callbackUrl,
+      origin,
+      pages.basePath,
+    ),
+    notice: undefined,
+    signedIn,
+  });
+}
+
+/** The page again, ready to resend: a fresh form with the busy notice and the error's status. */
+function showBusy(
+  pages: Pages,
+  action: 'signin' | 'signout',
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: HttpError,
+  view: PageView | undefined,
+): FastifyReply {
+  if (view === undefined) return sendError(reply, error);
+  const { origin, csrf } = view;
+  // The post's own callbackUrl (Auth.js checks it again when the form is sent again).
+  const posted = sameOrigin(postedField(request, 'callbackUrl'), origin);
+  const page =
+    action === 'signout'
+      ? renderSignOutPage(pages.shell, {
+          csrfToken: csrf.csrfToken,
+          callbackUrl: signOutDestination(posted, origin, pages.basePath),
+          notice: signOutBusy,
+        })
+      : renderSignInPage(pages.shell, {
+          csrfToken: csrf.csrfToken,
+          callbackUrl: toSignIn(pages, posted ?? csrf.callbackUrl, origin),
+          notice: signInBusy,
+          email: postedField(request, 'email'),
+          forgotPasswordUrl: pages.forgotPasswordUrl,
+          signupUrl: pages.signupUrl,
+        });
+  return send(pages, reply, error.status, error.headers, csrf.cookies, page);
+}
+
+function afterSignInPost(
+  pages: Pages,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  secure: boolean,
+): void {
+  const { signInPath } = pages;
+  if (formPostOf(pages, request) !== 'signin' || reply.statusCode !== 302) return;
+  const location = reply.getHeader('location');
+  if (typeof location !== 'string') return;
+  let failed: boolean;
+  try {
+    const url = new URL(location);
+    failed = url.pathname === signInPath && url.searchParams.has('error');
+  } catch {
+    // Auth.js writes absolute URLs; anything else is left alone.
+    return;
+  }
+  const cookie = failed
+    ? keepEmail(postedField(request, 'email'), signInPath, secure)
+    : forgetEmail(signInPath, secure);
+  if (cookie !== undefined) reply.header('set-cookie', cookie);
 }
