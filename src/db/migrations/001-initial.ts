@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createIndex, optional, required, userId } from './schema-parts.js';
 
 // Timestamps are bigint so PostgreSQL holds milliseconds past 2038; SQLite integers are 64-bit.
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -6,28 +7,24 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('users')
     .addColumn('id', 'text', (col) => col.primaryKey())
     .addColumn('email', 'text', (col) => col.notNull().unique())
-    .addColumn('name', 'text', (col) => col.notNull())
-    .addColumn('password_hash', 'text', (col) => col.notNull())
+    .$call(required({ name: 'text', password_hash: 'text' }))
     .addColumn('disabled', 'integer', (col) => col.notNull().defaultTo(0))
-    .addColumn('created_at', 'bigint', (col) => col.notNull())
-    .addColumn('updated_at', 'bigint', (col) => col.notNull())
+    .$call(required({ created_at: 'bigint', updated_at: 'bigint' }))
     .execute();
 
   await db.schema
     .createTable('sessions')
     .addColumn('id', 'text', (col) => col.primaryKey())
-    .addColumn('user_id', 'text', (col) => col.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('created_at', 'bigint', (col) => col.notNull())
-    .addColumn('revoked_at', 'bigint')
+    .$call(userId)
+    .$call(required({ created_at: 'bigint' }))
+    .$call(optional({ revoked_at: 'bigint' }))
     .execute();
-  await db.schema.createIndex('sessions_user_id').on('sessions').column('user_id').execute();
+  await createIndex(db, 'sessions_user_id', 'sessions', ['user_id']);
 
   await db.schema
     .createTable('signin_throttle')
     .addColumn('key', 'text', (col) => col.primaryKey())
-    .addColumn('failures', 'integer', (col) => col.notNull())
-    .addColumn('window_started_at', 'bigint', (col) => col.notNull())
-    .addColumn('locked_until', 'bigint', (col) => col.notNull())
+    .$call(required({ failures: 'integer', window_started_at: 'bigint', locked_until: 'bigint' }))
     .execute();
 }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createIndex, leasedOutboxColumns, optional, required } from './schema-parts.js';
 
 /**
  * The outbox (src/mail/): a mail is written here in the same transaction as the change or token
@@ -10,29 +11,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('mail_outbox')
     .addColumn('id', 'text', (col) => col.primaryKey())
-    .addColumn('kind', 'text', (col) => col.notNull())
-    .addColumn('recipient', 'text', (col) => col.notNull())
-    .addColumn('subject', 'text', (col) => col.notNull())
+    .$call(required({ kind: 'text', recipient: 'text', subject: 'text' }))
     // Null once the secret they carry no longer matters: sent, failed past use, or expired.
-    .addColumn('body_text', 'text')
-    .addColumn('body_html', 'text')
-    // held | queued | sending | sent | failed
-    .addColumn('state', 'text', (col) => col.notNull())
-    .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
-    .addColumn('next_attempt_at', 'bigint', (col) => col.notNull())
-    .addColumn('retry_until', 'bigint', (col) => col.notNull())
-    .addColumn('lease_holder', 'text')
-    .addColumn('lease_until', 'bigint')
-    .addColumn('last_error', 'text')
-    .addColumn('created_at', 'bigint', (col) => col.notNull())
-    .addColumn('sent_at', 'bigint')
-    .addColumn('expires_at', 'bigint')
+    .$call(optional({ body_text: 'text', body_html: 'text' }))
+    .$call(leasedOutboxColumns)
+    .$call(optional({ expires_at: 'bigint' }))
     .execute();
-  await db.schema
-    .createIndex('mail_outbox_due')
-    .on('mail_outbox')
-    .columns(['state', 'next_attempt_at'])
-    .execute();
+  await createIndex(db, 'mail_outbox_due', 'mail_outbox', ['state', 'next_attempt_at']);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

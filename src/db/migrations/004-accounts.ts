@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createIndex, optional, required, userId } from './schema-parts.js';
 
 /**
  * What self-service accounts stand on (issue 19): whether an address is verified, when a
@@ -17,43 +18,28 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('id', 'text', (col) => col.primaryKey())
     // Null for sign-up and invitation: no user exists yet.
     .addColumn('user_id', 'text', (col) => col.references('users.id').onDelete('cascade'))
-    .addColumn('purpose', 'text', (col) => col.notNull())
+    .$call(required({ purpose: 'text' }))
     .addColumn('token_hash', 'text', (col) => col.notNull().unique())
-    .addColumn('code_hash', 'text')
+    .$call(optional({ code_hash: 'text' }))
     .addColumn('code_tries_left', 'integer', (col) => col.notNull().defaultTo(0))
-    .addColumn('credential_version', 'integer')
-    .addColumn('email', 'text', (col) => col.notNull())
-    .addColumn('new_email', 'text')
-    .addColumn('expires_at', 'bigint', (col) => col.notNull())
-    .addColumn('used_at', 'bigint')
-    .addColumn('created_at', 'bigint', (col) => col.notNull())
+    .$call(optional({ credential_version: 'integer' }))
+    .$call(required({ email: 'text' }))
+    .$call(optional({ new_email: 'text' }))
+    .$call(required({ expires_at: 'bigint' }))
+    .$call(optional({ used_at: 'bigint' }))
+    .$call(required({ created_at: 'bigint' }))
     .execute();
-  await db.schema
-    .createIndex('account_tokens_purpose_email')
-    .on('account_tokens')
-    .columns(['purpose', 'email'])
-    .execute();
-  await db.schema
-    .createIndex('account_tokens_user_id')
-    .on('account_tokens')
-    .column('user_id')
-    .execute();
+  await createIndex(db, 'account_tokens_purpose_email', 'account_tokens', ['purpose', 'email']);
+  await createIndex(db, 'account_tokens_user_id', 'account_tokens', ['user_id']);
 
   await db.schema
     .createTable('account_events')
     .addColumn('id', 'text', (col) => col.primaryKey())
-    .addColumn('user_id', 'text', (col) => col.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('type', 'text', (col) => col.notNull())
-    .addColumn('at', 'bigint', (col) => col.notNull())
-    .addColumn('ip', 'text', (col) => col.notNull())
-    .addColumn('device', 'text', (col) => col.notNull())
-    .addColumn('detail', 'text')
+    .$call(userId)
+    .$call(required({ type: 'text', at: 'bigint', ip: 'text', device: 'text' }))
+    .$call(optional({ detail: 'text' }))
     .execute();
-  await db.schema
-    .createIndex('account_events_user_at')
-    .on('account_events')
-    .columns(['user_id', 'at'])
-    .execute();
+  await createIndex(db, 'account_events_user_at', 'account_events', ['user_id', 'at']);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

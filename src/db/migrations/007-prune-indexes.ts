@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { createIndex, createIndexWhereSet } from './schema-parts.js';
 
 /**
  * Indexes for what the periodic prune filters on (src/main.ts), so each of its batches
@@ -9,30 +10,14 @@ import { sql, type Kysely } from 'kysely';
  * their window's start: most are unlocked (`locked_until` in the past), so that filter would not narrow them. `sessions(user_id)` exists since 001.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createIndex('sessions_created_at').on('sessions').column('created_at').execute();
-  await db.schema
-    .createIndex('sessions_revoked_at')
-    .on('sessions')
-    .column('revoked_at')
-    .where(sql.ref('revoked_at'), 'is not', null)
-    .execute();
-  await db.schema.createIndex('account_events_at').on('account_events').column('at').execute();
-  await db.schema
-    .createIndex('account_tokens_expires_at')
-    .on('account_tokens')
-    .column('expires_at')
-    .execute();
-  await db.schema
-    .createIndex('account_tokens_used_at')
-    .on('account_tokens')
-    .column('used_at')
-    .where(sql.ref('used_at'), 'is not', null)
-    .execute();
-  await db.schema
-    .createIndex('signin_throttle_window_started_at')
-    .on('signin_throttle')
-    .column('window_started_at')
-    .execute();
+  await createIndex(db, 'sessions_created_at', 'sessions', ['created_at']);
+  await createIndexWhereSet(db, 'sessions_revoked_at', 'sessions', 'revoked_at');
+  await createIndex(db, 'account_events_at', 'account_events', ['at']);
+  await createIndex(db, 'account_tokens_expires_at', 'account_tokens', ['expires_at']);
+  await createIndexWhereSet(db, 'account_tokens_used_at', 'account_tokens', 'used_at');
+  await createIndex(db, 'signin_throttle_window_started_at', 'signin_throttle', [
+    'window_started_at',
+  ]);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { createIndex, optional, required, userId, userIdKey } from './schema-parts.js';
 
 /**
  * Second factors: a person's TOTP (its secret encrypted under FACTOR_KEY, never in clear; a new
@@ -9,24 +10,22 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('user_totp')
-    .addColumn('user_id', 'text', (col) =>
-      col.primaryKey().references('users.id').onDelete('cascade'),
-    )
+    .$call(userIdKey)
     // Null: no TOTP in use (never enrolled, or turned off).
     .addColumn('secret', 'text')
     // Null: no set-up waiting for its confirming code.
     .addColumn('pending_secret', 'text')
     // Kept when TOTP is turned off and on again, so an old code stays spent.
     .addColumn('last_step', 'bigint', (col) => col.notNull().defaultTo(-1))
-    .addColumn('enabled_at', 'bigint')
-    .addColumn('updated_at', 'bigint', (col) => col.notNull())
+    .$call(optional({ enabled_at: 'bigint' }))
+    .$call(required({ updated_at: 'bigint' }))
     .execute();
   await db.schema
     .createTable('recovery_codes')
-    .addColumn('user_id', 'text', (col) => col.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('code_hash', 'text', (col) => col.notNull())
-    .addColumn('used_at', 'bigint')
-    .addColumn('created_at', 'bigint', (col) => col.notNull())
+    .$call(userId)
+    .$call(required({ code_hash: 'text' }))
+    .$call(optional({ used_at: 'bigint' }))
+    .$call(required({ created_at: 'bigint' }))
     .addPrimaryKeyConstraint('recovery_codes_pk', ['user_id', 'code_hash'])
     .execute();
   // The second step's challenge after a right password (src/account/totp/challenges.ts): only
@@ -34,16 +33,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('signin_challenges')
     .addColumn('token_hash', 'text', (col) => col.primaryKey())
-    .addColumn('user_id', 'text', (col) => col.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('credential_version', 'integer', (col) => col.notNull())
-    .addColumn('expires_at', 'bigint', (col) => col.notNull())
-    .addColumn('used_at', 'bigint')
+    .$call(userId)
+    .$call(required({ credential_version: 'integer', expires_at: 'bigint' }))
+    .$call(optional({ used_at: 'bigint' }))
     .execute();
-  await db.schema
-    .createIndex('signin_challenges_expires_at')
-    .on('signin_challenges')
-    .column('expires_at')
-    .execute();
+  await createIndex(db, 'signin_challenges_expires_at', 'signin_challenges', ['expires_at']);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

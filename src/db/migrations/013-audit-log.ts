@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { createIndex, optional, required } from './schema-parts.js';
 
 /** The hash an empty chain starts from: the first entry's `prev_hash`. */
 export const auditGenesisHash = '0'.repeat(64);
@@ -44,25 +45,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('audit_log')
     .addColumn('seq', 'bigint', (col) => col.primaryKey())
-    .addColumn('at', 'bigint', (col) => col.notNull())
-    .addColumn('type', 'text', (col) => col.notNull())
-    .addColumn('user_id', 'text')
-    .addColumn('actor', 'text')
-    .addColumn('ip', 'text', (col) => col.notNull())
-    .addColumn('device', 'text', (col) => col.notNull())
-    .addColumn('detail', 'text')
-    .addColumn('prev_hash', 'text', (col) => col.notNull())
-    .addColumn('hash', 'text', (col) => col.notNull())
+    .$call(required({ at: 'bigint', type: 'text' }))
+    .$call(optional({ user_id: 'text', actor: 'text' }))
+    .$call(required({ ip: 'text', device: 'text' }))
+    .$call(optional({ detail: 'text' }))
+    .$call(required({ prev_hash: 'text', hash: 'text' }))
     .execute();
-  await db.schema.createIndex('audit_log_at').on('audit_log').column('at').execute();
+  await createIndex(db, 'audit_log_at', 'audit_log', ['at']);
 
   await db.schema
     .createTable('audit_head')
     .addColumn('id', 'integer', (col) => col.primaryKey())
-    .addColumn('seq', 'bigint', (col) => col.notNull())
-    .addColumn('hash', 'text', (col) => col.notNull())
-    .addColumn('pruned_seq', 'bigint', (col) => col.notNull())
-    .addColumn('pruned_hash', 'text', (col) => col.notNull())
+    .$call(required({ seq: 'bigint', hash: 'text', pruned_seq: 'bigint', pruned_hash: 'text' }))
     .execute();
   await sql`insert into audit_head (id, seq, hash, pruned_seq, pruned_hash)
     values (1, 0, ${auditGenesisHash}, 0, ${auditGenesisHash})`.execute(db);

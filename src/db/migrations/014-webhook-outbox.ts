@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { createIndex, leasedOutboxColumns, required } from './schema-parts.js';
 
 /**
  * The webhook outbox (src/webhooks/): one row per event per endpoint, written in the same
@@ -12,20 +13,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('webhook_outbox')
     .addColumn('id', 'text', (col) => col.primaryKey())
-    .addColumn('event_id', 'text', (col) => col.notNull())
-    .addColumn('endpoint', 'text', (col) => col.notNull())
-    .addColumn('type', 'text', (col) => col.notNull())
-    .addColumn('payload', 'text', (col) => col.notNull())
-    // queued | sending | sent | failed
-    .addColumn('state', 'text', (col) => col.notNull())
-    .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
-    .addColumn('next_attempt_at', 'bigint', (col) => col.notNull())
-    .addColumn('retry_until', 'bigint', (col) => col.notNull())
-    .addColumn('lease_holder', 'text')
-    .addColumn('lease_until', 'bigint')
-    .addColumn('last_error', 'text')
-    .addColumn('created_at', 'bigint', (col) => col.notNull())
-    .addColumn('sent_at', 'bigint')
+    .$call(required({ event_id: 'text', endpoint: 'text', type: 'text', payload: 'text' }))
+    .$call(leasedOutboxColumns)
     .execute();
   await db.schema
     .createIndex('webhook_outbox_claim')
@@ -33,11 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['next_attempt_at'])
     .where(sql.ref('state'), 'in', ['queued', 'sending'])
     .execute();
-  await db.schema
-    .createIndex('webhook_outbox_created')
-    .on('webhook_outbox')
-    .columns(['created_at'])
-    .execute();
+  await createIndex(db, 'webhook_outbox_created', 'webhook_outbox', ['created_at']);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { required, userIdKey } from './schema-parts.js';
 
 /**
  * Second-factor failures, counted per account apart from the password's counters: a right
@@ -10,17 +11,19 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('factor_throttle')
-    .addColumn('user_id', 'text', (col) =>
-      col.primaryKey().references('users.id').onDelete('cascade'),
+    .$call(userIdKey)
+    .$call(
+      required({
+        // Wrong codes since the last right second factor (or an operator's unlock).
+        failures: 'integer',
+        // Locks set since then: each lasts twice as long as the one before, up to a cap.
+        locks: 'integer',
+        charges: 'integer',
+        lock_charge: 'integer',
+        locked_until: 'bigint',
+        updated_at: 'bigint',
+      }),
     )
-    // Wrong codes since the last right second factor (or an operator's unlock).
-    .addColumn('failures', 'integer', (col) => col.notNull())
-    // Locks set since then: each lasts twice as long as the one before, up to a cap.
-    .addColumn('locks', 'integer', (col) => col.notNull())
-    .addColumn('charges', 'integer', (col) => col.notNull())
-    .addColumn('lock_charge', 'integer', (col) => col.notNull())
-    .addColumn('locked_until', 'bigint', (col) => col.notNull())
-    .addColumn('updated_at', 'bigint', (col) => col.notNull())
     .execute();
 }
 
