@@ -44,7 +44,7 @@ export const readCaches = {
       'its connection closing (a WeakMap on the socket; so one per open connection), or another Cookie header on it',
   },
   decryptedTokens: {
-    file: 'src/auth/session/session-read.ts',
+    file: 'src/auth/session/fast-read.ts',
     keeps: "a session token's claims and the cookie name it was read under, by its canonical form",
     entries: 2048,
     bytes: 4 * 1024 * 1024,
