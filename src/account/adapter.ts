@@ -4,6 +4,7 @@ import { deviceCookieName } from '../auth/cookies/device-cookie.js';
 import type { SessionAccess } from '../auth/session/session-access.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { HttpError } from '../http/errors.js';
+import { storeUnavailable } from '../http/answer.js';
 import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js';
 import type { PacedWork } from './paced-work.js';
 import type { PagePaths } from './paths.js';
@@ -76,7 +77,7 @@ export async function runAction<Input, Body>(
   } catch (error) {
     if (error instanceof HttpError || !isDatabaseUnavailable(error)) throw error;
     request.log.warn({ err: error }, 'the database could not serve an account action');
-    throw new HttpError('unavailable', { 'retry-after': '5' });
+    throw storeUnavailable();
   }
 }
 

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { SessionAccess } from '../auth/session/session-access.js';
 import { StoreUnavailableError } from '../auth/request/request-context.js';
 import { HttpError } from '../http/errors.js';
+import { storeUnavailable } from '../http/answer.js';
 import type { UserStore } from '../users/store.js';
 import type { SignedIn } from './action.js';
 import type { AccountStore } from './model/account-store.js';
@@ -14,14 +15,12 @@ export interface GuardDeps {
   now: () => number;
 }
 
-const unavailable = () => new HttpError('unavailable', { 'retry-after': '5' });
-
 /** A store failure is 503 `unavailable`, never a quiet "signed out". */
 async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof StoreUnavailableError) throw unavailable();
+    if (error instanceof StoreUnavailableError) throw storeUnavailable();
     throw error;
   }
 }

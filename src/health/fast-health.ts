@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { jsonSecurityHeaders } from '../http/security-headers.js';
+import { finishHead, jsonType, securityHead, writeAnswer } from '../http/answer.js';
 
 export interface FastHealthOptions {
   version: string;
@@ -19,21 +19,14 @@ export function createFastHealth(options: FastHealthOptions) {
   const prefix = `{"status":"ok","timestamp":"`;
   const suffix = `","version":${JSON.stringify(options.version)}}`;
   const fixedBytes = Buffer.byteLength(prefix + suffix);
-  // Flat [name, value, …] arrays built once: Node writes them as they are, with no per-request
-  // object to spread. The timestamp is ASCII, so the length is fixed for a given ISO width.
-  const headersFor = (timestampLength: number, close: boolean): string[] => [
-    'content-type',
-    'application/json; charset=utf-8',
-    ...Object.entries(jsonSecurityHeaders(options.publicIsHttps)).flat(),
-    'cache-control',
-    'no-store',
-    'content-length',
-    String(fixedBytes + timestampLength),
-    ...(close ? ['connection', 'close'] : []),
-  ];
+  const security = securityHead(options.publicIsHttps);
+  // Heads built once, as the route's answer is finished (src/http/answer.ts): Node writes a
+  // flat array as it is. The timestamp is ASCII, so the length is fixed for a given ISO width.
+  const headFor = (timestampLength: number, draining: boolean): string[] =>
+    finishHead(['content-type', jsonType], security, false, draining, fixedBytes + timestampLength);
   const isoWidth = 24; // 2026-11-22T02:18:35.123Z; years past 9999 are wider
-  const open = headersFor(isoWidth, false);
-  const closing = headersFor(isoWidth, true);
+  const open = headFor(isoWidth, false);
+  const closing = headFor(isoWidth, true);
   // Probes within one millisecond share the body: the timestamp would be the same.
   let bodyMs = Number.NaN;
   let timestamp = '';
@@ -47,14 +40,13 @@ export function createFastHealth(options: FastHealthOptions) {
       body = `${prefix}${timestamp}${suffix}`;
     }
     const draining = options.isDraining();
-    const headers =
+    const head =
       timestamp.length === isoWidth
         ? draining
           ? closing
           : open
-        : headersFor(timestamp.length, draining);
-    response.writeHead(200, headers);
-    response.end(body);
+        : headFor(timestamp.length, draining);
+    writeAnswer(response, 200, head, body);
     return true;
   };
 }

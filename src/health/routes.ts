@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { sendError } from '../http/error-handler.js';
-import { HttpError } from '../http/errors.js';
+import { storeUnavailable } from '../http/answer.js';
 
 export interface HealthDeps {
   version: string;
@@ -40,10 +40,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
   app.get('/api/health/ready', async (request, reply) => {
     if (deps.isDraining()) {
       deps.reportReadiness?.(false);
-      return sendError(
-        reply,
-        new HttpError('unavailable', { 'retry-after': '5' }, 'The service is shutting down.'),
-      );
+      return sendError(reply, storeUnavailable('The service is shutting down.'));
     }
     try {
       await withTimeout(deps.pingDatabase(), readyTimeoutMs);
@@ -52,7 +49,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthDeps): vo
     } catch (error) {
       deps.reportReadiness?.(false);
       request.log.warn({ err: error }, 'readiness check failed');
-      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      return sendError(reply, storeUnavailable());
     }
   });
 }

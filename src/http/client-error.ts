@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { errorCatalogue, type ErrorCode } from './errors.js';
-import { rawErrorAnswer } from './raw-answer.js';
+import { rawErrorAnswer } from './answer.js';
 
 function codeFor(error: NodeJS.ErrnoException): ErrorCode {
   if (error.code === 'HPE_HEADER_OVERFLOW') return 'headers_too_large';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { rawErrorAnswer } from './raw-answer.js';
+import { rawErrorAnswer } from './answer.js';
 
 /**
  * The server's `connect` listener. Node hands a CONNECT request (a proxy tunnel) to that event

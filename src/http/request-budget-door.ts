@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { clientGroup } from '../traffic/client-group.js';
-import type { RequestBudget } from '../traffic/request-budget.js';
+import { RequestBudget } from '../traffic/request-budget.js';
 import { RecentCache } from '../util/recent-cache.js';
 import { sendError } from './error-handler.js';
-import { errorBody, HttpError } from './errors.js';
-import { jsonSecurityHeaders } from './security-headers.js';
+import { errorAnswer, securityHead, writeAnswer } from './answer.js';
+import { HttpError } from './errors.js';
 
 /**
  * What a request costs: one token when a front answers it, this many when it reaches Fastify
@@ -48,16 +48,7 @@ export interface Admission {
 export function createBudgetDoor(options: BudgetDoorOptions): Admission {
   const { budget } = options;
   const groups = new RecentCache<string, string>(1024);
-  const body = JSON.stringify(errorBody('rate_limited'));
-  const fixedHeaders = [
-    'content-type',
-    'application/json; charset=utf-8',
-    ...Object.entries(jsonSecurityHeaders(options.publicIsHttps)).flat(),
-    'cache-control',
-    'no-store',
-    'content-length',
-    String(Buffer.byteLength(body)),
-  ];
+  const security = securityHead(options.publicIsHttps);
   let lastWarningAt = -Infinity;
   let refusedSinceWarning = 0;
 
@@ -76,10 +67,11 @@ export function createBudgetDoor(options: BudgetDoorOptions): Admission {
     const group = groupOf(request);
     const retryAfterSeconds = budget.take(group, cost);
     if (retryAfterSeconds === 0) return true;
-    const headers = [...fixedHeaders, 'retry-after', String(retryAfterSeconds)];
-    if (options.isDraining()) headers.push('connection', 'close');
-    response.writeHead(429, headers);
-    response.end(body);
+    // As Fastify's hook answers it behind proxies (below).
+    const refused = errorAnswer('rate_limited', security, options.isDraining(), {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    });
+    writeAnswer(response, refused.status, refused.head, refused.body);
     refusedSinceWarning += 1;
     if (options.now() - lastWarningAt >= 10_000) {
       options.warn(
@@ -113,4 +105,29 @@ export function installBudgetHook(app: FastifyInstance, budget: RequestBudget): 
       new HttpError('rate_limited', { 'retry-after': String(retryAfterSeconds) }),
     );
   });
+}
+
+// The budget is in the front door, or not configured: Fastify has nothing to install.
+const noHook = (): void => undefined;
+
+/**
+ * The request budget where it applies, when configured: in the front door where the peer is
+ * the client, else (behind trusted proxies, where only Fastify knows the client's address) as
+ * Fastify's hook, installed before the 404 hook so requests for no route are charged too.
+ */
+export function siteBudget(
+  limits: { perSecond: number; burst: number } | undefined,
+  behindProxies: boolean,
+  door: Omit<BudgetDoorOptions, 'budget'>,
+): { admission: Admission | undefined; installHook(app: FastifyInstance): void } {
+  if (limits === undefined || limits.perSecond <= 0)
+    return { admission: undefined, installHook: noHook };
+  // A burst below one Fastify request's cost would refuse every such request.
+  const budget = new RequestBudget(
+    { perSecond: limits.perSecond, burst: Math.max(limits.burst, fastifyRequestCost) },
+    door.now,
+  );
+  if (behindProxies)
+    return { admission: undefined, installHook: (app) => installBudgetHook(app, budget) };
+  return { admission: createBudgetDoor({ ...door, budget }), installHook: noHook };
 }

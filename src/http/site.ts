@@ -4,7 +4,6 @@ import Fastify, {
   type FastifyInstance,
   type FastifyServerOptions,
 } from 'fastify';
-import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { createClientErrorHandler } from './client-error.js';
 import { createConnectRefusal } from './connect-refusal.js';
@@ -13,10 +12,16 @@ import { installErrorHandlers } from './error-handler.js';
 import { serverWithFrontDoor, type Front } from './front-door.js';
 import { routeEveryMethod } from './method-refusal.js';
 import { installProxyHint } from './proxy-hint.js';
-import { createBudgetDoor, fastifyRequestCost, installBudgetHook } from './request-budget-door.js';
-import { RequestBudget } from '../traffic/request-budget.js';
-import { installSecurityHeaders } from './security-headers.js';
-import { createAccessLine, type AccessLine } from '../log/access-line.js';
+import { siteBudget } from './request-budget-door.js';
+import type { AccessLine } from '../log/access-line.js';
+import { installAnswerHooks } from './answer.js';
+import {
+  accessLineFor,
+  accessLineSampler,
+  installAccessLog,
+  requestIds,
+  type LogsAnswer,
+} from './access-log.js';
 
 export type SiteConfig = Pick<
   Config,
@@ -58,7 +63,7 @@ export interface Site {
    * Whether to write the access line of an answer with this method and status: every error
    * and every write, and LOG_SUCCESS_SAMPLE of the successful reads (chosen at random).
    */
-  logsAnswer(method: string | undefined, status: number): boolean;
+  logsAnswer: LogsAnswer;
   /**
    * The front's access line, built by hand and written to the log's stream (src/log/access-line.ts);
    * undefined where the logger has no stream of ours (pino writes the line).
@@ -74,6 +79,26 @@ function noSchemas(): never {
   throw new Error('Gatehouse routes declare no JSON schemas');
 }
 
+/** Fastify's options that are the same for every site. */
+function frameworkOptions() {
+  return {
+    // A request that reaches the service while it drains is answered as usual (with
+    // `Connection: close`, answer.ts), not refused: the client sent it before it could know.
+    return503OnClosing: false,
+    // No route declares a JSON schema (bodies are checked by hand before Auth.js reads them),
+    // so Fastify's ajv and fast-json-stringify compilers are never needed; supplying these
+    // keeps them from loading at start-up (measured: ~140 ms of the boot before this).
+    schemaController: {
+      compilersFactory: {
+        buildValidator: () => noSchemas,
+        buildSerializer: () => noSchemas,
+      },
+    },
+    // One access line per request (access-log.ts) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+  } satisfies FastifyServerOptions;
+}
+
 /**
  * Fastify behind the front door, with what every route shares: timeouts, connection limits,
  * security headers, the drain, one error handler, access lines. Listens to nothing.
@@ -82,29 +107,14 @@ export function createSite(deps: SiteDeps): Site {
   const { config, now, isDraining } = deps;
   const publicIsHttps = config.authUrl?.startsWith('https:') === true;
   const fronts: Front[] = [];
-  let requestCount = 0;
-  const nextRequestId = () => `req-${(requestCount++).toString(36)}`;
+  const nextRequestId = requestIds();
   const parserLog: { current?: FastifyBaseLogger } = {};
-  const limits = config.requestBudget;
-  // A burst below one Fastify request's cost would refuse every such request.
-  const budget =
-    limits !== undefined && limits.perSecond > 0
-      ? new RequestBudget(
-          { perSecond: limits.perSecond, burst: Math.max(limits.burst, fastifyRequestCost) },
-          now,
-        )
-      : undefined;
-  // Behind trusted proxies only Fastify knows the client's address: the budget is a hook there.
-  const budgetInFront = budget !== undefined && config.trustProxy.length === 0;
-  const admission = budgetInFront
-    ? createBudgetDoor({
-        budget,
-        publicIsHttps,
-        isDraining,
-        now,
-        warn: (details, message) => parserLog.current?.warn(details, message),
-      })
-    : undefined;
+  const budget = siteBudget(config.requestBudget, config.trustProxy.length > 0, {
+    publicIsHttps,
+    isDraining,
+    now,
+    warn: (details, message) => parserLog.current?.warn(details, message),
+  });
   const frontDoor = serverWithFrontDoor(
     fronts,
     {
@@ -116,28 +126,15 @@ export function createSite(deps: SiteDeps): Site {
         warn: (details, message) => parserLog.current?.warn(details, message),
       },
     },
-    admission,
+    budget.admission,
   );
   const app = Fastify({
+    ...frameworkOptions(),
     logger: deps.logger,
     genReqId: nextRequestId,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     serverFactory: frontDoor.factory,
     bodyLimit: config.bodyLimitBytes,
-    // A request that reaches the service while it drains is answered as usual (with
-    // `Connection: close`, below), not refused: the client sent it before it could know.
-    return503OnClosing: false,
-    // No route declares a JSON schema (bodies are checked by hand before Auth.js reads them),
-    // so Fastify's ajv and fast-json-stringify compilers are never needed; supplying these
-    // keeps them from loading at start-up (measured: ~140 ms of the boot before this).
-    schemaController: {
-      compilersFactory: {
-        buildValidator: () => noSchemas,
-        buildSerializer: () => noSchemas,
-      },
-    },
-    // One access line per request (below) instead of Fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
     // Fastify calls it with itself as `this`, but typed loosely: the logger is handed over below.
     clientErrorHandler: createClientErrorHandler(publicIsHttps, () => parserLog.current),
   });
@@ -151,16 +148,10 @@ export function createSite(deps: SiteDeps): Site {
     frontDoor.closeUnstarted();
     done();
   });
-  installSecurityHeaders(app, publicIsHttps);
-  // While draining, every answer closes its connection, so kept-alive sockets do not hold
-  // the process open until their idle timeout.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (isDraining()) reply.header('connection', 'close');
-    done(null, payload);
-  });
+  installAnswerHooks(app, publicIsHttps, isDraining);
   const routes = new Set<string>();
   // Before the 404 hook, so requests for no route are charged too.
-  if (budget !== undefined && !budgetInFront) installBudgetHook(app, budget);
+  budget.installHook(app);
   installErrorHandlers(app);
   if (config.trustProxy.length === 0)
     installProxyHint(app, (fields, message) => app.log.warn(fields, message));
@@ -185,57 +176,4 @@ export function createSite(deps: SiteDeps): Site {
     },
     hasRoute: (path) => routes.has(path),
   };
-}
-
-/**
- * Which access lines to write. One client reading at 5,000 req/s writes ~65 GB of lines a day:
- * a fraction of the successful reads (GET, HEAD; 2xx, 3xx) tells as much about traffic, while
- * errors and writes (sign-ins, sign-outs) are each worth their line.
- */
-function accessLineSampler(fraction: number) {
-  if (fraction >= 1) return () => true;
-  return (method: string | undefined, status: number) =>
-    status >= 400 || (method !== 'GET' && method !== 'HEAD') || Math.random() < fraction;
-}
-
-/**
- * Paths only: a query string may carry a callbackUrl, never worth a log line. The level is
- * fixed at start-up, so a hook whose lines would be dropped is not installed at all.
- */
-function installAccessLog(
-  app: FastifyInstance,
-  logsAnswer: (method: string | undefined, status: number) => boolean,
-): void {
-  // With logging off, Fastify's logger is a no-op object without isLevelEnabled.
-  const enabled = (level: string) =>
-    (app.log as Partial<Pick<Logger, 'isLevelEnabled'>>).isLevelEnabled?.(level) ?? false;
-  if (enabled('debug')) {
-    app.addHook('onRequest', (request, _reply, done) => {
-      request.log.debug({ method: request.method, path: request.url.split('?', 1)[0] }, 'received');
-      done();
-    });
-  }
-  if (enabled('info')) {
-    app.addHook('onResponse', (request, reply, done) => {
-      if (!logsAnswer(request.method, reply.statusCode)) return done();
-      request.log.info(
-        {
-          method: request.method,
-          path: request.url.split('?', 1)[0],
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-          ip: request.ip,
-        },
-        'request',
-      );
-      done();
-    });
-  }
-}
-
-/** The front's access line, on the logger's own stream; none where pino writes elsewhere. */
-function accessLineFor(logger: FastifyServerOptions['logger']): AccessLine | undefined {
-  if (typeof logger !== 'object' || logger === null || !('stream' in logger)) return undefined;
-  const stream = logger.stream;
-  return stream === undefined ? undefined : createAccessLine(stream);
 }

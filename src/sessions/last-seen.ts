@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { readCaches } from './caches.js';
 
 /** How often one session's "last seen" is written at most, per instance. */
 export const lastSeenEveryMs = 5 * 60 * 1000;
@@ -8,7 +9,7 @@ const flushEveryMs = 60 * 1000;
 /** Ids per statement. */
 const flushBatch = 500;
 /** Sessions tracked at once at most; past it, reads go unnoted until the next flush. */
-const trackedMax = 100_000;
+const trackedMax = readCaches.lastSeen.entries;
 
 /**
  * "Last seen" for the sessions list, kept off the session read's path: a read only notes its

@@ -1,6 +1,11 @@
 import type { Pool as PgPool, QueryResult } from 'pg';
 import { isConnectionLost } from '../db/postgres.js';
-import { toActive, type ActiveSession, type FindActive } from './active-session.js';
+import {
+  activeSessionSql,
+  toActive,
+  type ActiveSession,
+  type FindActive,
+} from './active-session.js';
 
 interface Waiter {
   resolve(session: ActiveSession | null): void;
@@ -12,12 +17,6 @@ const connectionLostRetries = 10;
 
 /** Ids per statement at most; a larger burst goes out in several. */
 export const batchMaxIds = 256;
-
-// The session check of every id in the batch: one join on the primary key, as on SQLite.
-const activeSessionsSql = `select sessions.id as "sessionId", users.id as "userId", users.email,
-  users.name, sessions.created_at as "createdAt"
-  from sessions join users on users.id = sessions.user_id
-  where sessions.id = any($1::text[]) and sessions.revoked_at is null and users.disabled = 0`;
 
 /**
  * PostgreSQL's refusals of a named statement when a pooler in transaction mode hands each
@@ -56,6 +55,8 @@ export interface FindActiveOptions {
  * setting. Unnamed is always correct, only a little slower; nothing else here names a statement.
  */
 export function postgresFindActive(pool: PgPool, options: FindActiveOptions): FindActive {
+  // The session check of every id in the batch, the statement SQLite runs for one.
+  const activeSessionsSql = activeSessionSql('postgres');
   const namedQuery = { name: 'gatehouse_find_active_sessions', text: activeSessionsSql };
   const unnamedQuery = { text: activeSessionsSql };
   let named = options.named;

@@ -1,17 +1,15 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Kysely } from 'kysely';
 import { deleteInBatches, type PruneStatementObserver } from '../db/delete-in-batches.js';
 import type { RawHandles } from '../db/open.js';
 import type { Database } from '../db/schema.js';
+import type { ActiveSession, FindActiveNow } from './active-session.js';
+import { createRevocationCheck } from './revocation-check.js';
 import {
-  toActive,
-  type ActiveSession,
-  type FindActive,
-  type FindActiveNow,
-} from './active-session.js';
-import { sqliteChecksWhileUncommitted } from './sqlite-checks-while-uncommitted.js';
-import { postgresFindActive } from './postgres-find-active.js';
+  insertSession,
+  type InsertRules,
+  type SessionClient,
+  type VerifiedCredential,
+} from './session-insert.js';
 import { noObserver, type Observer } from '../observe/observer.js';
 import { emitUserWebhook, webhooksOn, withWebhooks } from '../webhooks/emit.js';
 
@@ -19,36 +17,11 @@ type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
 export type { ActiveSession } from './active-session.js';
 
-/** What a sign-in verified: the user, and the credential version its password was checked at. */
-export interface VerifiedCredential {
-  userId: string;
-  credentialVersion: number;
-  /**
-   * How the sign-in was proved, in order (`password`, then what each check after it proved):
-   * kept on the session, so a route can ask for more than a session proved.
-   */
-  proofs?: readonly string[];
-}
-
-/** The client a session was signed in from, as a person's sessions list shows it. */
-export interface SessionClient {
-  ip: string;
-  /** The User-Agent ('' when none). */
-  userAgent: string;
-}
-
-/** Longest address and User-Agent kept on a session row (bounded against padding). */
-const ipMaxLength = 64;
-export const userAgentMaxLength = 256;
-
-/** A new session's public id: random, unrelated to its id, so no credential (migration 013). */
-export const newPublicId = (): string => randomBytes(16).toString('base64url');
-
-/** A session row's client columns, cut to their bounds. */
-export const clientColumns = (client: SessionClient | undefined) => ({
-  ip: (client?.ip ?? '').slice(0, ipMaxLength),
-  user_agent: (client?.userAgent ?? '').slice(0, userAgentMaxLength),
-});
+export {
+  newPublicId,
+  type SessionClient,
+  type VerifiedCredential,
+} from './session-insert.js';
 
 /** Server-side session rows, so that sign-out and revocation really end a session. */
 export interface SessionStore {
@@ -106,27 +79,6 @@ export function revokeUserSessions(
   });
 }
 
-// One join on the session's primary key (PostgreSQL's, batched: postgres-find-active.ts).
-const activeSessionSql = `select users.id as "userId", users.email, users.name,
-  sessions.created_at as "createdAt"
-  from sessions join users on users.id = sessions.user_id
-  where sessions.id = ? and sessions.revoked_at is null and users.disabled = 0`;
-
-function sqliteFindActive(handle: DatabaseSync, observer: StoreObserver): FindActiveNow {
-  let statement: StatementSync | undefined;
-  return (sessionId) => {
-    try {
-      // Prepared on first use: the table exists only once migrations have run.
-      statement ??= handle.prepare(activeSessionSql);
-      return toActive(statement.get(sessionId) as ActiveSession | undefined);
-    } catch (error) {
-      // Kysely's queries are counted where the database is opened; this one bypasses Kysely.
-      observer.databaseError();
-      throw error;
-    }
-  };
-}
-
 /**
  * Session rows on Kysely. The revocation check runs on every session read, so it is one
  * prepared statement on the primary key (a node:sqlite statement, or a named PostgreSQL
@@ -142,102 +94,19 @@ export function createKyselySessionStore(
   },
   observer: StoreObserver = noObserver,
 ): SessionStore {
-  const perUserMax = handles.sessionsPerUserMax ?? defaultSessionsPerUserMax;
-  const postgres = handles.sqlite === undefined;
-  let findActive: FindActive;
-  let findActiveNow: FindActiveNow | undefined;
-  if (handles.sqlite !== undefined) {
-    const checks = handles.sqliteChecks;
-    // On a file, on a connection of its own, kept while nothing is committed (sqlite.ts).
-    const now =
-      checks === undefined
-        ? sqliteFindActive(handles.sqlite, observer)
-        : sqliteChecksWhileUncommitted(sqliteFindActive(checks.handle, observer), checks.commits);
-    findActiveNow = now;
-    findActive = async (sessionId) => now(sessionId);
-  } else if (handles.pgPool !== undefined) {
-    findActive = postgresFindActive(handles.pgPool, {
-      named: handles.databasePrepared !== false,
-      onError: observer.databaseError,
-      warn: handles.log && ((fields, message) => handles.log?.warn(fields, message)),
-    });
-  } else throw new TypeError('the session store needs the SQLite handle or the PostgreSQL pool');
-  /** The sign-in's insert and the per-user bound, on `db` or the webhook's transaction. */
-  async function createOn(
-    db: Kysely<Database>,
-    { userId, credentialVersion, proofs = ['password'] }: VerifiedCredential,
-    createdAt: number,
-    client: SessionClient | undefined,
-  ): Promise<{ id: string; publicId: string } | null> {
-    const id = randomUUID();
-    const publicId = newPublicId();
-    const { ip, user_agent: userAgent } = clientColumns(client);
-    // The check and the insert are one statement: a credential change commits either before
-    // it (no row matches, no session) or after it (and its revocation ends this session). On
-    // PostgreSQL the user row is read FOR SHARE: under READ COMMITTED the insert would
-    // otherwise read the row as it was before a change still in flight and commit after that
-    // change's revocation ran; the lock waits for the change and then sees its result. On
-    // SQLite the statement holds the write lock from its start.
-    const inserted = await db
-      .insertInto('sessions')
-      .columns([
-        'id',
-        'user_id',
-        'created_at',
-        'proofs',
-        'public_id',
-        'ip',
-        'user_agent',
-        'last_seen_at',
-      ])
-      .expression((eb) =>
-        eb
-          .selectFrom('users')
-          .select((users) => [
-            users.val(id).as('id'),
-            'users.id as user_id',
-            users.cast<number>(users.val(createdAt), 'bigint').as('created_at'),
-            users.val(proofs.join(' ')).as('proofs'),
-            users.val(publicId).as('public_id'),
-            users.val(ip).as('ip'),
-            users.val(userAgent).as('user_agent'),
-            users.cast<number>(users.val(createdAt), 'bigint').as('last_seen_at'),
-          ])
-          .where('users.id', '=', userId)
-          .where('users.credential_version', '=', credentialVersion)
-          .where('users.disabled', '=', 0)
-          .$if(postgres, (query) => query.forShare()),
-      )
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return null;
-    // A bounded number of live sessions per user: a client signing in in a loop would
-    // otherwise grow the table without end. The oldest sign-ins beyond it are ended.
-    const evicted = await db
-      .updateTable('sessions')
-      .set({ revoked_at: createdAt })
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null)
-      .where('id', 'not in', (qb) =>
-        qb
-          .selectFrom('sessions')
-          .select('id')
-          .where('user_id', '=', userId)
-          .where('revoked_at', 'is', null)
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(perUserMax),
-      )
-      .executeTakeFirst();
-    observer.sessionsRevoked('limit', Number(evicted.numUpdatedRows));
-    return { id, publicId };
-  }
+  const insertRules: InsertRules = {
+    perUserMax: handles.sessionsPerUserMax ?? defaultSessionsPerUserMax,
+    postgres: handles.sqlite === undefined,
+    observer,
+  };
+  const { findActive, findActiveNow } = createRevocationCheck(handles, observer, handles);
   return {
     create(credential, createdAt, client) {
       // Webhooks off (the default): the sign-in's statements as they always were, on `db`.
       if (!webhooksOn())
-        return createOn(db, credential, createdAt, client).then((made) => made?.id ?? null);
+        return insertSession(db, insertRules, credential, createdAt, client).then((made) => made?.id ?? null);
       return db.transaction().execute(async (trx) => {
-        const made = await createOn(trx, credential, createdAt, client);
+        const made = await insertSession(trx, insertRules, credential, createdAt, client);
         if (made === null) return null;
         await emitUserWebhook(trx, 'session.created', credential.userId, createdAt, {
           session: made.publicId,

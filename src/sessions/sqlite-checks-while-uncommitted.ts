@@ -1,8 +1,9 @@
 import type { SqliteCommitWatch } from '../db/sqlite-commit-watch.js';
 import type { ActiveSession, FindActiveNow } from './active-session.js';
+import { readCaches } from './caches.js';
 
 /** Sessions whose check is kept at once; past it, all are forgotten (a new batch starts). */
-const keptMax = 50_000;
+const keptMax = readCaches.sqliteChecks.entries;
 /**
  * The longest a check is kept even when the watch says nothing changed: a bound on what a watch
  * that stopped seeing commits (a file system whose reads miss SQLite's shared memory, a future

@@ -16,7 +16,7 @@ import {
  * The user store on Kysely, for SQLite and PostgreSQL alike. Changing a password, disabling
  * and removing a user end that user's sessions in the same transaction; changing a password,
  * disabling and enabling also move its credential version on, so that a sign-in that verified
- * the old credential issues no session after the change (src/sessions/session-store.ts). Each
+ * the old credential issues no session after the change (src/sessions/session-insert.ts). Each
  * change is one of writes.ts's, in a transaction of its own.
  */
 export function createKyselyUserStore(

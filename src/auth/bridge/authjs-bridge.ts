@@ -1,6 +1,7 @@
 import { Auth } from '@auth/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody, HttpError } from '../../http/errors.js';
+import { storeUnavailable } from '../../http/answer.js';
 import { sendWebResponse, toWebRequest, webHeaders } from '../../http/web-bridge.js';
 import type { Observer, SignInOutcome } from '../../observe/observer.js';
 import type { PageCsrf } from '../../pages/signin/auth-pages.js';
@@ -236,7 +237,7 @@ export function authjsBridge(options: AuthjsBridgeOptions) {
         return options.refuse(request, reply, new HttpError('overloaded', { 'retry-after': '1' }));
       case 'unavailable':
         request.log.error({ err: interruption.error }, 'database unavailable during auth');
-        return options.refuse(request, reply, new HttpError('unavailable', { 'retry-after': '5' }));
+        return options.refuse(request, reply, storeUnavailable());
       case 'internal':
         request.log.error({ err: interruption.error }, 'unexpected error during auth');
         return reply.code(500).send(errorBody('internal_error', request.id));

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../../http/error-handler.js';
 import { HttpError } from '../../http/errors.js';
+import { storeUnavailable } from '../../http/answer.js';
 import { sendWebResponse } from '../../http/web-bridge.js';
 import type { Observer } from '../../observe/observer.js';
 import type { AuthPages, PageView, SignedInUser } from '../../pages/signin/auth-pages.js';
@@ -19,7 +20,8 @@ import { CrossSiteError, loginCsrfGuard } from '../signin/login-csrf-guard.js';
 import { createPageCsrf } from './page-csrf.js';
 import { StoreUnavailableError } from '../request/request-context.js';
 import { isSecure, originOf, routeOf } from '../request/request-site.js';
-import type { FastAnswer, FastReader } from '../session/session-read.js';
+import type { FastReader } from '../session/session-read.js';
+import { routeRead } from '../session/route-read.js';
 import { signInDoor } from '../signin/signin-door.js';
 
 type AuthAction =
@@ -105,13 +107,6 @@ function passkeyActionOf(request: FastifyRequest, body: Buffer): unknown {
   }
   // The body guard has checked it is a JSON object.
   return (JSON.parse(text) as Record<string, unknown>).action;
-}
-
-function sendFast(reply: FastifyReply, answer: FastAnswer): FastifyReply {
-  reply.code(200).headers(answer.headers);
-  if (answer.cookies.length > 0) reply.header('set-cookie', answer.cookies);
-  // Bytes, not a string: Fastify would append `; charset=utf-8`, which Auth.js does not send.
-  return reply.send(Buffer.from(answer.body));
 }
 
 /**
@@ -272,7 +267,7 @@ export function registerAuthRoutes(
         return sendError(reply, new HttpError('internal_error'));
       }
       request.log.error({ err: error.cause }, 'database unavailable during an enrolment read');
-      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      return sendError(reply, storeUnavailable());
     }
     if (key === null)
       return sendError(
@@ -288,33 +283,7 @@ export function registerAuthRoutes(
 
   /** A session or CSRF read: session-read's fast branch unless it is Auth.js's. */
   const read = (action: 'session' | 'csrf') =>
-    async function fastRead(request: FastifyRequest, reply: FastifyReply) {
-      // A read the front took and left to Auth.js goes there at once (src/auth/session/front-read.ts);
-      // a query string may carry callbackUrl, which only Auth.js's own path handles.
-      if (
-        fastReader === undefined ||
-        frontRead?.sees(request.raw) === true ||
-        request.method === 'POST' ||
-        routeOf(request).search !== ''
-      ) {
-        return toAuthjs(request, reply);
-      }
-      const secure = isSecure(request, publicOrigin);
-      const origin = originOf(request, publicOrigin);
-      const cookie = request.headers.cookie;
-      let answer: FastAnswer | undefined;
-      try {
-        answer =
-          action === 'csrf'
-            ? fastReader.csrf(cookie, origin, secure)
-            : await fastReader.session(cookie, origin, secure);
-      } catch (error) {
-        if (!(error instanceof StoreUnavailableError)) throw error;
-        request.log.error({ err: error.cause }, 'database unavailable during session read');
-        return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
-      }
-      return answer === undefined ? toAuthjs(request, reply) : sendFast(reply, answer);
-    };
+    routeRead({ fastReader, frontRead, publicOrigin, toAuthjs }, action);
 
   // Gatehouse's pages answer GET and HEAD; a POST to /signout stays Auth.js's.
   const page = (action: 'signin' | 'signout') =>
@@ -325,8 +294,7 @@ export function registerAuthRoutes(
       const view = await pageView(request, query);
       if (view instanceof Response) return sendWebResponse(reply, view);
       const enrolmentKey = action === 'signin' ? await enrolmentKeyFor(request, query) : undefined;
-      if (enrolmentKey === 'unavailable')
-        return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      if (enrolmentKey === 'unavailable') return sendError(reply, storeUnavailable());
       return pages.show(action, request, reply, {
         ...view,
         signedIn: await signedInFor(request),
@@ -351,7 +319,7 @@ export function registerAuthRoutes(
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       request.log.error({ err: error.cause }, 'database unavailable during session read');
-      return sendError(reply, new HttpError('unavailable', { 'retry-after': '5' }));
+      return sendError(reply, storeUnavailable());
     }
     const target = pages.homeRedirect(origin, user);
     if (target !== undefined || user === null) {

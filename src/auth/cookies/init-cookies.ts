@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AuthCookieNames } from './cookie-names.js';
 import { settleCallbackUrl } from './callback-url.js';
 import { serializeCookie } from './cookies.js';
-import { RecentCache } from '../../util/recent-cache.js';
+import { readCache } from '../../sessions/caches.js';
 import { csrfPairHash } from './csrf-pair.js';
 
 /** What Auth.js's init() settles for a request: the CSRF token, the cookies to set, the callback URL. */
@@ -12,14 +12,6 @@ export interface InitCookies {
   set: string[];
   callbackUrl: string;
 }
-
-const recentCapacity = 2048;
-// A cookie is up to a header's size: the cache is bounded by bytes as well as by entries.
-const verifiedBudgetBytes = 1024 * 1024;
-// A Map entry and two string headers, roughly.
-const entryOverheadBytes = 64;
-const callbackCapacity = 256;
-const settledBudgetBytes = 256 * 1024;
 
 /**
  * What Auth.js reads of a CSRF cookie: `token|hash`, anything after a second `|` ignored (it
@@ -39,17 +31,19 @@ function csrfPairOf(held: string): string {
 export function createInitCookies(secrets: readonly string[]) {
   const csrfHash = csrfPairHash(secrets);
   // A browser repeats the same cookies on every read: remember CSRF cookies already verified
-  // (a pure function of the cookie and the secrets), so a repeat costs a Map lookup.
-  const verifiedCsrf = new RecentCache<string, string>(recentCapacity, {
-    maxWeight: verifiedBudgetBytes,
-    weigh: (pair, token) => pair.length + token.length + entryOverheadBytes,
-  });
+  // (a pure function of the cookie and the secrets), so a repeat costs a Map lookup. A cookie
+  // is up to a header's size: the cache is bounded by bytes as well as by entries
+  // (src/sessions/caches.ts).
+  const verifiedCsrf = readCache<string, string>(
+    'verifiedCsrf',
+    (pair, token) => pair.length + token.length,
+  );
   // And the callback-url cookie it holds, settled against an origin (a pure function of the
   // two: a URL parse per read otherwise). `null` remembers an unusable one.
-  const settled = new RecentCache<string, string | null>(callbackCapacity, {
-    maxWeight: settledBudgetBytes,
-    weigh: (key, url) => key.length + (url?.length ?? 0) + entryOverheadBytes,
-  });
+  const settled = readCache<string, string | null>(
+    'settledCallbacks',
+    (key, url) => key.length + (url?.length ?? 0),
+  );
   const settle = (asked: string, origin: string): string | undefined => {
     const key = `${origin} ${asked}`;
     let url = settled.get(key);

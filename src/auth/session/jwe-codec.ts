@@ -9,6 +9,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import type { JWTDecodeParams, JWTEncodeParams } from '@auth/core/jwt';
+import { readCaches } from '../../sessions/caches.js';
 
 /** Options for {@link createJweCodec}. */
 export interface JweCodecOptions {
@@ -26,7 +27,8 @@ interface DerivedKey {
 
 const DEFAULT_MAX_AGE = 30 * 24 * 60 * 60;
 const CLOCK_TOLERANCE = 15;
-const MAX_CACHED_KEYS = 64;
+// Keys derived at most before all are forgotten (src/sessions/caches.ts).
+const MAX_CACHED_KEYS = readCaches.derivedKeys.entries;
 // Byte lengths per content encryption; Auth.js derives a key of the length `enc` needs.
 const SIZES: Record<Enc, { key: number; iv: number; tag: number }> = {
   'A256CBC-HS512': { key: 64, iv: 16, tag: 32 },
