@@ -46,6 +46,127 @@ function keyFor(kind: 'email' | 'ip' | 'email-attempts' | 'ip-attempts', value: 
 const emailIpPrefix = (email: string) => `email-ip:${digest(email)}:`;
 const emailIpKey = (email: string, group: string) => `${emailIpPrefix(email)}${digest(group)}`;
 
+/** The five counters' limits, from the settings. */
+function limitsOf(settings: ThrottleSettings) {
+  const windowMs = settings.windowSeconds * 1000;
+  const lockMs = settings.lockSeconds * 1000;
+  const emailLimit: ThrottleLimit = { maxFailures: settings.emailMaxFailures, windowMs, lockMs };
+  return {
+    windowMs,
+    lockMs,
+    email: emailLimit,
+    ip: { maxFailures: settings.ipMaxFailures, windowMs, lockMs } satisfies ThrottleLimit,
+    // The email's own limit, from one address: its owner elsewhere is not locked by it.
+    emailIp: emailLimit,
+    // Attempt limits hold until their window ends: they bound a rate, they punish nothing.
+    emailAttempts: {
+      maxFailures: settings.emailMaxAttempts ?? defaultEmailMaxAttempts,
+      windowMs,
+      lockMs: windowMs,
+    } satisfies ThrottleLimit,
+    ipAttempts: {
+      maxFailures: settings.ipMaxAttempts ?? defaultIpMaxAttempts,
+      windowMs,
+      lockMs: windowMs,
+    } satisfies ThrottleLimit,
+  };
+}
+
+type Limits = ReturnType<typeof limitsOf>;
+
+interface Counters {
+  store: ThrottleStore;
+  limits: Limits;
+  onLock: (scope: ThrottleScope) => void;
+}
+
+const retryAfter = (until: number, now: number) => Math.max(1, Math.ceil((until - now) / 1000));
+
+// A lock is counted when it first refuses an attempt: the charge that reaches the limit is
+// still let in, and a right password then lifts an email's lock before it refused anyone.
+// The (email, address) lock has no metric of its own yet: it is not reported.
+async function charge(
+  counters: Counters,
+  key: string,
+  limit: ThrottleLimit,
+  scope: ThrottleScope | null,
+  now: number,
+): Promise<Charge> {
+  const result = await counters.store.charge(key, limit, now);
+  if (result.failures === limit.maxFailures + 1 && scope !== null) counters.onLock(scope);
+  return result;
+}
+
+// Every attempt first, then failures: a refused attempt is charged nowhere else, and a
+// throttled address does not get to run up anyone's account counter either. Without an email
+// (none could be read), the address alone is charged. A known device goes on past a
+// per-email limit (still charged to it); `pastEmailLock` says it passed the failure lock.
+// The email before the (email, address): a lock from one address still counts as the
+// email's lock in the metrics.
+async function chargeInTurn(
+  counters: Counters,
+  keys: Partial<ThrottleKeys> & Pick<ThrottleKeys, 'ip' | 'ipAttempts'>,
+  knownDevice: boolean,
+  now: number,
+): Promise<{ retryAfterSeconds: number | null; pastEmailLock: boolean }> {
+  const { limits } = counters;
+  const charges: [string | undefined, ThrottleLimit, ThrottleScope | null, boolean][] = [
+    [keys.ipAttempts, limits.ipAttempts, 'ip_attempts', false],
+    [keys.emailAttempts, limits.emailAttempts, 'email_attempts', knownDevice],
+    [keys.ip, limits.ip, 'ip', false],
+    [keys.email, limits.email, 'email', knownDevice],
+    [keys.emailIp, limits.emailIp, null, false],
+  ];
+  let pastEmailLock = false;
+  for (const [key, limit, scope, passes] of charges) {
+    if (key === undefined) continue;
+    const result = await charge(counters, key, limit, scope, now);
+    if (result.failures <= limit.maxFailures) continue;
+    if (!passes) return { retryAfterSeconds: retryAfter(result.lockedUntil, now), pastEmailLock };
+    if (scope === 'email') pastEmailLock = true;
+  }
+  return { retryAfterSeconds: null, pastEmailLock };
+}
+
+const addressKeys = (ip: string): AddressKeys => {
+  const group = clientGroup(ip);
+  return { ip: keyFor('ip', group), ipAttempts: keyFor('ip-attempts', group) };
+};
+const emailKeys = (email: string, ip: string) => ({
+  email: keyFor('email', email),
+  emailAttempts: keyFor('email-attempts', email),
+  emailIp: emailIpKey(email, clientGroup(ip)),
+});
+
+/** The throttle's charges to the client address alone, for secrets that are no password. */
+function addressCharges(counters: Counters) {
+  return {
+    /**
+     * Charges an attempt at a secret that is no password (a second factor's code) to the client
+     * address alone: its attempt and failure limits, never spared for a known device. The
+     * account's own bound on such guesses is the second factor's (src/account/model/
+     * factor-throttle.ts), so they neither lock nor clear the password's per-email counters.
+     */
+    async admitAddress(ip: string, now: number): Promise<AddressAdmission> {
+      const keys = addressKeys(ip);
+      const { retryAfterSeconds } = await chargeInTurn(counters, keys, false, now);
+      return retryAfterSeconds === null
+        ? { admitted: true, keys }
+        : { admitted: false, retryAfterSeconds };
+    },
+
+    /** A right secret on an address-only charge: the address gets its failure charge back. */
+    addressSucceeded: (keys: AddressKeys): Promise<void> =>
+      counters.store.refund(keys.ip, counters.limits.ip),
+
+    /** An address-only charge whose secret was never checked: taken back whole. */
+    async addressNotChecked(keys: AddressKeys): Promise<void> {
+      await counters.store.refund(keys.ip, counters.limits.ip);
+      await counters.store.refund(keys.ipAttempts, counters.limits.ipAttempts);
+    },
+  };
+}
+
 /**
  * Brute-force throttling per normalised email (whether or not the account exists), per client
  * address, and per (email, address). Each attempt is charged before the password is checked, so
@@ -58,78 +179,10 @@ export function createThrottle(
   settings: ThrottleSettings,
   onLock: (scope: ThrottleScope) => void = () => undefined,
 ) {
-  const windowMs = settings.windowSeconds * 1000;
-  const lockMs = settings.lockSeconds * 1000;
-  const emailLimit: ThrottleLimit = { maxFailures: settings.emailMaxFailures, windowMs, lockMs };
-  const ipLimit: ThrottleLimit = { maxFailures: settings.ipMaxFailures, windowMs, lockMs };
-  // The email's own limit, from one address: its owner elsewhere is not locked by it.
-  const emailIpLimit = emailLimit;
-  // Attempt limits hold until their window ends: they bound a rate, they punish nothing.
-  const emailAttemptLimit: ThrottleLimit = {
-    maxFailures: settings.emailMaxAttempts ?? defaultEmailMaxAttempts,
-    windowMs,
-    lockMs: windowMs,
-  };
-  const ipAttemptLimit: ThrottleLimit = {
-    maxFailures: settings.ipMaxAttempts ?? defaultIpMaxAttempts,
-    windowMs,
-    lockMs: windowMs,
-  };
-
-  // A lock is counted when it first refuses an attempt: the charge that reaches the limit is
-  // still let in, and a right password then lifts an email's lock before it refused anyone.
-  // The (email, address) lock has no metric of its own yet: it is not reported.
-  const charge = async (
-    key: string,
-    limit: ThrottleLimit,
-    scope: ThrottleScope | null,
-    now: number,
-  ) => {
-    const result: Charge = await store.charge(key, limit, now);
-    if (result.failures === limit.maxFailures + 1 && scope !== null) onLock(scope);
-    return result;
-  };
-
-  const retryAfter = (until: number, now: number) => Math.max(1, Math.ceil((until - now) / 1000));
-
-  // Every attempt first, then failures: a refused attempt is charged nowhere else, and a
-  // throttled address does not get to run up anyone's account counter either. Without an email
-  // (none could be read), the address alone is charged. A known device goes on past a
-  // per-email limit (still charged to it); `pastEmailLock` says it passed the failure lock.
-  // The email before the (email, address): a lock from one address still counts as the
-  // email's lock in the metrics.
-  const chargeInTurn = async (
-    keys: Partial<ThrottleKeys> & Pick<ThrottleKeys, 'ip' | 'ipAttempts'>,
-    knownDevice: boolean,
-    now: number,
-  ): Promise<{ retryAfterSeconds: number | null; pastEmailLock: boolean }> => {
-    const charges: [string | undefined, ThrottleLimit, ThrottleScope | null, boolean][] = [
-      [keys.ipAttempts, ipAttemptLimit, 'ip_attempts', false],
-      [keys.emailAttempts, emailAttemptLimit, 'email_attempts', knownDevice],
-      [keys.ip, ipLimit, 'ip', false],
-      [keys.email, emailLimit, 'email', knownDevice],
-      [keys.emailIp, emailIpLimit, null, false],
-    ];
-    let pastEmailLock = false;
-    for (const [key, limit, scope, passes] of charges) {
-      if (key === undefined) continue;
-      const result = await charge(key, limit, scope, now);
-      if (result.failures <= limit.maxFailures) continue;
-      if (!passes) return { retryAfterSeconds: retryAfter(result.lockedUntil, now), pastEmailLock };
-      if (scope === 'email') pastEmailLock = true;
-    }
-    return { retryAfterSeconds: null, pastEmailLock };
-  };
-
-  const addressKeys = (ip: string) => {
-    const group = clientGroup(ip);
-    return { ip: keyFor('ip', group), ipAttempts: keyFor('ip-attempts', group) };
-  };
-  const emailKeys = (email: string, ip: string) => ({
-    email: keyFor('email', email),
-    emailAttempts: keyFor('email-attempts', email),
-    emailIp: emailIpKey(email, clientGroup(ip)),
-  });
+  const limits = limitsOf(settings);
+  const counters: Counters = { store, limits, onLock };
+  const { windowMs, lockMs } = limits;
+  const ipLimit = limits.ip;
 
   return {
     /** The limits it was made with: other counters of guesses (a second factor's) follow them. */
@@ -142,7 +195,12 @@ export function createThrottle(
      */
     async admit(email: string, ip: string, now: number, knownDevice = false): Promise<Admission> {
       const keys: ThrottleKeys = { ...addressKeys(ip), ...emailKeys(email, ip) };
-      const { retryAfterSeconds, pastEmailLock } = await chargeInTurn(keys, knownDevice, now);
+      const { retryAfterSeconds, pastEmailLock } = await chargeInTurn(
+        counters,
+        keys,
+        knownDevice,
+        now,
+      );
       return retryAfterSeconds === null
         ? { admitted: true, keys, pastEmailLock }
         : { admitted: false, retryAfterSeconds };
@@ -161,7 +219,7 @@ export function createThrottle(
       knownDevice = false,
     ): Promise<number | null> {
       const keys = { ...addressKeys(ip), ...(email !== null && emailKeys(email, ip)) };
-      return (await chargeInTurn(keys, knownDevice, now)).retryAfterSeconds;
+      return (await chargeInTurn(counters, keys, knownDevice, now)).retryAfterSeconds;
     },
 
     /**
@@ -177,35 +235,14 @@ export function createThrottle(
 
     /** The password was never checked (load shed, database error): the attempt does not count. */
     async notChecked(keys: ThrottleKeys): Promise<void> {
-      await store.refund(keys.email, emailLimit);
-      await store.refund(keys.emailIp, emailIpLimit);
+      await store.refund(keys.email, limits.email);
+      await store.refund(keys.emailIp, limits.emailIp);
       await store.refund(keys.ip, ipLimit);
-      await store.refund(keys.emailAttempts, emailAttemptLimit);
-      await store.refund(keys.ipAttempts, ipAttemptLimit);
+      await store.refund(keys.emailAttempts, limits.emailAttempts);
+      await store.refund(keys.ipAttempts, limits.ipAttempts);
     },
 
-    /**
-     * Charges an attempt at a secret that is no password (a second factor's code) to the client
-     * address alone: its attempt and failure limits, never spared for a known device. The
-     * account's own bound on such guesses is the second factor's (src/account/model/
-     * factor-throttle.ts), so they neither lock nor clear the password's per-email counters.
-     */
-    async admitAddress(ip: string, now: number): Promise<AddressAdmission> {
-      const keys = addressKeys(ip);
-      const { retryAfterSeconds } = await chargeInTurn(keys, false, now);
-      return retryAfterSeconds === null
-        ? { admitted: true, keys }
-        : { admitted: false, retryAfterSeconds };
-    },
-
-    /** A right secret on an address-only charge: the address gets its failure charge back. */
-    addressSucceeded: (keys: AddressKeys): Promise<void> => store.refund(keys.ip, ipLimit),
-
-    /** An address-only charge whose secret was never checked: taken back whole. */
-    async addressNotChecked(keys: AddressKeys): Promise<void> {
-      await store.refund(keys.ip, ipLimit);
-      await store.refund(keys.ipAttempts, ipAttemptLimit);
-    },
+    ...addressCharges(counters),
 
     /** When the sign-in lock on an email ends (any of its counters), or null when none holds. */
     emailLockedUntil: (email: string, now: number): Promise<number | null> =>
