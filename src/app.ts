@@ -63,7 +63,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     now: site.now,
     log: site.app.log,
   });
-  const auth = registerAuth(site, { ...deps, observer, ...wing.forAuth });
+  const auth = registerAuth(site, {
+    ...deps,
+    observer,
+    ...wing.forAuth,
+    // An embedding's own ways in (a test's) are mounted after the registry's.
+    waysIn: [...wing.forAuth.waysIn, ...(deps.waysIn ?? [])],
+  });
   wing.register(site, auth);
   return site.app;
 }

@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely';
 import { pruneAuditLog } from '../audit/prune.js';
 import type { AccountEventSink } from '../auth/request/account-events.js';
-import type { SignInChallenges, SignInCheck } from '../auth/signin/authorize.js';
 import type { PageViewOf } from '../auth/bridge/routes.js';
 import type { SessionAccess } from '../auth/session/session-access.js';
 import type { Throttle, ThrottleSettings } from '../auth/signin/throttle.js';
 import type { ThrottleStore } from '../auth/signin/throttle-store.js';
+import type { WayIn } from '../auth/way-in.js';
+import { createSignInChallenges, type SignInChallenges } from '../challenge/challenges.js';
+import { pruneChallenges } from '../challenge/challenge-store.js';
 import { accounts } from '../config/accounts.js';
 import type { PageSettings } from '../config/page-settings.js';
 import { session as sessionSettings } from '../config/session.js';
@@ -17,29 +19,17 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { createEventSink } from './event-sink.js';
 import type { SecondFactorMode } from '../config/factors.js';
-import { registeredFactors } from './factors.js';
-import { createSecondStep } from './totp/second-step.js';
-import { factorLockPolicy, type FactorAttemptPorts } from './model/factor-throttle.js';
-import { createFactorThrottleStore } from './model/factor-throttle-store.js';
-import { createSignInEnrolment } from './totp/signin-enrolment.js';
-import { createSecretBox } from './totp/secret-box.js';
-import {
-  findChallenge,
-  issueChallenge,
-  pruneChallenges,
-  spendChallenge,
-} from './totp/challenges.js';
+import type { Factor } from './factors.js';
+import { createTotpPorts } from './totp/factor-ports.js';
 import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
 import { pruneTokens } from './model/secrets.js';
 import { pagePathsUnder } from './paths.js';
 import { registerAccount } from './register.js';
-import { createSignInChecks } from './signin-checks.js';
 import { createPasskeys } from './passkeys/passkeys.js';
 import { createPasskeyStore } from './passkeys/passkey-store.js';
-import type { PasskeyPort } from '../auth/bridge/passkey-port.js';
-import type { EnrolmentPort } from '../auth/bridge/enrolment-port.js';
+import { registeredWaysIn } from './ways-in.js';
 
 export { countEventsWith } from './model/events.js';
 
@@ -91,75 +81,60 @@ export interface AccountWingDeps {
   /** The mail outbox; without it (or not `enabled`) the mail flows answer 404. */
   mail?: MailQueue | undefined;
   now: () => number;
-  log: { error(fields: object, message: string): void };
+  log: {
+    info(fields: object, message: string): void;
+    error(fields: object, message: string): void;
+  };
 }
 
 /** What the auth wing takes from the account wing. */
 export interface ForAuth {
   events: AccountEventSink;
-  signInChecks: SignInCheck[];
+  /** The registered ways in (src/account/ways-in.ts), for the Auth.js wing to mount. */
+  waysIn: WayIn[];
   signInChallenges: SignInChallenges;
   /** Where "Forgot your password?" leads, when mail is on. */
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads, when sign-up is open and mail is on. */
   signupUrl?: string;
-  /** Passkeys: Auth.js's Passkey provider's routes and the assertion check. */
-  passkeys: PasskeyPort;
-  /** SECOND_FACTOR=required: the key an account without a factor enrols at sign-in. */
-  enrolment?: EnrolmentPort;
 }
 
-export function createAccountWing(deps: AccountWingDeps) {
-  const { config } = deps;
-  // Whether mail is on is decided here, once: the flows, the links and the checks follow it.
-  const mail = deps.mail?.enabled === true ? deps.mail : undefined;
+/** The wing's settings with the configuration's defaults filled in. */
+function settled(config: AccountWingSettings) {
   const throttle = config.throttle ?? signInDefaults.throttle;
-  const mailRequestLimits = {
-    emailMax: throttle.emailMaxFailures,
-    ipMax: throttle.ipMaxFailures,
-    windowSeconds: throttle.windowSeconds,
+  return {
+    throttle,
+    mailRequestLimits: {
+      emailMax: throttle.emailMaxFailures,
+      ipMax: throttle.ipMaxFailures,
+      windowSeconds: throttle.windowSeconds,
+    },
+    mailTokenTtlSeconds: config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds,
+    signupOpen: config.signupOpen ?? accountDefaults.signupOpen,
+    // ACCOUNT_PAGES_PATH: every page, form and mailed link of the wing follows it.
+    pages: pagePathsUnder(config.page?.accountPagesPath),
   };
-  const mailTokenTtlSeconds = config.mailTokenTtlSeconds ?? accountDefaults.mailTokenTtlSeconds;
-  const signupOpen = config.signupOpen ?? accountDefaults.signupOpen;
-  const secondFactor = config.secondFactor ?? { mode: 'optional', keys: [] };
-  // Development without FACTOR_KEY: a key of its own derived from the auth secret. Production
-  // never derives one (config refuses factors on without FACTOR_KEY there).
-  const box = createSecretBox(
-    secondFactor.keys,
-    config.env === 'production' ? undefined : config.authSecrets[0],
-  );
-  // ACCOUNT_PAGES_PATH: every page, form and mailed link of the wing follows it.
-  const pages = pagePathsUnder(config.page?.accountPagesPath);
-  // Guesses at a second factor's secret: the account's own count, apart from the password's.
-  const factorAttempts: FactorAttemptPorts = {
-    throttle: deps.throttle,
-    store: createFactorThrottleStore(deps.db),
-    policy: factorLockPolicy({
-      maxFailures: deps.throttle.settings.emailMaxFailures,
-      lockSeconds: deps.throttle.settings.lockSeconds,
-    }),
-    now: deps.now,
-    log: deps.log,
-  };
-  const secondStep = createSecondStep({
+}
+
+/** The ways in with what they share with the account routes (TOTP's machinery, passkeys). */
+function buildWaysIn(deps: AccountWingDeps, mail: MailQueue | undefined) {
+  const { config } = deps;
+  const { mailRequestLimits, mailTokenTtlSeconds, pages } = settled(config);
+  const { secondStep, box, totp } = createTotpPorts({
     db: deps.db,
-    box,
-    attempts: factorAttempts,
-    now: deps.now,
+    throttle: deps.throttle,
+    secondFactor: config.secondFactor ?? { mode: 'optional', keys: [] },
+    // Development without FACTOR_KEY: a key of its own derived from the auth secret. Production
+    // never derives one (config refuses factors on without FACTOR_KEY there).
+    derivedKeyFrom: config.env === 'production' ? undefined : config.authSecrets[0],
+    issuer: config.page?.productName ?? pageDefaults.productName,
     mail,
     pages,
+    now: deps.now,
     log: deps.log,
   });
-  const factors = registeredFactors({ db: deps.db, secondStep });
-  const totp =
-    secondFactor.mode === 'off' || !box.usable
-      ? undefined
-      : {
-          mode: secondFactor.mode,
-          box,
-          secondStep,
-          issuer: config.page?.productName ?? pageDefaults.productName,
-        };
+  // Filled by the registry once every way in is built.
+  const factors: Factor[] = [];
   const passkeys = createPasskeys({
     db: deps.db,
     users: deps.users,
@@ -173,39 +148,34 @@ export function createAccountWing(deps: AccountWingDeps) {
     now: deps.now,
     log: deps.log,
   });
-  const signInChallenges: SignInChallenges = {
-    issue: (user, purpose) => issueChallenge(deps.db, user, purpose, deps.now()),
-    async resume(token) {
-      const challenge = await findChallenge(deps.db, token, deps.now());
-      if (challenge === null) return null;
-      const user = await deps.users.findById(challenge.userId);
-      // A password change or reset since voids it, as it voids sign-ins in flight.
-      return user !== null &&
-        !user.disabled &&
-        user.credentialVersion === challenge.credentialVersion
-        ? { user, purpose: challenge.purpose }
-        : null;
+  const challenges = createSignInChallenges({ db: deps.db, users: deps.users, now: deps.now });
+  const built = registeredWaysIn(
+    {
+      db: deps.db,
+      mail,
+      mailRequests: createMailRequestLimits(deps.throttleStore, mailRequestLimits, deps.now),
+      mailTokenTtlSeconds,
+      pages,
+      requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
+      challenges,
+      box,
+      secondStep,
+      totp,
+      passkeys,
+      now: deps.now,
+      log: deps.log,
     },
-    spend: (token) => spendChallenge(deps.db, token, deps.now()),
-  };
-  const mailRequests = createMailRequestLimits(deps.throttleStore, mailRequestLimits, deps.now);
-  // SECOND_FACTOR=required: enrolment at sign-in, the last check after the password.
-  const enrolment =
-    totp !== undefined && totp.mode === 'required'
-      ? createSignInEnrolment({
-          db: deps.db,
-          box,
-          secondStep,
-          mailRequests,
-          factors,
-          challenges: signInChallenges,
-          mail,
-          issuer: totp.issuer,
-          pages,
-          now: deps.now,
-          log: deps.log,
-        })
-      : undefined;
+    factors,
+  );
+  return { ...built, challenges, secondStep, totp, passkeys };
+}
+
+export function createAccountWing(deps: AccountWingDeps) {
+  const { config } = deps;
+  // Whether mail is on is decided here, once: the flows, the links and the checks follow it.
+  const mail = deps.mail?.enabled === true ? deps.mail : undefined;
+  const { throttle, mailRequestLimits, mailTokenTtlSeconds, signupOpen, pages } = settled(config);
+  const { waysIn, factors, challenges, secondStep, totp, passkeys } = buildWaysIn(deps, mail);
   const forAuth: ForAuth = {
     events: createEventSink({
       db: deps.db,
@@ -215,25 +185,8 @@ export function createAccountWing(deps: AccountWingDeps) {
       now: deps.now,
       log: deps.log,
     }),
-    signInChecks: createSignInChecks(
-      {
-        requireVerifiedEmail: config.requireVerifiedEmail ?? accountDefaults.requireVerifiedEmail,
-        factors,
-        enrolment: enrolment?.check,
-      },
-      {
-        db: deps.db,
-        mail,
-        mailRequests,
-        mailTokenTtlSeconds,
-        pages,
-        now: deps.now,
-        log: deps.log,
-      },
-    ),
-    signInChallenges,
-    passkeys: passkeys.port,
-    ...(enrolment !== undefined && { enrolment: enrolment.port }),
+    waysIn,
+    signInChallenges: challenges,
     ...(mail !== undefined && { forgotPasswordUrl: pages.forgot }),
     ...(mail !== undefined && signupOpen && { signupUrl: pages.signup }),
   };

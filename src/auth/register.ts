@@ -8,7 +8,8 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { WorkGate } from '../traffic/work-gate.js';
 import { authBasePath, createAuthConfig } from './bridge/auth-config.js';
-import { createAuthorize, type SignInChallenges, type SignInCheck } from './signin/authorize.js';
+import type { SignInChallenges } from '../challenge/challenges.js';
+import { createAuthorize } from './signin/authorize.js';
 import { authCookieNames } from './cookies/cookie-names.js';
 import { heldSessionToken, parseCookies } from './cookies/cookies.js';
 import { createDeviceCookies } from './cookies/device-cookie.js';
@@ -16,14 +17,12 @@ import { createFrontRead } from './session/front-read.js';
 import type { JweCodec } from './session/jwe-codec.js';
 import type { AccountEventSink } from './request/account-events.js';
 import { authRoutes, registerAuthRoutes, type PageViewOf } from './bridge/routes.js';
+import { mountWaysIn, type MountedWaysIn, type WayIn } from './way-in.js';
 import { createSessionAccess, type SessionAccess } from './session/session-access.js';
 import { createSessionClaims } from './session/session-claims.js';
-import { createSessionRead } from './session/session-read.js';
+import { createSessionRead, type FastReader } from './session/session-read.js';
 import type { LastSeen } from '../sessions/last-seen.js';
 import type { Throttle } from './signin/throttle.js';
-import { createPasskeyAuthorize } from './bridge/passkey-authorize.js';
-import type { PasskeyPort } from './bridge/passkey-port.js';
-import type { EnrolmentPort } from './bridge/enrolment-port.js';
 
 export type AuthSettings = Pick<
   Config,
@@ -47,16 +46,15 @@ export interface AuthRegistration {
   forgotPasswordUrl?: string;
   /** Where "Create an account" leads (SIGNUP=open, mail on); undefined: no link. */
   signupUrl?: string;
-  /** The checks after a right password, in order (the account wing's); absent: none. */
-  signInChecks?: readonly SignInCheck[];
+  /**
+   * The ways in (the account wing's registry, src/account/ways-in.ts): their checks after a
+   * right password, routes and hooks, mounted in order; absent: the password alone.
+   */
+  waysIn?: readonly WayIn[];
   /** Where live session reads are noted for "last seen" (src/sessions/last-seen.ts); absent: not. */
   lastSeen?: Pick<LastSeen, 'seen'>;
-  /** The second step's challenges (the account wing's); absent: a code needs the password. */
+  /** The sign-in challenge (src/challenge/); absent: every sign-in needs the password. */
   signInChallenges?: SignInChallenges;
-  /** Passkeys (the account wing's); absent: their routes answer 404. */
-  passkeys?: PasskeyPort;
-  /** SECOND_FACTOR=required: the key a sign-in's challenge enrols (the account wing's). */
-  enrolment?: EnrolmentPort;
 }
 
 /** What other route groups use of the auth wing. */
@@ -71,33 +69,107 @@ export interface AuthRegistered {
  * Every `/api/auth` path with the methods it answers (GET routes answer HEAD too), and `/`:
  * the pages' landing (the sign-in page, or who is signed in).
  */
-const authPaths: Record<string, readonly string[]> = {
-  ...Object.fromEntries(
-    Object.entries(authRoutes).map(([action, methods]) => [
-      `${authBasePath}/${action}`,
-      methods.includes('GET') ? [...methods, 'HEAD'] : methods,
-    ]),
-  ),
-  '/': ['GET', 'HEAD'],
-};
+function authPaths(waysIn: MountedWaysIn): Record<string, readonly string[]> {
+  return {
+    ...Object.fromEntries(
+      Object.entries(authRoutes(waysIn)).map(([action, methods]) => [
+        `${authBasePath}/${action}`,
+        methods.includes('GET') ? [...methods, 'HEAD'] : methods,
+      ]),
+    ),
+    '/': ['GET', 'HEAD'],
+  };
+}
+
+/** How session tokens are read for the pages and the bridge, as Auth.js reads them. */
+function sessionTokens(
+  config: AuthSettings,
+  decode: JweCodec['decode'] | typeof authjsDecode,
+  live: ReturnType<typeof createSessionRead>['live'],
+) {
+  /** A session token as Auth.js reads it (same codec, same salt); unreadable is `null`. */
+  const decodeSessionToken = async (token: string, secure: boolean) => {
+    try {
+      const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
+      return await decode({ token, salt, secret: [...config.authSecrets] });
+    } catch {
+      // An unreadable token names no session.
+      return null;
+    }
+  };
+  /**
+   * Who a request's session cookie signs in, for the pages: the token read as Auth.js reads it,
+   * then `live` (expiry, cap, revocation, the user), as every session read. `null`: nobody.
+   * Throws StoreUnavailableError when the store cannot say.
+   */
+  const signedInUser = async (cookieHeader: string | undefined, secure: boolean) => {
+    const name = authCookieNames(secure, config.sessionCookiePrefix).session;
+    const held = await heldSessionToken(
+      parseCookies(cookieHeader),
+      name,
+      async (whole) => (await decodeSessionToken(whole, secure)) !== null,
+    );
+    if (held.token === undefined) return null;
+    const payload = await decodeSessionToken(held.token, secure);
+    const claims = payload === null ? null : await live(payload);
+    return claims === null ? null : { name: claims.name, email: claims.email };
+  };
+  return { decodeSessionToken, signedInUser };
+}
+
+/**
+ * Up to two sign-ins in Auth.js per hash slot: one does its database work while the other
+ * hashes, so the hasher never idles. The second waits in the hasher's queue, so there are only
+ * as many as that queue holds, and the hasher never refuses a sign-in let in. The rest wait at
+ * the door, in a queue as long as the hasher's. One client address may fill a quarter of the
+ * queue (at least one place), so a flood from one address leaves room for everyone else, who
+ * are then let in round-robin.
+ */
+function signInGate(hasher: PasswordHasher): WorkGate {
+  const { concurrency, queueMax } = hasher.limits;
+  return new WorkGate(
+    concurrency + Math.min(concurrency, queueMax),
+    queueMax,
+    Math.max(1, Math.ceil(queueMax / 4)),
+  );
+}
+
+/** The session reads answered in front of Fastify, when the site allows it and fast paths are on. */
+function frontReadFor(site: Site, config: AuthSettings, fastReader: FastReader | undefined) {
+  const frontRead =
+    site.answersInFront && fastReader !== undefined
+      ? createFrontRead({
+          reader: fastReader,
+          publicOrigin: config.authUrl,
+          isDraining: site.isDraining,
+          log: () => site.app.log,
+          nextRequestId: site.nextRequestId,
+          logsAnswer: site.logsAnswer,
+          accessLine: site.accessLine,
+        })
+      : undefined;
+  if (frontRead !== undefined) site.addFront(frontRead.front);
+  return frontRead;
+}
 
 /**
  * `/api/auth/*`: Auth.js with the Credentials provider, server-side sessions, the sign-in door,
- * Gatehouse's pages, and the session and CSRF reads answered without Auth.js's pipeline (in
- * front of Fastify when the site allows it) while fast paths are on.
+ * Gatehouse's pages, the registered ways in, and the session and CSRF reads answered without
+ * Auth.js's pipeline (in front of Fastify when the site allows it) while fast paths are on.
  */
 export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered {
   const { config } = deps;
   const now = site.now;
   const codec = config.fastPaths ? deps.codec : undefined;
-  const decode = codec?.decode ?? authjsDecode;
+  const waysIn = mountWaysIn(deps.waysIn ?? []);
   const authorize = createAuthorize({
     users: deps.users,
     hasher: deps.hasher,
     throttle: deps.throttle,
     deviceCookies: createDeviceCookies(config.authSecrets),
-    checks: deps.signInChecks,
+    checks: waysIn.checks,
     challenges: deps.signInChallenges,
+    challengeOpenedBy: waysIn.challengeOpenedBy,
     now,
     log: site.app.log,
   });
@@ -112,55 +184,11 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     codec,
     seen: deps.lastSeen?.seen,
   });
-  /** A session token as Auth.js reads it (same codec, same salt); unreadable is `null`. */
-  const decodeSessionToken = async (token: string, secure: boolean) => {
-    try {
-      const salt = authCookieNames(secure, config.sessionCookiePrefix).session;
-      return await decode({ token, salt, secret: [...config.authSecrets] });
-    } catch {
-      // An unreadable token names no session.
-      return null;
-    }
-  };
-  /**
-   * Who a request's session cookie signs in, for the pages: the token read as Auth.js reads it,
-   * then `read.live` (expiry, cap, revocation, the user), as every session read. `null`: nobody.
-   * Throws StoreUnavailableError when the store cannot say.
-   */
-  const signedInUser = async (cookieHeader: string | undefined, secure: boolean) => {
-    const name = authCookieNames(secure, config.sessionCookiePrefix).session;
-    const held = await heldSessionToken(
-      parseCookies(cookieHeader),
-      name,
-      async (whole) => (await decodeSessionToken(whole, secure)) !== null,
-    );
-    if (held.token === undefined) return null;
-    const payload = await decodeSessionToken(held.token, secure);
-    const claims = payload === null ? null : await read.live(payload);
-    return claims === null ? null : { name: claims.name, email: claims.email };
-  };
-  const claimsFor = (secure: boolean) =>
-    createSessionClaims({
-      sessions: deps.sessions,
-      read,
-      now,
-      log: site.app.log,
-      decodeSessionToken: (token) => decodeSessionToken(token, secure),
-    });
-  const fastReader = read.fast;
-  const frontRead =
-    site.answersInFront && fastReader !== undefined
-      ? createFrontRead({
-          reader: fastReader,
-          publicOrigin: config.authUrl,
-          isDraining: site.isDraining,
-          log: () => site.app.log,
-          nextRequestId: site.nextRequestId,
-          logsAnswer: site.logsAnswer,
-          accessLine: site.accessLine,
-        })
-      : undefined;
-  if (frontRead !== undefined) site.addFront(frontRead.front);
+  const { decodeSessionToken, signedInUser } = sessionTokens(
+    config,
+    codec?.decode ?? authjsDecode,
+    read.live,
+  );
   const configFor = (secure: boolean) =>
     createAuthConfig(
       {
@@ -168,34 +196,24 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
         session: config.session,
         sessionCookiePrefix: config.sessionCookiePrefix,
         authorize,
-        ...(deps.passkeys !== undefined && {
-          passkeyAuthorize: createPasskeyAuthorize({
-            passkeys: deps.passkeys,
-            challenges: deps.signInChallenges,
-            log: site.app.log,
-          }),
+        refusalErrors: waysIn.refusalErrors,
+        claims: createSessionClaims({
+          sessions: deps.sessions,
+          read,
+          now,
+          log: site.app.log,
+          decodeSessionToken: (token) => decodeSessionToken(token, secure),
         }),
-        claims: claimsFor(secure),
         log: site.app.log,
         codec,
       },
       secure,
     );
-
-  // Up to two sign-ins in Auth.js per hash slot: one does its database work while the other
-  // hashes, so the hasher never idles. The second waits in the hasher's queue, so there are
-  // only as many as that queue holds, and the hasher never refuses a sign-in let in. The rest
-  // wait at the door, in a queue as long as the hasher's.
-  const { concurrency, queueMax } = deps.hasher.limits;
-  // One client address may fill a quarter of the queue (at least one place), so a flood from
-  // one address leaves room for everyone else, who are then let in round-robin.
-  const signIns = new WorkGate(
-    concurrency + Math.min(concurrency, queueMax),
-    queueMax,
-    Math.max(1, Math.ceil(queueMax / 4)),
-  );
+  const fastReader = read.fast;
+  const frontRead = frontReadFor(site, config, fastReader);
+  const signIns = signInGate(deps.hasher);
   deps.observer.watchDoor(signIns);
-  site.declareRoutes(authPaths);
+  site.declareRoutes(authPaths(waysIn));
   // Set when the routes are registered (Fastify runs plugins before it listens, so before any
   // request can ask).
   let pageView: PageViewOf | undefined;
@@ -214,8 +232,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       signedInUser,
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
-      ...(deps.passkeys !== undefined && { passkeys: deps.passkeys }),
-      ...(deps.enrolment !== undefined && { enrolment: deps.enrolment }),
+      waysIn,
     }));
     done();
   });

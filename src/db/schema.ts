@@ -198,7 +198,7 @@ export interface RecoveryCodesTable {
   created_at: number;
 }
 
-/** A second step waiting for its code (src/account/totp/challenges.ts). */
+/** A second step waiting for its code (src/challenge/challenge-store.ts). */
 export interface SigninChallengesTable {
   token_hash: string;
   user_id: string;

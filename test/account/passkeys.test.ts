@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkAssertion } from '../../src/account/passkeys/assertion.js';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
-import { sealChallenge } from '../../src/auth/bridge/webauthn-challenge.js';
+import { sealChallenge } from '../../src/account/passkeys/webauthn-challenge.js';
 import type { MailRequest } from '../../src/mail/mail-queue.js';
 import { Client } from '../helpers/client.js';
 import { softPasskey, type SoftPasskey } from '../helpers/soft-passkey.js';

@@ -19,7 +19,7 @@ export async function lockFactors(trx: Kysely<Database>, userId: string): Promis
 /**
  * Every live sign-in challenge of the account spent, in the caller's transaction: its factors
  * changed (TOTP on or off, a passkey added or removed, an operator's reset), so what a
- * challenge was issued for may no longer hold (src/account/totp/challenges.ts).
+ * challenge was issued for may no longer hold (src/challenge/challenge-store.ts).
  */
 export async function voidChallenges(
   trx: Kysely<Database>,

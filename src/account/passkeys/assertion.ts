@@ -1,10 +1,6 @@
 import { attempt, type AttemptPorts } from '../../auth/signin/password-proof.js';
-import type { PasskeyAssertion, PasskeyVerdict } from '../../auth/bridge/passkey-port.js';
-import {
-  challengeDigest,
-  challengeTtlSeconds,
-  openChallenge,
-} from '../../auth/bridge/webauthn-challenge.js';
+import type { PasskeyAssertion, PasskeyVerdict } from './passkey-port.js';
+import { challengeDigest, challengeTtlSeconds, openChallenge } from './webauthn-challenge.js';
 import type { UserStore } from '../../users/store.js';
 import { secondFactorsOf, type Factor, type SecondFactors } from '../factors.js';
 import { parseResponse, relyingPartyOf, verifyAssertion } from './ceremony.js';
@@ -86,7 +82,7 @@ export async function checkAssertion(
     const has = hasSecondFactor(await secondFactorsOf(ports.factors, user.id));
     // Required and nothing else proves a second factor: this passkey proved possession alone
     // (a security key without its PIN proves no more), so it signs in only after the password,
-    // with the challenge that left (src/auth/bridge/passkey-authorize.ts); alone it enrols nothing.
+    // with the challenge that left (./passkey-authorize.ts); alone it enrols nothing.
     const code = has
       ? 'second_factor_required'
       : ports.secondFactorRequired === true

@@ -12,7 +12,7 @@ import {
   clearChallenge,
   openChallenge,
   sealChallenge,
-} from '../../auth/bridge/webauthn-challenge.js';
+} from './webauthn-challenge.js';
 import { HttpError } from '../../http/errors.js';
 import type { SignedIn } from '../action.js';
 import { clientOf } from '../adapter.js';
@@ -29,7 +29,7 @@ import {
 import { addPasskey, type EnrolmentPorts } from './enrolment.js';
 
 /*
- * Auth.js's Passkey provider's two routes, as the auth wing hands them over (src/auth/bridge/routes.ts):
+ * Auth.js's Passkey provider's two routes, as their way in mounts them (./way-in.ts):
  * the options (`GET /api/auth/webauthn-options/passkey`) and the registration half of the
  * callback. The sign-in half goes through Auth.js's credentials callback (./assertion.ts).
  */

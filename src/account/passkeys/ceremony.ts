@@ -3,7 +3,7 @@ import type {
   RegistrationResponseJSON,
   WebAuthnCredential,
 } from '@simplewebauthn/server';
-import { challengeTtlSeconds } from '../../auth/bridge/webauthn-challenge.js';
+import { challengeTtlSeconds } from './webauthn-challenge.js';
 import { lazyModule } from '../../util/lazy-module.js';
 
 /*

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { PasskeyPort } from '../../auth/bridge/passkey-port.js';
+import type { PasskeyPort } from './passkey-port.js';
 import type { Throttle } from '../../auth/signin/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';

@@ -1,13 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
-import { challengeTtlSeconds } from '../../pages/signin/second-step-cookie.js';
+import { challengeTtlSeconds } from '../../challenge/challenge-cookie.js';
+import { issueChallenge } from '../../challenge/challenge-store.js';
 import type { User } from '../../users/store.js';
 import type { PagePaths } from '../paths.js';
 import { expiresIn } from '../model/secret-mail.js';
 import { issue, matchCode, newCode, type IssuedToken } from '../model/secrets.js';
 import { queueSecurityNotice } from '../model/security-notice.js';
-import { issueChallenge, setChallengeCode, tryChallengeCode } from './challenges.js';
+import { setChallengeCode, tryChallengeCode } from './challenge-codes.js';
+import { enrolmentPurpose } from './enrolment-step.js';
 
 /*
  * What proves an enrolment at sign-in beyond the password (SECOND_FACTOR=required, issue 35):
@@ -43,7 +45,7 @@ export function openEnrolment(
   links: EnrolmentMailLinks,
 ): Promise<string> {
   return db.transaction().execute(async (trx) => {
-    const token = await issueChallenge(trx, user, 'enrolment', links.now);
+    const token = await issueChallenge(trx, user, enrolmentPurpose, links.now);
     if (mail === undefined) return token;
     const code = newCode();
     await setChallengeCode(trx, token, code);

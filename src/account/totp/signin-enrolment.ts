@@ -1,23 +1,26 @@
 import type { Kysely } from 'kysely';
 import { Secret } from 'otpauth';
 import type {
+  SignInAddition,
   SignInAttempt,
   SignInCheck,
-  SignInChallenges,
   SignInVerdict,
-} from '../../auth/signin/authorize.js';
-import type { EnrolmentPort } from '../../auth/bridge/enrolment-port.js';
+} from '../../auth/signin/sign-in-check.js';
 import { fromStore } from '../../auth/request/request-context.js';
+import type { SignInChallenges } from '../../challenge/challenges.js';
+import { spendChallenge } from '../../challenge/challenge-store.js';
 import type { Database } from '../../db/schema.js';
 import { HttpError } from '../../http/errors.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { User } from '../../users/store.js';
-import { secondFactorsOf, type Factor } from '../factors.js';
+import { secondFactorsOf, type AccountWayIn, type Factor } from '../factors.js';
 import type { MailRequestLimiter } from '../mail-limits.js';
 import type { PagePaths } from '../paths.js';
 import { lockFactors, voidChallenges } from '../model/factor-lock.js';
 import { consumeById } from '../model/secrets.js';
-import { challengeCodeLive, spendChallenge } from './challenges.js';
+import { challengeCodeLive } from './challenge-codes.js';
+import { enrolmentPurpose, enrolmentWayIn, type EnrolmentPort } from './enrolment-step.js';
+import type { TotpPorts } from './factor-ports.js';
 import { openEnrolment, proveEnrolmentCode, type EnrolmentCodeProof } from './enrolment-codes.js';
 import { recordFactorChange } from './factor-change.js';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.js';
@@ -28,8 +31,8 @@ import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
 
 /*
  * SECOND_FACTOR=required: a right password of an account without a second factor signs nobody
- * in; it is answered `second_factor_enrolment_required` with the second step's challenge
- * (src/account/totp/challenges.ts), and the person enrols an authenticator app with it, without
+ * in; it is answered `second_factor_enrolment_required` with a sign-in challenge
+ * (src/challenge/), and the person enrols an authenticator app with it, without
  * typing the password again. The app's key is derived from the challenge under a server key (so the page shows the
  * same key however often it is reloaded, and nothing is stored until a code of it comes back);
  * the sign-in post carrying the challenge and a right code turns TOTP on, makes the recovery
@@ -50,7 +53,7 @@ import { enableTotp, replaceRecoveryCodes } from './totp-store.js';
  *
  * An account with a passkey has a second factor (a passkey with user verification proves both
  * factors): its password alone is answered `passkey_required` and a challenge that stands for
- * the password until a passkey follows (src/auth/bridge/passkey-authorize.ts), so whoever holds only
+ * the password until a passkey follows (src/account/passkeys/passkey-authorize.ts), so whoever holds only
  * the password cannot enrol an app of their own.
  */
 
@@ -107,7 +110,7 @@ async function enrol(
       // spent here, with the change it made: two posts of it racing enrol once, and it never
       // enrols again. A race lost on the way rolls everything back (an operator's code too).
       await lockFactors(trx, user.id);
-      if (!(await spendChallenge(trx, challenge, now, 'enrolment'))) throw new EnrolmentLost();
+      if (!(await spendChallenge(trx, challenge, now, enrolmentPurpose))) throw new EnrolmentLost();
       if (proof.by === 'operator' && !(await consumeById(trx, proof.tokenId, 'enrolment', now)))
         throw new EnrolmentLost();
       if (!(await enableTotp(trx, user.id, deps.box.seal(user.id, secret), step, now)))
@@ -143,7 +146,7 @@ function enrolmentPort(deps: SignInEnrolmentDeps): EnrolmentPort {
     async keyFor(challenge) {
       // A store failure is marked as such (the routes answer it 503, anything else 500).
       const resumed = await fromStore(undefined, () => deps.challenges.resume(challenge));
-      if (resumed === null || resumed.purpose !== 'enrolment') return null;
+      if (resumed === null || resumed.purpose !== enrolmentPurpose) return null;
       const { user } = resumed;
       const factors = await fromStore(undefined, () => secondFactorsOf(deps.factors, user.id));
       if (factors.totp || factors.passkeys > 0) return null;
@@ -161,6 +164,18 @@ function enrolmentPort(deps: SignInEnrolmentDeps): EnrolmentPort {
         codeSentTo: mailOn ? user.email : null,
       };
     },
+  };
+}
+
+/**
+ * The recovery codes an enrolment made, shown by the sign-in's answer this once: beside the
+ * JSON answer's `url`, or for a browser a page in place of the redirect, with its cookies.
+ */
+function showCodes(recoveryCodes: readonly string[]): SignInAddition {
+  return {
+    json: { recoveryCodes },
+    page: (reply, pages, { continueUrl, cookies }) =>
+      pages.enrolled(reply, { recoveryCodes, continueUrl, cookies }),
   };
 }
 
@@ -205,7 +220,7 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
       if (factors.passkeys > 0) return { ok: false, code: 'passkey_required' };
       const challenge = signIn.challenge;
       if (challenge === undefined) return open(user, signIn);
-      if (signIn.challengePurpose !== 'enrolment') return enrolmentRequired;
+      if (signIn.challengePurpose !== enrolmentPurpose) return enrolmentRequired;
       const { otp, emailCode } = signIn.credentials;
       if (!present(otp)) return enrolmentRequired;
       if (!present(emailCode)) return codeRequired;
@@ -234,9 +249,24 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
           ok: false,
           code: refused === 'email_code' ? 'email_code_invalid' : 'second_factor_invalid',
         };
-      return { ok: true, proof: 'otp', recoveryCodes: result.value, challengeSpent: true };
+      return { ok: true, proof: 'otp', addition: showCodes(result.value), challengeSpent: true };
     },
   };
 
   return { check, port: enrolmentPort(deps) };
+}
+
+/**
+ * Enrolment at sign-in as a way in: with SECOND_FACTOR=required (and a usable key), the last
+ * check after the password; otherwise its route answers 404 and it checks nothing.
+ */
+export function signInEnrolmentWayIn(
+  ports: Omit<SignInEnrolmentDeps, 'issuer'> & { totp: TotpPorts | undefined },
+): AccountWayIn {
+  const totp = ports.totp;
+  const enrolment =
+    totp?.mode === 'required'
+      ? createSignInEnrolment({ ...ports, issuer: totp.issuer })
+      : undefined;
+  return { wayIn: enrolmentWayIn(enrolment) };
 }

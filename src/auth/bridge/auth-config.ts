@@ -1,5 +1,5 @@
 import type { AuthConfig } from '@auth/core';
-import { AuthError, CredentialsSignin, WebAuthnVerificationError } from '@auth/core/errors';
+import { AuthError, CredentialsSignin } from '@auth/core/errors';
 import {
   decode as authjsDecode,
   encode as authjsEncode,
@@ -26,8 +26,8 @@ export interface AuthConfigDeps {
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
   ) => Promise<User | null>;
-  /** A passkey sign-in's check, in place of `authorize` (src/auth/bridge/passkey-authorize.ts). */
-  passkeyAuthorize?: AuthConfigDeps['authorize'];
+  /** Auth.js error types the ways in's refusals raise: expected outcomes, not errors. */
+  refusalErrors: ReadonlySet<string>;
   claims: SessionClaims;
   log: FastifyBaseLogger;
   /** Gatehouse's synchronous codec, or undefined for Auth.js's own (fast paths off). */
@@ -37,10 +37,11 @@ export interface AuthConfigDeps {
 /** Auth.js logs every refusal as an error; these are expected outcomes, logged as such. */
 type AuthLogger = Required<Pick<NonNullable<AuthConfig['logger']>, 'error' | 'warn' | 'debug'>>;
 
-function authLogger(log: FastifyBaseLogger): AuthLogger {
+function authLogger(log: FastifyBaseLogger, refusalErrors: ReadonlySet<string>): AuthLogger {
   return {
     error(error: Error) {
-      if (error instanceof CredentialsSignin || error instanceof WebAuthnVerificationError) return;
+      if (error instanceof CredentialsSignin) return;
+      if (error instanceof AuthError && refusalErrors.has(error.type)) return;
       if (error instanceof AuthError && error.type === 'MissingCSRF') {
         log.warn({ authError: error.type }, 'CSRF check failed');
         return;
@@ -115,7 +116,7 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
           },
         }
       : {},
-    logger: authLogger(deps.log),
+    logger: authLogger(deps.log, deps.refusalErrors),
   } satisfies Omit<AuthConfig, 'providers'>;
   const baseLogger = base.logger;
   return (context) => ({
@@ -131,9 +132,10 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
     providers: [
       Credentials({
         credentials: credentialFields,
+        // A way in's own sign-in route brings its own check (src/auth/way-in.ts).
         authorize: (credentials) =>
-          context.passkey !== undefined && deps.passkeyAuthorize !== undefined
-            ? deps.passkeyAuthorize(credentials, context)
+          context.via !== undefined
+            ? context.via.authorize(credentials, context)
             : deps.authorize(credentials, context),
       }),
     ],

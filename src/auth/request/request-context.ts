@@ -1,5 +1,46 @@
 import type { VerifiedCredential } from '../../sessions/session-store.js';
+import type { FastifyReply } from 'fastify';
+import type { AuthPages } from '../../pages/signin/auth-pages.js';
 import type { PendingAccountEvent } from './account-events.js';
+
+/** Whom a sign-in's check signed in, as Auth.js's `authorize` returns it. */
+export interface SignedInUser {
+  id: string;
+  email: string;
+  name: string;
+}
+
+/**
+ * A sign-in a way in's own route sends through Auth.js's credentials callback (the same CSRF
+ * check, door, session and answer as a password), with what is the way in's for this request
+ * (src/auth/way-in.ts).
+ */
+export interface SignInVia {
+  /** Checks what was posted, in place of the password (Auth.js's `authorize`). */
+  authorize(
+    credentials: Partial<Record<string, unknown>>,
+    context: AuthRequestContext,
+  ): Promise<SignedInUser | null>;
+  /** `Set-Cookie` lines added to the answer, whatever the outcome. */
+  cookies?: readonly string[];
+  /** The `detail` of the account's record of a sign-in this way. */
+  detail?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What a successful sign-in's answer shows once beside Auth.js's own (a check made something
+ * only this answer may show): fields beside `url` in its JSON answer (stock clients read `url`
+ * and ignore them), and for a browser's form post a page in place of its redirect.
+ */
+export interface SignInAddition {
+  json: Readonly<Record<string, unknown>>;
+  /** The page, with the redirect's target and cookies; undefined: the redirect as it is. */
+  page?: (
+    reply: FastifyReply,
+    pages: AuthPages,
+    redirect: { continueUrl: string; cookies: string[] },
+  ) => Promise<FastifyReply> | FastifyReply;
+}
 
 /** Why a request that went through Auth.js must be answered by us instead. */
 export type Interruption =
@@ -38,15 +79,12 @@ export interface AuthRequestContext {
    */
   heldSessionTokens?: readonly string[];
   interruption?: Interruption;
-  /** The second step's challenge a sign-in carried (src/pages/signin/second-step-cookie.ts). */
+  /** The sign-in challenge a sign-in carried (src/challenge/challenge-cookie.ts). */
   challengeCookie?: string;
   /** A challenge issued after a right password, for the bridge to set as a cookie. */
   issuedChallenge?: string;
-  /**
-   * Recovery codes the sign-in made (TOTP enrolled on the way in): the answer shows them once,
-   * the page's as a page, a JSON one beside its `url`.
-   */
-  recoveryCodes?: readonly string[];
+  /** What a check made that the sign-in's answer shows once (SignInAddition). */
+  addition?: SignInAddition;
   /** The device cookie a sign-in carried (src/auth/cookies/device-cookie.ts), unverified. */
   deviceCookie?: string;
   /** A device cookie value for this account, issued when the password was right. */
@@ -63,10 +101,10 @@ export interface AuthRequestContext {
   /** What to add to the account's record once the answer is out (a failure, a sign-out). */
   accountEvent?: PendingAccountEvent;
   /**
-   * A passkey sign-in (`POST /api/auth/callback/passkey`, `action=authenticate`) going through
-   * the credentials callback: the assertion is checked instead of a password.
+   * A sign-in a way in's own route sent through the credentials callback: its check, its
+   * cookies and its record's detail, in place of the password's (src/auth/way-in.ts).
    */
-  passkey?: { challengeCookie: string | undefined; secure: boolean };
+  via?: SignInVia;
 }
 
 /**

@@ -174,8 +174,8 @@ export interface JweCodec {
  * `decode` returns null for every token-driven failure where Auth.js would throw (malformed, wrong
  * or unknown key, tampered, expired). Auth.js's callers treat both as "no session"; the visible
  * differences are that sign-out fires `events.signOut({ token: null })` instead of logging a
- * SignOutError, and that `getLoggedInUser` (WebAuthn options), which does not catch, no longer
- * fails. It tries every secret for a token without `kid`, where Auth.js tries only the first, and
+ * SignOutError, and that `getLoggedInUser` (a provider's options action asks it), which does not
+ * catch, no longer fails. It tries every secret for a token without `kid`, where Auth.js tries only the first, and
  * throws only for a configuration error (no usable secret).
  */
 export function createJweCodec(options: JweCodecOptions = {}): JweCodec {

@@ -28,7 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .$call(required({ created_at: 'bigint' }))
     .addPrimaryKeyConstraint('recovery_codes_pk', ['user_id', 'code_hash'])
     .execute();
-  // The second step's challenge after a right password (src/account/totp/challenges.ts): only
+  // The second step's challenge after a right password (src/challenge/challenge-store.ts): only
   // its SHA-256 kept, bound to the credential version, short-lived and used once.
   await db.schema
     .createTable('signin_challenges')

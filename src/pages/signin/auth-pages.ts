@@ -12,7 +12,7 @@ import {
 import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
 import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
-import { challengeCookieName } from './second-step-cookie.js';
+import { challengeCookieName } from '../../challenge/challenge-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from '../layout.js';
 import { signInBusy, signInNotice, signOutBusy, type EnrolmentRefusal } from '../notices.js';
 import { afterPasswordParam, readRetryAfter } from '../retry-after.js';

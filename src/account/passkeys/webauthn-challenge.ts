@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decode, encode } from '@auth/core/jwt';
-import { serializeCookie } from '../cookies/cookies.js';
+import { serializeCookie } from '../../auth/cookies/cookies.js';
 
 /*
  * The WebAuthn challenge rides in Auth.js's own challenge cookie (`authjs.challenge`, or

@@ -3,10 +3,24 @@ import {
   RateLimited,
   SignInCheckRefused,
   type SignedInUser,
-  type SignInChallenges,
-} from '../signin/authorize.js';
+} from '../../auth/signin/sign-in-check.js';
+import {
+  fromStore,
+  interrupt,
+  type AuthRequestContext,
+} from '../../auth/request/request-context.js';
+import type { SignInChallenges } from '../../challenge/challenges.js';
 import type { PasskeyPort } from './passkey-port.js';
-import { fromStore, interrupt, type AuthRequestContext } from '../request/request-context.js';
+
+/** What the sign-in challenge a password leaves before a passkey is issued for. */
+export const passkeyPurpose = 'passkey';
+
+/** The browser's ceremony, as a passkey sign-in's post carried it. */
+export interface PasskeyCeremony {
+  /** Auth.js's challenge cookie (./webauthn-challenge.ts), as the request carried it. */
+  challengeCookie: string | undefined;
+  secure: boolean;
+}
 
 export interface PasskeyAuthorizeDeps {
   passkeys: Pick<PasskeyPort, 'assert'>;
@@ -35,7 +49,7 @@ export function createPasskeyAuthorize(deps: PasskeyAuthorizeDeps) {
     const token = context.challengeCookie;
     if (challenges === undefined || token === undefined) return null;
     const resumed = await fromStore(context, () => challenges.resume(token));
-    if (resumed === null || resumed.purpose !== 'passkey' || resumed.user.id !== userId)
+    if (resumed === null || resumed.purpose !== passkeyPurpose || resumed.user.id !== userId)
       return null;
     if (!(await fromStore(context, () => challenges.spend(token)))) return null;
     return resumed.user;
@@ -44,9 +58,8 @@ export function createPasskeyAuthorize(deps: PasskeyAuthorizeDeps) {
   return async function passkeyAuthorize(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
+    passkey: PasskeyCeremony,
   ): Promise<SignedInUser | null> {
-    const passkey = context.passkey;
-    if (passkey === undefined) throw new Error('a passkey check ran for a password sign-in');
     const clientIp = context.clientIp;
     const verdict = await fromStore(context, () =>
       deps.passkeys.assert({

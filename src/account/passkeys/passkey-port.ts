@@ -1,11 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /*
- * What the auth wing asks of passkeys (the account wing implements it: src/account/passkeys/).
- * `/api/auth/webauthn-options/passkey` and `/api/auth/callback/passkey` are Auth.js's Passkey
- * provider's routes, served here with its wire protocol; an assertion signs in through the
- * same Auth.js credentials callback as a password, so the session, its cookie and the answer
- * are the password sign-in's own.
+ * What the passkeys' way in (./way-in.ts) mounts of them. `/api/auth/webauthn-options/passkey`
+ * and `/api/auth/callback/passkey` are Auth.js's Passkey provider's routes, served with its wire
+ * protocol; an assertion signs in through the same Auth.js credentials callback as a password,
+ * so the session, its cookie and the answer are the password sign-in's own.
  */
 
 /** What an assertion proved, or why it did not sign anyone in. */

@@ -1,9 +1,9 @@
 /*
- * Beside the kept email (kept-email.ts): a cookie the sign-in page reads and the auth wing sets.
- * The second step's challenge as a browser holds it (src/account/totp/challenges.ts): HttpOnly
+ * The sign-in challenge as a browser holds it (./challenge-store.ts keeps its digest): HttpOnly
  * (no script reads it), SameSite=Lax, sent only under Auth.js's base path (the credentials
- * callback and the sign-in page that asks for the code), gone after five minutes or once a
- * sign-in succeeds. Over https `__Secure-`, so no plain-http sibling can plant one.
+ * callback and the sign-in page that asks for the next step), gone after five minutes or once a
+ * sign-in succeeds. Over https `__Secure-`, so no plain-http sibling can plant one. The auth
+ * wing sets and clears it, the sign-in page asks whether it is held, the ways in read it.
  */
 
 const cookieName = 'gatehouse.second-step';
