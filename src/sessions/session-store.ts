@@ -17,11 +17,7 @@ type StoreObserver = Pick<Observer, 'sessionsRevoked' | 'databaseError'>;
 
 export type { ActiveSession } from './active-session.js';
 
-export {
-  newPublicId,
-  type SessionClient,
-  type VerifiedCredential,
-} from './session-insert.js';
+export { newPublicId, type SessionClient, type VerifiedCredential } from './session-insert.js';
 
 /** Server-side session rows, so that sign-out and revocation really end a session. */
 export interface SessionStore {
@@ -104,7 +100,9 @@ export function createKyselySessionStore(
     create(credential, createdAt, client) {
       // Webhooks off (the default): the sign-in's statements as they always were, on `db`.
       if (!webhooksOn())
-        return insertSession(db, insertRules, credential, createdAt, client).then((made) => made?.id ?? null);
+        return insertSession(db, insertRules, credential, createdAt, client).then(
+          (made) => made?.id ?? null,
+        );
       return db.transaction().execute(async (trx) => {
         const made = await insertSession(trx, insertRules, credential, createdAt, client);
         if (made === null) return null;

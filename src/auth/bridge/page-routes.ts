@@ -36,8 +36,7 @@ export interface PageRouteDeps {
   toAuthjs: Handler;
 }
 
-const unavailable = (reply: FastifyReply) =>
-  sendError(reply, storeUnavailable());
+const unavailable = (reply: FastifyReply) => sendError(reply, storeUnavailable());
 
 /** Who is signed in, for a page that greets: `undefined` when the store cannot say now. */
 async function signedInFor(deps: PageRouteDeps, request: FastifyRequest) {
