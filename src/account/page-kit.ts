@@ -8,8 +8,7 @@ import { formatWait, type Notice } from '../pages/notices.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
 import { passwordMismatchText, repeatDiffers } from '../pages/new-password-fields.js';
-import { createCsrfGuard } from './csrf-guard.js';
-import { createFormCsrf } from './form-csrf.js';
+import { createCsrfGuard, createFormCsrf } from './csrf-guard.js';
 import { sendPage } from '../pages/send-page.js';
 
 /*
