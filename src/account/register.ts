@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { authBasePath } from '../auth/bridge/auth-config.js';
 import type { SessionAccess } from '../auth/session/session-access.js';
@@ -34,6 +34,8 @@ import { registerSignupPages, type SignupPageSettings } from './signup/signup-pa
 import { createPasswordProof } from './model/account-password-proof.js';
 import { registerAccountPages } from './self/account-page-routes.js';
 import { readBody } from './request-body.js';
+import type { FlowPages } from './flow-page.js';
+import { createPageKit } from './page-kit.js';
 import { createAccountStore, type AccountStore } from './model/account-store.js';
 import { accountPagePaths, servedOperations } from './operations.js';
 import { accountBasePath, pagePathsUnder, type PagePaths } from './paths.js';
@@ -53,7 +55,7 @@ const afterAnswerTickMs = 250;
 const pageFlows: readonly {
   paths: (pages: PagePaths) => readonly string[];
   needsMail: boolean;
-  register: (scope: FastifyInstance, flow: FlowPorts, settings: PageFlowSettings) => void;
+  register: (pages: FlowPages<PageFlowSettings>) => void;
 }[] = [
   { paths: (p) => [p.forgot, p.reset], needsMail: true, register: registerResetPages },
   { paths: (p) => [p.lock], needsMail: true, register: registerLockPages },
@@ -254,7 +256,9 @@ function mountRoutes(
       const url = `${accountBasePath}${operation.path}`;
       scope.route({ method: operation.method, url, handler: routeHandler(operation, handed) });
     }
-    for (const flow of flows) flow.register(scope, handed.flow, handed.config);
+    const kit = createPageKit(handed.config);
+    for (const flow of flows)
+      flow.register({ scope, flow: handed.flow, kit, settings: handed.config });
     done();
   });
 }

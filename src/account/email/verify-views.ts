@@ -86,3 +86,16 @@ export function renderSignupConfirmedPage(shell: PageShell, view: { email: strin
 <a class="button" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'Account created', content, undefined);
 }
+
+/**
+ * The page after a mailed secret was used: the sign-up's account made, or the address
+ * verified or changed (a verification's or an address change's code typed on the sign-up's
+ * page did its own work).
+ */
+export const renderConfirmedPage = (
+  shell: PageShell,
+  done: { outcome: 'verified' | 'changed' | 'created'; email: string },
+): string =>
+  done.outcome === 'created'
+    ? renderSignupConfirmedPage(shell, { email: done.email })
+    : renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email });
