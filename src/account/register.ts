@@ -37,7 +37,7 @@ import { readBody } from './request-body.js';
 import type { FlowPages } from './flow-page.js';
 import { createPageKit } from './page-kit.js';
 import { createAccountStore, type AccountStore } from './model/account-store.js';
-import { accountPagePaths, servedOperations } from './operations.js';
+import { accountPagePaths, servedOperations } from './account-operations.js';
 import { accountBasePath, pagePathsUnder, type PagePaths } from './paths.js';
 
 export { accountBasePath };

@@ -13,9 +13,9 @@ import {
   allOperations,
   servedForms,
   servedOperations,
-} from '../../src/account/operations.js';
+} from '../../src/account/account-operations.js';
 import { pagePathsUnder } from '../../src/account/paths.js';
-import { answerFormPost, type FormPorts } from '../../src/account/self/account-page.js';
+import { answerFormPost, type FormPorts } from '../../src/account/self/account-page-answers.js';
 import type { CurrentSession } from '../../src/auth/session/session-access.js';
 import { HttpError } from '../../src/http/errors.js';
 import type { User } from '../../src/users/store.js';

@@ -54,7 +54,7 @@ export const deletePasskey: AccountAction = async (deps, { signedIn, body, clien
 };
 
 /**
- * Passkeys' rows of the account's operations table (src/account/operations.ts). The page's
+ * Passkeys' rows of the account's operations table (src/account/account-operations.ts). The page's
  * forms name the passkey in an `id` field; its removal takes the current password when the
  * session is not recent.
  */

@@ -14,10 +14,10 @@ import type { AccountDeps, FormOperation, SignedIn } from '../action.js';
 import type { Perform } from '../adapter.js';
 import { CsrfRefusal } from '../csrf-guard.js';
 import type { Guards } from '../guards.js';
-import { servedForms } from '../operations.js';
+import { servedForms } from '../account-operations.js';
 import type { PagePaths } from '../paths.js';
 import { readBody } from '../request-body.js';
-import { accountPageData, answerFormPost, type Said } from './account-page.js';
+import { accountPageData, answerFormPost, type Said } from './account-page-answers.js';
 
 // An Origin header may be as long as a header; the page needs its start only.
 const shownOriginMaxLength = 200;
@@ -180,7 +180,7 @@ const orBusy =
  * CSRF token in every form; a form post (`application/x-www-form-urlencoded`) is checked as the
  * JSON routes check it (CSRF, then the guard), runs the same action, and answers 303 back to
  * the page with a notice (Post/Redirect/Get), or the page again with the error, its status and
- * the fields marked (src/account/self/account-page.ts). Nobody signed in: 303 to the sign-in
+ * the fields marked (src/account/self/account-page-answers.ts). Nobody signed in: 303 to the sign-in
  * page, which comes back here.
  */
 export function registerAccountPages(site: Site, deps: AccountPageDeps): void {

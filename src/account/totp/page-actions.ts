@@ -67,7 +67,7 @@ const freshCodes = (answer: unknown) => ({
   freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes,
 });
 
-/** TOTP's rows of the account's operations table (src/account/operations.ts). */
+/** TOTP's rows of the account's operations table (src/account/account-operations.ts). */
 export const totpOperations: readonly AccountOperation[] = [
   {
     path: '/totp/setup',
