@@ -2,6 +2,7 @@ import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { pagePathsOf } from '../paths.js';
+import { codeFormStart, keptValue } from '../page-kit.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -24,12 +25,10 @@ export function renderVerifyPage(
   },
 ): string {
   const { notice } = view;
-  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  const kept = keptValue(view.email);
   const codeForm = (
     autofocus: boolean,
-  ) => markup`<form method="post" action="${pagePathsOf(shell).verify}">
-<input type="hidden" name="csrfToken" value="${view.csrfToken}">
-<label for="email">Email</label>
+  ) => markup`${codeFormStart(pagePathsOf(shell).verify, view.csrfToken)}
 <p id="email-hint" class="hint field-hint">The address the mail came to.</p>
 <input id="email" name="email" type="email" autocomplete="email" autocapitalize="none" spellcheck="false" required aria-describedby="email-hint"${kept}${autofocus && markup` autofocus`}>
 <label for="code">Code from the mail</label>
