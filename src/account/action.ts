@@ -3,6 +3,8 @@ import type { CurrentSession, SessionAccess } from '../auth/session/session-acce
 import type { Throttle } from '../auth/signin/throttle.js';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
+import type { AccountForm, FormFailure } from '../pages/account/account-notices.js';
+import type { SecondFactorView } from '../pages/account/account-page.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './model/events.js';
@@ -129,3 +131,62 @@ export type AnonymousAction<Body = unknown> = (
 
 /** A result with nothing but its body. */
 export const answer = <Body>(body: Body): ActionResult<Body> => ({ body });
+
+/**
+ * The password typed in an account page's form (`currentPassword`), which stands in for the
+ * JSON route's (recent) guard there: the adapter applies it around the operation's own action
+ * (src/account/adapter.ts), so a page needs no action of its own.
+ */
+export type TypedPassword = (
+  deps: AccountDeps,
+  input: ActionInput,
+  action: AccountAction,
+) => Promise<ActionResult>;
+
+/**
+ * An operation's form on the account page: a plain form post to `<the page><path>` that runs
+ * the operation's own action, so the JSON route and the page answer from one implementation.
+ */
+export interface OperationForm {
+  name: AccountForm;
+  /** Where it posts under the page when not at the JSON route's path (an `id` field instead). */
+  path?: string;
+  /** The fields typed back into a refused form (never a password). */
+  keep: readonly string[];
+  /** The page's own check before the action: when it fails nothing is checked or counted. */
+  precheck?: (body: Record<string, unknown>) => FormFailure | undefined;
+  /** The password typed in the form; with it the page's guard is (session), whatever the route's. */
+  typedPassword?: TypedPassword;
+  /** The success notice's `done` value for the action's answer (default: the form's name). */
+  doneOf?: (answer: unknown) => string;
+  /**
+   * The answer is shown on the page itself rather than redirected to (a secret shown once: the
+   * set-up's QR code, new recovery codes).
+   */
+  shows?: (answer: unknown) => Partial<SecondFactorView>;
+}
+
+/**
+ * One account operation: its JSON route under /api/account, who may call it, and its form on
+ * the account page when it has one. Who: (session), or (recent) on top of it (accounts spec,
+ * Conventions), or anyone (`none`: the e-mailed-secret flows; CSRF still holds for every POST).
+ */
+export type AccountOperation = {
+  /** Under /api/account; a path parameter as Fastify writes it (`:id`). */
+  path: string;
+  method: 'GET' | 'POST';
+  /** The success status (200 unless the spec says otherwise). */
+  status?: number;
+  /** A mail flow: absent (404), and no form, when mail is off (production without SMTP_URL). */
+  needsMail?: boolean;
+  /** A second factor's: absent (404), and no form, when SECOND_FACTOR=off. */
+  needsFactors?: boolean;
+} & (
+  | { guard: 'session' | 'recent'; action: AccountAction; form?: OperationForm }
+  | { guard: 'none'; action: AnonymousAction; form?: never }
+);
+
+/** An operation that has a form on the account page. */
+export type FormOperation = Extract<AccountOperation, { guard: 'session' | 'recent' }> & {
+  form: OperationForm;
+};

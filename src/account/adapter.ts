@@ -3,11 +3,23 @@ import { parseCookies } from '../auth/cookies/cookies.js';
 import { deviceCookieName } from '../auth/cookies/device-cookie.js';
 import type { SessionAccess } from '../auth/session/session-access.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { HttpError } from '../http/errors.js';
+import { isLoopbackOrigin } from '../config/auth.js';
+import { originOf } from '../auth/request/request-site.js';
+import { HttpError, invalidField } from '../http/errors.js';
 import { storeUnavailable } from '../http/answer.js';
-import type { AccountDeps, ActionInput, ActionResult, Client } from './action.js';
+import type {
+  AccountAction,
+  AccountDeps,
+  ActionInput,
+  ActionResult,
+  Client,
+  FormOperation,
+  TypedPassword,
+} from './action.js';
+import { assertRecent } from './guards.js';
 import type { PacedWork } from './paced-work.js';
 import type { PagePaths } from './paths.js';
+import { reauthenticate } from './self/reauthenticate.js';
 
 /*
  * The one place account actions meet Fastify: the input an action takes is made from the
@@ -15,6 +27,43 @@ import type { PagePaths } from './paths.js';
  * and its result's cookie and work after the answer are put on the reply here, for the JSON
  * routes and every page alike.
  */
+
+export interface LinkOriginSettings {
+  /** AUTH_URL: links are built on it, always. */
+  authUrl: string | undefined;
+  /** AUTH_TRUST_HOST=true: the operator says the Host header is the proxy's, not a client's. */
+  authTrustHost?: boolean | undefined;
+  log: { warn(fields: object, message: string): void };
+}
+
+/**
+ * The origin mailed links are built on. Production requires AUTH_URL (or AUTH_TRUST_HOST=true),
+ * so its links never follow a Host header a client chose; the same rule holds wherever mail is
+ * sent. Without either, a request whose Host is this machine (localhost, 127.0.0.0/8, [::1]:
+ * development) gets links on it; any other Host does not (a client on the network could
+ * otherwise have a reset link for someone else's account point to its own site): the links go
+ * to http://localhost on the port the request came in on, and the service warns once, naming
+ * AUTH_URL.
+ */
+export function createLinkOrigin(
+  settings: LinkOriginSettings,
+): (request: FastifyRequest) => string {
+  let warned = false;
+  return (request) => {
+    const origin = originOf(request, settings.authUrl);
+    if (settings.authUrl !== undefined || settings.authTrustHost === true) return origin;
+    if (isLoopbackOrigin(origin)) return origin;
+    const fallback = `http://localhost:${String(request.socket.localPort)}`;
+    if (!warned) {
+      warned = true;
+      settings.log.warn(
+        { setting: 'AUTH_URL', host: request.headers.host, linksOn: fallback },
+        'AUTH_URL is not set and a request came for another host than this machine: mailed links are built on localhost, never on a Host header a client chose. Set AUTH_URL to the public origin, e.g. AUTH_URL=https://auth.example.com',
+      );
+    }
+    return fallback;
+  };
+}
 
 /** The client as the account's record and mailed links need it. */
 export const clientOf = (
@@ -118,3 +167,43 @@ export interface FlowPorts {
   deps: AccountDeps;
   perform: Perform;
 }
+
+/** The password the form carried (`currentPassword`), or undefined when none or empty. */
+function typedPasswordOf(input: ActionInput): string | undefined {
+  const password = input.body.currentPassword;
+  return typeof password === 'string' && password !== '' ? password : undefined;
+}
+
+/**
+ * The typed password, required (none: 422 `invalid_field` on `currentPassword`), proved as
+ * `POST /api/account/reauthenticate` proves one (throttled as a sign-in, the session recent
+ * from now); then the action.
+ */
+export const reauthenticatedByTypedPassword: TypedPassword = async (deps, input, action) => {
+  const password = typedPasswordOf(input);
+  if (password === undefined) throw invalidField('currentPassword');
+  await reauthenticate(deps, { ...input, body: { password } });
+  return action(deps, input);
+};
+
+/**
+ * The typed password when the form carried one (proved as above), then the (recent) guard
+ * either way: a session that is recent already needs no password.
+ */
+export const recentOrTypedPassword: TypedPassword = async (deps, input, action) => {
+  const password = typedPasswordOf(input);
+  if (password !== undefined) await reauthenticate(deps, { ...input, body: { password } });
+  await assertRecent(deps, input.signedIn);
+  return action(deps, input);
+};
+
+/** What a form runs: the operation's own action, behind the form's typed password if any. */
+export function formAction(operation: FormOperation): AccountAction {
+  const typed = operation.form.typedPassword;
+  if (typed === undefined) return operation.action;
+  return (deps, input) => typed(deps, input, operation.action);
+}
+
+/** The page's guard: a typed password stands in for the route's (recent). */
+export const formGuard = (operation: FormOperation): 'session' | 'recent' =>
+  operation.form.typedPassword === undefined ? operation.guard : 'session';

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { authCookieNames } from '../auth/cookies/cookie-names.js';
 import { parseCookies } from '../auth/cookies/cookies.js';
@@ -61,5 +61,28 @@ export function createCsrfGuard(deps: {
     // Auth.js's split: the first two `|`-separated parts, anything after ignored.
     const [token = '', hash = ''] = held.split('|');
     if (!equal(hash, hashOf(token)) || !equal(token, sent)) throw new CsrfRefusal('token', origin);
+  };
+}
+
+/**
+ * The CSRF token for an account page's form: Auth.js's double-submit pair (`token|hash` in its
+ * CSRF cookie, the hash keyed by the secrets), the one every account POST is checked against
+ * (createCsrfGuard above). The browser's own when its cookie verifies; else a fresh pair and the
+ * cookie to set with the page.
+ */
+export function createFormCsrf(
+  authSecrets: readonly string[],
+  secureOf: (request: FastifyRequest) => boolean,
+) {
+  const hashOf = csrfPairHash(authSecrets);
+  return (request: FastifyRequest): { token: string; cookie?: string } => {
+    const name = authCookieNames(secureOf(request), '__Secure-').csrf;
+    const held = parseCookies(request.headers.cookie).get(name);
+    const [token = '', hash = ''] = (held ?? '').split('|');
+    if (token !== '' && equal(hash, hashOf(token))) return { token };
+    const fresh = randomBytes(32).toString('hex');
+    const secure = secureOf(request) ? '; Secure' : '';
+    const value = encodeURIComponent(`${fresh}|${hashOf(fresh)}`);
+    return { token: fresh, cookie: `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure}` };
   };
 }

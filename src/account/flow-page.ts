@@ -7,8 +7,18 @@ import {
   type ActionResult,
 } from './action.js';
 import { runAction, type FlowPorts } from './adapter.js';
-import type { PageKit } from './page-kit.js';
+import type { PageKit, PageKitSettings } from './page-kit.js';
 import { readBody } from './request-body.js';
+
+/** What a flow's pages are registered with (src/account/register.ts hands it to each flow). */
+export interface FlowPages<Settings = PageKitSettings> {
+  scope: FastifyInstance;
+  /** The actions' ports, and the adapter to run them. */
+  flow: FlowPorts;
+  /** The pages' look, CSP, CSRF pair and answer. */
+  kit: PageKit;
+  settings: Settings;
+}
 
 /** What a flow page's views are given. */
 export interface PageView {
@@ -67,11 +77,10 @@ export interface FlowPage<Body, Extra = undefined> {
  * of ours (5xx) goes on to the error handler.
  */
 export function registerFlowPage<Body, Extra = undefined>(
-  scope: FastifyInstance,
-  flow: FlowPorts,
-  kit: PageKit,
+  pages: FlowPages<unknown>,
   page: FlowPage<Body, Extra>,
 ): void {
+  const { scope, flow, kit } = pages;
   const referrer = page.referrer ?? 'no-referrer';
   const answer = (
     reply: FastifyReply,

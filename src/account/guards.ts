@@ -26,6 +26,19 @@ async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The (recent) guard over a session's proof: 401 `unauthenticated` when the session is over,
+ * 401 `reauthentication_required` when its proof is older than REAUTH_MAX_AGE.
+ */
+export async function assertRecent(
+  deps: { recentUntil(sessionId: string): Promise<number | null>; now: () => number },
+  signedIn: SignedIn,
+): Promise<void> {
+  const until = await deps.recentUntil(signedIn.session.claims.sid);
+  if (until === null) throw new HttpError('unauthenticated');
+  if (deps.now() >= until) throw new HttpError('reauthentication_required');
+}
+
+/**
  * The spec's (session) and (recent) guards. (session): the request's session read as every
  * session read is (revocation, idle expiry, absolute cap; src/auth/session/session-read.ts), else 401
  * `unauthenticated`. (recent): the session also proved the password (sign-in or
@@ -47,11 +60,8 @@ export function createGuards(deps: GuardDeps) {
       return { session, user };
     },
 
-    recent: async (signedIn: SignedIn): Promise<void> => {
-      const until = await recentUntil(signedIn.session.claims.sid);
-      if (until === null) throw new HttpError('unauthenticated');
-      if (deps.now() >= until) throw new HttpError('reauthentication_required');
-    },
+    recent: (signedIn: SignedIn): Promise<void> =>
+      assertRecent({ recentUntil, now: deps.now }, signedIn),
 
     recentUntil,
   };

@@ -3,13 +3,13 @@ import { isSecure, originOf } from '../auth/request/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { HttpError } from '../http/errors.js';
 import { paletteFor } from '../pages/colour.js';
+import { markup } from '../pages/html.js';
 import { createShell, type PageShell } from '../pages/layout.js';
 import { formatWait, type Notice } from '../pages/notices.js';
 import { pagePolicy } from '../pages/page-csp.js';
 import { pageStyle } from '../pages/page-style.js';
 import { passwordMismatchText, repeatDiffers } from '../pages/new-password-fields.js';
-import { createCsrfGuard } from './csrf-guard.js';
-import { createFormCsrf } from './form-csrf.js';
+import { createCsrfGuard, createFormCsrf } from './csrf-guard.js';
 import { sendPage } from '../pages/send-page.js';
 
 /*
@@ -119,6 +119,16 @@ export const newPasswordInvalid = (error: HttpError | undefined): ('password' | 
           (error.code === 'invalid_field' && error.field === 'password')
         ? ['password']
         : [];
+
+/** A kept field's ` value="…"` attribute, or nothing. */
+export const keptValue = (value: string | undefined) =>
+  value !== undefined && markup` value="${value}"`;
+
+/** The start of a mailed code's form (another device than the link's): up to its address. */
+export const codeFormStart = (action: string, csrfToken: string) =>
+  markup`<form method="post" action="${action}">
+<input type="hidden" name="csrfToken" value="${csrfToken}">
+<label for="email">Email</label>`;
 
 /** A form field's value when it is text. */
 export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -5,7 +5,7 @@ import type { VerifiedAccount } from './verification-mail.js';
 import { markVerified } from '../../users/writes.js';
 import { accountHolding } from '../model/addresses.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
-import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
+import { issueSecretMail, type SecretLinks } from '../model/secret-mail.js';
 import { consume, findLive, type ConsumeRequest } from '../model/secrets.js';
 
 /**
@@ -22,24 +22,22 @@ export async function issueEmailChangeMail(
   newEmail: string,
   links: SecretLinks,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await queueSecretMail(trx, mail, {
-      secret: {
-        purpose: 'email_change',
-        userId: account.id,
-        email: account.email,
-        newEmail,
-        credentialVersion: account.credentialVersion,
-      },
-      kind: 'email-change',
-      to: newEmail,
-      // Nobody has proven this address yet: the account's name is its holder's free text
-      // (URLs, bidi controls), and sent from the service's own address to any mailbox it would
-      // be a phishing channel. The mail greets nobody, as the sign-up's does.
-      name: '',
-      pagePath: links.pages.verify,
-      links,
-    });
+  await issueSecretMail(db, mail, {
+    secret: {
+      purpose: 'email_change',
+      newEmail,
+      userId: account.id,
+      email: account.email,
+      credentialVersion: account.credentialVersion,
+    },
+    kind: 'email-change',
+    to: newEmail,
+    // Nobody has proven this address yet: the account's name is its holder's free text
+    // (URLs, bidi controls), and sent from the service's own address to any mailbox it would
+    // be a phishing channel. The mail greets nobody, as the sign-up's does.
+    name: '',
+    pagePath: links.pages.verify,
+    links,
   });
 }
 

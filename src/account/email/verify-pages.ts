@@ -1,21 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import type { Notice } from '../../pages/notices.js';
-import type { FlowPorts } from '../adapter.js';
-import {
-  createPageKit,
-  mailedLinkNotice,
-  textOf as text,
-  type PageKitSettings,
-} from '../page-kit.js';
-import { registerFlowPage } from '../flow-page.js';
+import { mailedLinkNotice, textOf as text } from '../page-kit.js';
+import { registerFlowPage, type FlowPages } from '../flow-page.js';
 import { mailedLinkPurpose } from './confirmation.js';
 import { addressTakenMessage, confirmEmailRequest } from './verify-address.js';
 import { pagePathsOf } from '../paths.js';
-import {
-  renderSignupConfirmedPage,
-  renderVerifyDonePage,
-  renderVerifyPage,
-} from './verify-views.js';
+import { renderConfirmedPage, renderVerifyPage } from './verify-views.js';
 
 const spentLinkNotice: Notice = {
   tone: 'error',
@@ -27,14 +16,10 @@ const spentLinkNotice: Notice = {
  * button, or the address-and-code form; its post runs the JSON route's action. The URL carries
  * the secret.
  */
-export function registerVerifyPages(
-  scope: FastifyInstance,
-  flow: FlowPorts,
-  settings: PageKitSettings,
-): void {
-  const kit = createPageKit(settings);
+export function registerVerifyPages(pages: FlowPages): void {
+  const { flow, kit } = pages;
   const { shell } = kit;
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).verify,
     // The link's purpose is read, never used: an address change says that an account will
     // move to this address, and a link that can no longer be used says so before anything is
@@ -52,10 +37,7 @@ export function registerVerifyPages(
     action: confirmEmailRequest,
     // A sign-up's secret needs its password, which this page's forms do not send: a post that
     // carries one anyway made the account, and the sign-up's own page says so.
-    done: (done) =>
-      done.outcome === 'created'
-        ? renderSignupConfirmedPage(shell, { email: done.email })
-        : renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email }),
+    done: (done) => renderConfirmedPage(shell, done),
     refused: (error, view) => {
       // A spent or wrong secret leaves the code form, saying what to do next.
       const notice: Notice =

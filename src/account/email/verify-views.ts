@@ -2,6 +2,7 @@ import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { pagePathsOf } from '../paths.js';
+import { codeFormStart, keptValue } from '../page-kit.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -24,12 +25,10 @@ export function renderVerifyPage(
   },
 ): string {
   const { notice } = view;
-  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  const kept = keptValue(view.email);
   const codeForm = (
     autofocus: boolean,
-  ) => markup`<form method="post" action="${pagePathsOf(shell).verify}">
-<input type="hidden" name="csrfToken" value="${view.csrfToken}">
-<label for="email">Email</label>
+  ) => markup`${codeFormStart(pagePathsOf(shell).verify, view.csrfToken)}
 <p id="email-hint" class="hint field-hint">The address the mail came to.</p>
 <input id="email" name="email" type="email" autocomplete="email" autocapitalize="none" spellcheck="false" required aria-describedby="email-hint"${kept}${autofocus && markup` autofocus`}>
 <label for="code">Code from the mail</label>
@@ -86,3 +85,16 @@ export function renderSignupConfirmedPage(shell: PageShell, view: { email: strin
 <a class="button" href="${shell.signInUrl}">Sign in</a>`;
   return renderDocument(shell, 'Account created', content, undefined);
 }
+
+/**
+ * The page after a mailed secret was used: the sign-up's account made, or the address
+ * verified or changed (a verification's or an address change's code typed on the sign-up's
+ * page did its own work).
+ */
+export const renderConfirmedPage = (
+  shell: PageShell,
+  done: { outcome: 'verified' | 'changed' | 'created'; email: string },
+): string =>
+  done.outcome === 'created'
+    ? renderSignupConfirmedPage(shell, { email: done.email })
+    : renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email });

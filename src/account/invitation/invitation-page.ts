@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import {
   renderInvitationAcceptedPage,
@@ -7,18 +6,11 @@ import {
 } from './invitation-views.js';
 import { formatWait, type Notice } from '../../pages/notices.js';
 import { refuseSecret } from '../attempts.js';
-import type { FlowPorts } from '../adapter.js';
 import { acceptInvitationAction } from './accept.js';
 import { findLiveInvitation } from './invitations.js';
-import {
-  createPageKit,
-  newPasswordInvalid,
-  repeatedPassword,
-  textOf as text,
-  type PageKitSettings,
-} from '../page-kit.js';
+import { newPasswordInvalid, repeatedPassword, textOf as text } from '../page-kit.js';
 import { pagePathsOf } from '../paths.js';
-import { registerFlowPage, type PageView } from '../flow-page.js';
+import { registerFlowPage, type FlowPages, type PageView } from '../flow-page.js';
 
 const tooMany = (error: HttpError): Notice => ({
   tone: 'error',
@@ -33,13 +25,9 @@ const tooMany = (error: HttpError): Notice => ({
  * does. The button posts to the same address, which runs the JSON route's action. The page
  * exists with mail off: `gatehouse users invite --print-link` needs no mail.
  */
-export function registerInvitationPages(
-  scope: FastifyInstance,
-  flow: FlowPorts,
-  settings: PageKitSettings,
-): void {
-  const { deps } = flow;
-  const kit = createPageKit(settings);
+export function registerInvitationPages(pages: FlowPages): void {
+  const { deps } = pages.flow;
+  const { kit } = pages;
   const { shell } = kit;
   const invalid = (status: number, notice?: Notice, headers?: Record<string, string>) => ({
     status,
@@ -53,7 +41,7 @@ export function registerInvitationPages(
       token === undefined ? null : findLiveInvitation(deps.db, token, deps.now()),
     );
 
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).invitation,
     show: async (view) => {
       const invitation = await lookUp(view, view.token);

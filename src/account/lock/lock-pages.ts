@@ -1,13 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import type { Notice } from '../../pages/notices.js';
-import type { FlowPorts } from '../adapter.js';
-import {
-  createPageKit,
-  mailedLinkNotice,
-  textOf as text,
-  type PageKitSettings,
-} from '../page-kit.js';
-import { registerFlowPage } from '../flow-page.js';
+import { mailedLinkNotice, textOf as text } from '../page-kit.js';
+import { registerFlowPage, type FlowPages } from '../flow-page.js';
 import { lockAccountAction } from './lock.js';
 import { lockLinkLooksLive } from './lock-transaction.js';
 import { pagePathsOf } from '../paths.js';
@@ -17,19 +10,15 @@ import { renderLockedPage, renderLockPage } from './lock-views.js';
  * `GET|POST /account/lock` ("this wasn't me", no script): the notice's link shows a button; its
  * post runs the JSON route's action. The URL carries the secret.
  */
-export function registerLockPages(
-  scope: FastifyInstance,
-  flow: FlowPorts,
-  settings: PageKitSettings,
-): void {
-  const kit = createPageKit(settings);
+export function registerLockPages(pages: FlowPages): void {
+  const { flow, kit } = pages;
   const { shell } = kit;
   const spentNotice: Notice = {
     tone: 'error',
     // Who unlocks and helps: SUPPORT_CONTACT when set, as on the lock page itself.
     text: `This link is not valid: it may have expired or been used already. If you still think someone else is using your account, contact ${shell.supportContact ?? 'your administrator'}.`,
   };
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).lock,
     // The link is read, never used: one that can no longer be used says so at once, without
     // the button.

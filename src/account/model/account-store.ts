@@ -12,6 +12,69 @@ export interface AccountView {
   emailVerified: boolean;
 }
 
+/** A password change, as the change-password route asks for it. */
+export interface PasswordChange {
+  userId: string;
+  sessionId: string;
+  oldHash: string;
+  newHash: string;
+  at: number;
+  event: EventClient;
+  notice?: CredentialChange['notice'];
+}
+
+/** See AccountStore's `changePassword`. */
+async function changePassword(
+  db: Kysely<Database>,
+  change: PasswordChange,
+): Promise<{ sessionId: string; endedOthers: number } | null> {
+  const { userId, at } = change;
+  return db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('sessions')
+      .select(['created_at', 'proofs', 'ip', 'user_agent', 'last_seen_at'])
+      .where('id', '=', change.sessionId)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (current === undefined) return null;
+    const changed = await changeCredential(trx, {
+      userId,
+      at,
+      expect: { passwordHash: change.oldHash },
+      set: { passwordHash: change.newHash },
+      keepSessionId: change.sessionId,
+      event: { type: 'password_changed', client: change.event },
+      notice: change.notice,
+    });
+    if (changed === null) return null;
+    await trx
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('id', '=', change.sessionId)
+      .execute();
+    const sessionId = randomUUID();
+    await trx
+      .insertInto('sessions')
+      .values({
+        id: sessionId,
+        user_id: userId,
+        created_at: Number(current.created_at),
+        revoked_at: null,
+        authenticated_at: at,
+        proofs: current.proofs,
+        // The same sign-in goes on under a new id: its client and last use go with it; its
+        // public id is new, as the old row stays (revoked) until pruned.
+        public_id: newPublicId(),
+        ip: current.ip,
+        user_agent: current.user_agent,
+        last_seen_at: at,
+      })
+      .execute();
+    return { sessionId, endedOthers: changed.endedSessions };
+  });
+}
+
 /** The account routes' reads and writes beyond the user and session stores. */
 export function createAccountStore(db: Kysely<Database>) {
   return {
@@ -61,61 +124,7 @@ export function createAccountStore(db: Kysely<Database>) {
      * others. Returns the new session id, or null when the password or the session changed
      * meanwhile.
      */
-    async changePassword(change: {
-      userId: string;
-      sessionId: string;
-      oldHash: string;
-      newHash: string;
-      at: number;
-      event: EventClient;
-      notice?: CredentialChange['notice'];
-    }): Promise<{ sessionId: string; endedOthers: number } | null> {
-      const { userId, at } = change;
-      return db.transaction().execute(async (trx) => {
-        const current = await trx
-          .selectFrom('sessions')
-          .select(['created_at', 'proofs', 'ip', 'user_agent', 'last_seen_at'])
-          .where('id', '=', change.sessionId)
-          .where('user_id', '=', userId)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
-        if (current === undefined) return null;
-        const changed = await changeCredential(trx, {
-          userId,
-          at,
-          expect: { passwordHash: change.oldHash },
-          set: { passwordHash: change.newHash },
-          keepSessionId: change.sessionId,
-          event: { type: 'password_changed', client: change.event },
-          notice: change.notice,
-        });
-        if (changed === null) return null;
-        await trx
-          .updateTable('sessions')
-          .set({ revoked_at: at })
-          .where('id', '=', change.sessionId)
-          .execute();
-        const sessionId = randomUUID();
-        await trx
-          .insertInto('sessions')
-          .values({
-            id: sessionId,
-            user_id: userId,
-            created_at: Number(current.created_at),
-            revoked_at: null,
-            authenticated_at: at,
-            proofs: current.proofs,
-            // The same sign-in goes on under a new id: its client and last use go with it; its
-            // public id is new, as the old row stays (revoked) until pruned.
-            public_id: newPublicId(),
-            ip: current.ip,
-            user_agent: current.user_agent,
-            last_seen_at: at,
-          })
-          .execute();
-        return { sessionId, endedOthers: changed.endedSessions };
-      });
-    },
+    changePassword: (change: PasswordChange) => changePassword(db, change),
   };
 }
 

@@ -21,6 +21,25 @@ export function expiresIn(ttlSeconds: number): Record<string, string> {
     : { expiresInMinutes: String(Math.max(1, Math.floor(ttlSeconds / 60))) };
 }
 
+/** A mailed secret, its mail, and where its link goes. */
+export interface SecretMailRequest {
+  secret: Omit<IssueRequest, 'ttlSeconds'>;
+  kind: MailKind;
+  to: string;
+  name: string;
+  pagePath: string;
+  links: SecretLinks;
+}
+
+/** A mailed secret and its mail in one transaction of their own (see queueSecretMail). */
+export async function issueSecretMail(
+  db: Kysely<Database>,
+  mail: MailQueue,
+  request: SecretMailRequest,
+): Promise<void> {
+  await db.transaction().execute((trx) => queueSecretMail(trx, mail, request));
+}
+
 /**
  * A mailed secret and its mail in the caller's transaction (the outbox), so a mail is queued
  * exactly when its secret exists. The link goes to `pagePath`, whose GET consumes nothing; the
@@ -31,14 +50,7 @@ export function expiresIn(ttlSeconds: number): Record<string, string> {
 export async function queueSecretMail(
   trx: Kysely<Database>,
   mail: MailQueue | undefined,
-  request: {
-    secret: Omit<IssueRequest, 'ttlSeconds'>;
-    kind: MailKind;
-    to: string;
-    name: string;
-    pagePath: string;
-    links: SecretLinks;
-  },
+  request: SecretMailRequest,
 ): Promise<{ issued: IssuedToken; link: string }> {
   const { links } = request;
   const issued = await issue(trx, { ...request.secret, ttlSeconds: links.ttlSeconds }, links.now);

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
-import { answer, type AccountAction, type AccountDeps } from '../action.js';
+import { answer, type AccountAction, type AccountDeps, type AccountOperation } from '../action.js';
+import { recentOrTypedPassword } from '../adapter.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { displayName } from '../display-name.js';
 import { removePasskey } from './enrolment.js';
@@ -51,3 +52,31 @@ export const deletePasskey: AccountAction = async (deps, { signedIn, body, clien
   if (outcome === 'last') throw new HttpError('last_second_factor');
   return answer({ status: 'removed' });
 };
+
+/**
+ * Passkeys' rows of the account's operations table (src/account/account-operations.ts). The page's
+ * forms name the passkey in an `id` field; its removal takes the current password when the
+ * session is not recent.
+ */
+export const passkeyOperations: readonly AccountOperation[] = [
+  { path: '/passkeys', method: 'GET', guard: 'session', action: listPasskeys },
+  {
+    path: '/passkeys/:id/rename',
+    method: 'POST',
+    guard: 'session',
+    action: renamePasskey,
+    form: { name: 'passkey-rename', path: '/passkeys/rename', keep: ['id', 'name'] },
+  },
+  {
+    path: '/passkeys/:id/remove',
+    method: 'POST',
+    guard: 'recent',
+    action: deletePasskey,
+    form: {
+      name: 'passkey-remove',
+      path: '/passkeys/remove',
+      keep: ['id'],
+      typedPassword: recentOrTypedPassword,
+    },
+  },
+];

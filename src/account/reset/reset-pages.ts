@@ -1,14 +1,11 @@
-import type { FastifyInstance } from 'fastify';
-import type { FlowPorts } from '../adapter.js';
 import {
-  createPageKit,
   mailedLinkNotice,
   newPasswordInvalid,
   repeatedPassword,
   textOf as text,
   type PageKitSettings,
 } from '../page-kit.js';
-import { registerFlowPage } from '../flow-page.js';
+import { registerFlowPage, type FlowPages } from '../flow-page.js';
 import { HttpError } from '../../http/errors.js';
 import { forgotPassword } from './forgot.js';
 import { resetPasswordAction } from './reset.js';
@@ -37,14 +34,10 @@ export interface ResetPageSettings extends PageKitSettings {
  * `GET|POST /account/password/forgot` and `GET|POST /account/password/reset` (no script): their
  * posts run the JSON routes' actions. The reset page's URL carries the secret.
  */
-export function registerResetPages(
-  scope: FastifyInstance,
-  flow: FlowPorts,
-  settings: ResetPageSettings,
-): void {
-  const kit = createPageKit(settings);
+export function registerResetPages(pages: FlowPages<ResetPageSettings>): void {
+  const { flow, settings, kit } = pages;
   const { shell } = kit;
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).forgot,
     // No secret in this page's URL: the referrer may name the page to this site.
     referrer: 'same-origin',
@@ -60,7 +53,7 @@ export function registerResetPages(
       }),
   });
   const form = { passwordMinLength: flow.deps.passwordMinLength };
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).reset,
     // The link is read, never used: one that can no longer be used says so before a new
     // password is typed, and a live one names its account for password managers.

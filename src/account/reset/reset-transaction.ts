@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { User } from '../../users/store.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
-import { queueSecretMail, type SecretLinks } from '../model/secret-mail.js';
+import { issueSecretMail, type SecretLinks } from '../model/secret-mail.js';
 import { consume, findLive, type ConsumeRequest } from '../model/secrets.js';
 import { HttpError } from '../../http/errors.js';
 import { removeYoungFactors } from './young-factors.js';
@@ -18,20 +18,18 @@ export async function issueResetMail(
   user: User,
   links: SecretLinks,
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await queueSecretMail(trx, mail, {
-      secret: {
-        purpose: 'reset',
-        userId: user.id,
-        email: user.email,
-        credentialVersion: user.credentialVersion,
-      },
-      kind: 'password-reset',
-      to: user.email,
-      name: user.name,
-      pagePath: links.pages.reset,
-      links,
-    });
+  await issueSecretMail(db, mail, {
+    secret: {
+      purpose: 'reset',
+      userId: user.id,
+      email: user.email,
+      credentialVersion: user.credentialVersion,
+    },
+    kind: 'password-reset',
+    to: user.email,
+    name: user.name,
+    pagePath: links.pages.reset,
+    links,
   });
 }
 

@@ -3,6 +3,7 @@ import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pa
 import type { Notice } from '../../pages/notices.js';
 import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
 import { pagePathsOf } from '../paths.js';
+import { codeFormStart, keptValue } from '../page-kit.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -14,7 +15,7 @@ export function renderForgotPage(
   shell: PageShell,
   view: { csrfToken: string; notice?: Notice | undefined; email?: string | undefined },
 ): string {
-  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  const kept = keptValue(view.email);
   const content = markup`<p class="lead">Enter the address of your account and we'll mail you a link to choose a new password.</p>
 ${renderNotice(view.notice)}
 <form method="post" action="${pagePathsOf(shell).forgot}">
@@ -75,12 +76,10 @@ export function renderResetPage(
       messageId: notice === undefined ? undefined : noticeId,
       autofocus: linkForm,
     });
-  const kept = view.email !== undefined && markup` value="${view.email}"`;
+  const kept = keptValue(view.email);
   const codeForm = (
     autofocus: boolean,
-  ) => markup`<form method="post" action="${pagePathsOf(shell).reset}">
-<input type="hidden" name="csrfToken" value="${view.csrfToken}">
-<label for="email">Email</label>
+  ) => markup`${codeFormStart(pagePathsOf(shell).reset, view.csrfToken)}
 <input id="email" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required${kept}${autofocus && markup` autofocus`}>
 <label for="code">Code from the mail</label>
 <input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required${describedBy(notice)}>

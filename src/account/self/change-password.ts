@@ -4,6 +4,7 @@ import { passwordRawMaxLength } from '../../users/password.js';
 import { acceptableNewPassword, hashNewPassword } from '../model/chosen-password.js';
 import type { AccountAction } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
+import { proveAsSignIn } from './reauthenticate.js';
 
 const fields = z.object({
   currentPassword: boundedString(passwordRawMaxLength),
@@ -20,20 +21,7 @@ const fields = z.object({
 export const changePassword: AccountAction = async (deps, { client, signedIn, body }) => {
   const { currentPassword, newPassword } = fieldsOf(fields, body);
   const { user, session } = signedIn;
-  await deps.provePassword(
-    user,
-    currentPassword,
-    client.ip,
-    (failure) => {
-      void deps.record({
-        ...client,
-        userId: user.id,
-        type: failure === 'throttled' ? 'throttled' : 'signin_failed',
-        detail: { reason: failure, action: 'password_change' },
-      });
-    },
-    { deviceCookie: client.deviceCookie },
-  );
+  await proveAsSignIn(deps, { client, user }, currentPassword, 'password_change');
   const normalised = await acceptableNewPassword(newPassword, deps.passwordMinLength);
   const newHash = await hashNewPassword(deps.hasher, normalised);
   const { mail } = deps;

@@ -1,9 +1,36 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { passwordRawMaxLength } from '../../users/password.js';
-import { answer, type AccountAction } from '../action.js';
+import type { User } from '../../users/store.js';
+import { answer, type AccountAction, type AccountDeps, type Client } from '../action.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { requireSecondFactor } from '../totp/second-factor-proof.js';
+
+/**
+ * The signed-in person's password, checked and throttled as a sign-in's (from a device that
+ * signed in before, its own limits); a failure recorded with `action` (what it was for).
+ */
+export async function proveAsSignIn(
+  deps: AccountDeps,
+  { client, user }: { client: Client; user: User },
+  password: string,
+  action: 'reauthenticate' | 'password_change',
+): Promise<void> {
+  await deps.provePassword(
+    user,
+    password,
+    client.ip,
+    (failure) => {
+      void deps.record({
+        ...client,
+        userId: user.id,
+        type: failure === 'throttled' ? 'throttled' : 'signin_failed',
+        detail: { reason: failure, action },
+      });
+    },
+    { deviceCookie: client.deviceCookie },
+  );
+}
 
 const fields = z.object({ password: boundedString(passwordRawMaxLength) });
 
@@ -16,20 +43,7 @@ const fields = z.object({ password: boundedString(passwordRawMaxLength) });
 export const reauthenticate: AccountAction = async (deps, { client, signedIn, body }) => {
   const { password } = fieldsOf(fields, body);
   const { user, session } = signedIn;
-  await deps.provePassword(
-    user,
-    password,
-    client.ip,
-    (failure) => {
-      void deps.record({
-        ...client,
-        userId: user.id,
-        type: failure === 'throttled' ? 'throttled' : 'signin_failed',
-        detail: { reason: failure, action: 'reauthenticate' },
-      });
-    },
-    { deviceCookie: client.deviceCookie },
-  );
+  await proveAsSignIn(deps, { client, user }, password, 'reauthenticate');
   // The code's guesses pass a per-email lock only from a device that signed in before (as the
   // password's do): a session is not a device.
   await requireSecondFactor(deps.secondStep, user, body, {

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../../http/errors.js';
 import { formatWait, type Notice } from '../../pages/notices.js';
 import {
@@ -8,14 +7,12 @@ import {
   renderSignupSentPage,
   type SignupField,
 } from './signup-views.js';
-import { renderSignupConfirmedPage, renderVerifyDonePage } from '../email/verify-views.js';
+import { renderConfirmedPage } from '../email/verify-views.js';
 import { readEmail } from '../../users/email.js';
-import type { FlowPorts } from '../adapter.js';
 import { signUpAction, signupLinkTtlSeconds } from './signup.js';
 import { confirmEmailRequest } from '../email/verify-address.js';
 import { findPendingSignup } from '../email/signup-confirmation.js';
 import {
-  createPageKit,
   passwordMismatchReason,
   newPasswordInvalid,
   repeatedPassword,
@@ -23,7 +20,7 @@ import {
   type PageKitSettings,
 } from '../page-kit.js';
 import { pagePathsOf } from '../paths.js';
-import { registerFlowPage } from '../flow-page.js';
+import { registerFlowPage, type FlowPages } from '../flow-page.js';
 
 export interface SignupPageSettings extends PageKitSettings {
   passwordMinLength: number;
@@ -101,18 +98,14 @@ function confirmRefusalOf(error: HttpError): {
  * `POST /api/account/email/verify`'s action, and on success offers sign-in (no session is made). Its URL carries a secret, so it
  * sends `Referrer-Policy: no-referrer`.
  */
-export function registerSignupPages(
-  scope: FastifyInstance,
-  flow: FlowPorts,
-  settings: SignupPageSettings,
-): void {
-  const { deps } = flow;
-  const kit = createPageKit(settings);
+export function registerSignupPages(pages: FlowPages<SignupPageSettings>): void {
+  const { settings, kit } = pages;
+  const { deps } = pages.flow;
   const { shell } = kit;
   const closed = () => (deps.signupOpen ? null : renderSignupClosedPage(shell));
   const form = { passwordMinLength: settings.passwordMinLength };
 
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).signup,
     // Not a page with a secret in it: the referrer may name the page to this site.
     referrer: 'same-origin',
@@ -139,7 +132,7 @@ export function registerSignupPages(
     },
   });
 
-  registerFlowPage(scope, flow, kit, {
+  registerFlowPage(pages, {
     path: pagePathsOf(kit.shell).signupConfirm,
     closed,
     show: async (view) => {
@@ -165,10 +158,7 @@ export function registerSignupPages(
     precheck: repeatedPassword('password'),
     action: confirmEmailRequest,
     // A verification's or an address change's code typed here did its own work.
-    done: (done) =>
-      done.outcome === 'created'
-        ? renderSignupConfirmedPage(shell, { email: done.email })
-        : renderVerifyDonePage(shell, { outcome: done.outcome, email: done.email }),
+    done: (done) => renderConfirmedPage(shell, done),
     refused: (error, view) => {
       const { notice, passwordInvalid } = confirmRefusalOf(error);
       return renderSignupConfirmPage(shell, {

@@ -1,5 +1,5 @@
 import { invalidField } from '../../http/errors.js';
-import type { AccountAction, ActionInput, AccountDeps } from '../action.js';
+import type { AccountDeps, AccountOperation, ActionInput, TypedPassword } from '../action.js';
 import { confirmTotp } from './confirm.js';
 import { disableTotp } from './disable.js';
 import { regenerateRecoveryCodes } from './regenerate.js';
@@ -8,10 +8,11 @@ import { setupTotp } from './setup.js';
 import { readTotpCode } from './totp-code.js';
 
 /*
- * The `/account` page's TOTP forms: each asks for the current password in the form (as the
- * address change does), and for the app's code where the account has TOTP, then runs the JSON
- * route's own action. A proof here counts as a re-authentication, so the confirm form that
- * follows the set-up is within REAUTH_MAX_AGE.
+ * TOTP's account operations: each JSON route, and its form on the `/account` page. Each form
+ * but the confirm asks for the current password (as the address change does), and for the
+ * app's code where the account has TOTP, then runs the JSON route's own action. A proof here
+ * counts as a re-authentication, so the confirm form that follows the set-up is within
+ * REAUTH_MAX_AGE.
  */
 
 async function provePassword(deps: AccountDeps, input: ActionInput): Promise<void> {
@@ -28,8 +29,29 @@ async function provePassword(deps: AccountDeps, input: ActionInput): Promise<voi
   });
 }
 
+/**
+ * The password, then the set-up, which asks an account with TOTP for its app's code or a
+ * recovery code (one field on the page: a code that is not six digits is taken as a recovery
+ * code) and checks it once; both proven, the session is recent from now.
+ */
+const passwordForSetup: TypedPassword = async (deps, input, action) => {
+  await provePassword(deps, input);
+  const typed = input.body.code;
+  const byRecovery = typeof typed === 'string' && typed !== '' && readTotpCode(typed) === null;
+  const body = byRecovery ? { recoveryCode: typed } : { code: typed };
+  const answered = await action(deps, { ...input, body });
+  await deps.store.reauthenticated(input.signedIn.session.claims.sid, deps.now());
+  return answered;
+};
+
+/** The password; the code turns it off, checked once, by the action itself. */
+const passwordOnly: TypedPassword = async (deps, input, action) => {
+  await provePassword(deps, input);
+  return action(deps, input);
+};
+
 /** The password, then the app's code if TOTP is on: the session is recent from now. */
-async function reauthenticated(deps: AccountDeps, input: ActionInput): Promise<void> {
+const passwordAndCode: TypedPassword = async (deps, input, action) => {
   await provePassword(deps, input);
   await requireSecondFactor(
     deps.secondStep,
@@ -38,32 +60,50 @@ async function reauthenticated(deps: AccountDeps, input: ActionInput): Promise<v
     { ...input.client, knownDevice: true },
   );
   await deps.store.reauthenticated(input.signedIn.session.claims.sid, deps.now());
-}
-
-/**
- * The password, then the set-up, which asks an account with TOTP for its app's code or a
- * recovery code (one field on the page: a code that is not six digits is taken as a recovery
- * code) and checks it once; both proven, the session is recent from now.
- */
-export const setupTotpWithPassword: AccountAction = async (deps, input) => {
-  await provePassword(deps, input);
-  const typed = input.body.code;
-  const byRecovery = typeof typed === 'string' && typed !== '' && readTotpCode(typed) === null;
-  const body = byRecovery ? { recoveryCode: typed } : { code: typed };
-  const answered = await setupTotp(deps, { ...input, body });
-  await deps.store.reauthenticated(input.signedIn.session.claims.sid, deps.now());
-  return answered;
+  return action(deps, input);
 };
 
-export { confirmTotp };
+const freshCodes = (answer: unknown) => ({
+  freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes,
+});
 
-/** The code turns it off; it is checked once, by the action itself. */
-export const disableTotpWithPassword: AccountAction = async (deps, input) => {
-  await provePassword(deps, input);
-  return disableTotp(deps, input);
-};
-
-export const regenerateWithPassword: AccountAction = async (deps, input) => {
-  await reauthenticated(deps, input);
-  return regenerateRecoveryCodes(deps, input);
-};
+/** TOTP's rows of the account's operations table (src/account/account-operations.ts). */
+export const totpOperations: readonly AccountOperation[] = [
+  {
+    path: '/totp/setup',
+    method: 'POST',
+    guard: 'recent',
+    action: setupTotp,
+    needsFactors: true,
+    form: {
+      name: 'totp_setup',
+      keep: [],
+      typedPassword: passwordForSetup,
+      shows: (answer) => ({ enrolment: answer as { secret: string; qrSvg: string } }),
+    },
+  },
+  {
+    path: '/totp/confirm',
+    method: 'POST',
+    guard: 'recent',
+    action: confirmTotp,
+    needsFactors: true,
+    form: { name: 'totp_confirm', keep: [], shows: freshCodes },
+  },
+  {
+    path: '/totp/disable',
+    method: 'POST',
+    guard: 'recent',
+    action: disableTotp,
+    needsFactors: true,
+    form: { name: 'totp_disable', keep: [], typedPassword: passwordOnly },
+  },
+  {
+    path: '/recovery-codes',
+    method: 'POST',
+    guard: 'recent',
+    action: regenerateRecoveryCodes,
+    needsFactors: true,
+    form: { name: 'recovery_codes', keep: [], typedPassword: passwordAndCode, shows: freshCodes },
+  },
+];

@@ -87,109 +87,119 @@ const formExpired =
 const tryAgainIn = (seconds: number | undefined) =>
   seconds === undefined ? 'Please try again later.' : `Please try again in ${formatWait(seconds)}.`;
 
+const error = (text: string, invalid: readonly string[] = []): FormOutcome => ({
+  notice: { tone: 'error', text },
+  invalid,
+});
+
+type Outcome = (form: AccountForm, failure: FormFailure) => FormOutcome;
+
+const invalidCode: Outcome = (form, failure) => {
+  if (failure.reason === 'replacement_unproven')
+    return error(
+      'This set-up was started without a code from your current app, so it cannot replace it. Start the move to a new app again.',
+    );
+  if (form === 'totp_setup')
+    return error(
+      'That is not a code your current app shows now, nor an unused recovery code, so nothing changed.',
+      ['code'],
+    );
+  return error(
+    failure.reason === 'no_totp'
+      ? 'Turn on two-step sign-in first.'
+      : 'That code is not right, or it was used already. Enter the code your app shows now.',
+    ['code'],
+  );
+};
+
+const invalidCredentials: Outcome = (form) => {
+  if (form === 'passkey-remove')
+    return error('Your current password is not correct, so the passkey was not removed.', [
+      'currentPassword',
+    ]);
+  if (form !== 'email' && form !== 'password')
+    return error('Your current password is not correct, so nothing changed.', ['currentPassword']);
+  return form === 'email'
+    ? error('Your current password is not correct, so your address was not changed.', [
+        'currentPassword',
+      ])
+    : error('Your current password is not correct, so your password was not changed.', [
+        'currentPassword',
+      ]);
+};
+
+const invalidField: Outcome = (form, failure) => {
+  if (form === 'email') {
+    if (failure.field === 'currentPassword')
+      return error('Enter your current password to change your address.', ['currentPassword']);
+    return error(
+      failure.reason === 'same_address'
+        ? 'That is already the address of your account.'
+        : 'Enter the new address, like name@example.com.',
+      ['email'],
+    );
+  }
+  if (form === 'passkey-remove')
+    return error('Enter your current password to remove a passkey.', ['currentPassword']);
+  return form === 'profile' || form === 'passkey-rename'
+    ? error('Enter a name of 1 to 200 characters.', ['name'])
+    : error('Fill in your current password and the new one.', ['currentPassword', 'newPassword']);
+};
+
+const rateLimited: Outcome = (form, failure) => {
+  if (form === 'verification' || form === 'email')
+    return error(
+      `Too many attempts or mails asked for; nothing was sent this time. ${tryAgainIn(failure.retryAfterSeconds)}`,
+    );
+  // Said outright: people who are told nothing retry with the right password at once.
+  return error(
+    `Too many wrong passwords. Password checks for your account are paused for now to keep it safe, and your password was not checked this time. ${tryAgainIn(failure.retryAfterSeconds)}`,
+  );
+};
+
+const busy: Outcome = (_form, failure) =>
+  error(
+    `The service is busy right now, so nothing changed. ${tryAgainIn(failure.retryAfterSeconds)}`,
+  );
+
+/** What the page says per code; any other code: the catalogue's message. */
+const outcomes: Partial<Record<FormFailure['code'], Outcome>> = {
+  csrf: () => error(formExpired),
+  not_found: (form, failure) =>
+    form === 'passkey-rename' || form === 'passkey-remove'
+      ? error('That passkey is no longer on your account.')
+      : error(failure.message),
+  reauthentication_required: () =>
+    error('Enter your current password to remove a passkey.', ['currentPassword']),
+  invalid_code: invalidCode,
+  second_factor_required: () => error('Enter the code from your authenticator app too.', ['code']),
+  last_second_factor: (form) =>
+    error(
+      form === 'passkey-remove'
+        ? 'Nothing was removed: every account here needs a second factor, and this passkey is your last one. Set up an authenticator app first, then remove it.'
+        : 'Two-step sign-in stays on: every account here needs a second factor. Add a passkey first if you want to turn off the authenticator app.',
+    ),
+  second_factor_invalid: () =>
+    error('The code from your authenticator app is not right, or was used already.', ['code']),
+  invalid_credentials: invalidCredentials,
+  weak_password: (_form, failure) =>
+    error(`${failure.message} Your password was not changed.`, ['newPassword']),
+  password_mismatch: () =>
+    error(
+      'The new password and its repetition differ. Type the same new password in both fields.',
+      ['newPassword', 'newPasswordRepeat'],
+    ),
+  invalid_field: invalidField,
+  rate_limited: rateLimited,
+  overloaded: busy,
+  unavailable: busy,
+};
+
 /**
  * What the account page says about a refused form: fixed texts per code (the password
  * policy's own reason for a weak password), and which of the form's fields to mark.
  */
 export function formOutcome(form: AccountForm, failure: FormFailure): FormOutcome {
-  const error = (text: string, invalid: readonly string[] = []): FormOutcome => ({
-    notice: { tone: 'error', text },
-    invalid,
-  });
-  switch (failure.code) {
-    case 'csrf':
-      return error(formExpired);
-    case 'not_found':
-      if (form === 'passkey-rename' || form === 'passkey-remove')
-        return error('That passkey is no longer on your account.');
-      return error(failure.message);
-    case 'reauthentication_required':
-      return error('Enter your current password to remove a passkey.', ['currentPassword']);
-    case 'invalid_code':
-      if (failure.reason === 'replacement_unproven')
-        return error(
-          'This set-up was started without a code from your current app, so it cannot replace it. Start the move to a new app again.',
-        );
-      if (form === 'totp_setup')
-        return error(
-          'That is not a code your current app shows now, nor an unused recovery code, so nothing changed.',
-          ['code'],
-        );
-      return error(
-        failure.reason === 'no_totp'
-          ? 'Turn on two-step sign-in first.'
-          : 'That code is not right, or it was used already. Enter the code your app shows now.',
-        ['code'],
-      );
-    case 'second_factor_required':
-      return error('Enter the code from your authenticator app too.', ['code']);
-    case 'last_second_factor':
-      return error(
-        form === 'passkey-remove'
-          ? 'Nothing was removed: every account here needs a second factor, and this passkey is your last one. Set up an authenticator app first, then remove it.'
-          : 'Two-step sign-in stays on: every account here needs a second factor. Add a passkey first if you want to turn off the authenticator app.',
-      );
-    case 'second_factor_invalid':
-      return error('The code from your authenticator app is not right, or was used already.', [
-        'code',
-      ]);
-    case 'invalid_credentials':
-      if (form === 'passkey-remove')
-        return error('Your current password is not correct, so the passkey was not removed.', [
-          'currentPassword',
-        ]);
-      if (form !== 'email' && form !== 'password')
-        return error('Your current password is not correct, so nothing changed.', [
-          'currentPassword',
-        ]);
-      return form === 'email'
-        ? error('Your current password is not correct, so your address was not changed.', [
-            'currentPassword',
-          ])
-        : error('Your current password is not correct, so your password was not changed.', [
-            'currentPassword',
-          ]);
-    case 'weak_password':
-      return error(`${failure.message} Your password was not changed.`, ['newPassword']);
-    case 'password_mismatch':
-      return error(
-        'The new password and its repetition differ. Type the same new password in both fields.',
-        ['newPassword', 'newPasswordRepeat'],
-      );
-    case 'invalid_field':
-      if (form === 'email') {
-        if (failure.field === 'currentPassword')
-          return error('Enter your current password to change your address.', ['currentPassword']);
-        return error(
-          failure.reason === 'same_address'
-            ? 'That is already the address of your account.'
-            : 'Enter the new address, like name@example.com.',
-          ['email'],
-        );
-      }
-      if (form === 'passkey-remove')
-        return error('Enter your current password to remove a passkey.', ['currentPassword']);
-      return form === 'profile' || form === 'passkey-rename'
-        ? error('Enter a name of 1 to 200 characters.', ['name'])
-        : error('Fill in your current password and the new one.', [
-            'currentPassword',
-            'newPassword',
-          ]);
-    case 'rate_limited':
-      if (form === 'verification' || form === 'email')
-        return error(
-          `Too many attempts or mails asked for; nothing was sent this time. ${tryAgainIn(failure.retryAfterSeconds)}`,
-        );
-      // Said outright: people who are told nothing retry with the right password at once.
-      return error(
-        `Too many wrong passwords. Password checks for your account are paused for now to keep it safe, and your password was not checked this time. ${tryAgainIn(failure.retryAfterSeconds)}`,
-      );
-    case 'overloaded':
-    case 'unavailable':
-      return error(
-        `The service is busy right now, so nothing changed. ${tryAgainIn(failure.retryAfterSeconds)}`,
-      );
-    default:
-      return error(failure.message);
-  }
+  const outcome = outcomes[failure.code];
+  return outcome === undefined ? error(failure.message) : outcome(form, failure);
 }

@@ -1,14 +1,8 @@
+import type { SessionView } from '../../sessions/user-sessions.js';
 import { markup, type SafeHtml } from '../html.js';
 
 /** A live session as the account page lists it (`GET /api/account/sessions`'s entry). */
-export interface SessionItem {
-  id: string;
-  current: boolean;
-  createdAt: string;
-  lastSeenAt: string;
-  device: string;
-  ip: string;
-}
+export type SessionItem = SessionView;
 
 /** An event of the person's history (`GET /api/account/events`'s entry, device as a label). */
 export interface HistoryItem {
