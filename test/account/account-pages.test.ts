@@ -16,7 +16,7 @@ import { serviceDatabase, startAccountService, type AccountService } from './acc
 
 /*
  * Issue 19, item 6: the signed-in account page (`/account`) and its forms, as a browser without
- * script uses them, over real HTTP against the built service (`npm run build` first): plain
+ * script uses them, over real HTTP against the service in process: plain
  * form posts, Post/Redirect/Get, refusals shown on the page. Run in both modes.
  */
 

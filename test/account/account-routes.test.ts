@@ -4,7 +4,7 @@ import { hasPostgres } from '../helpers/postgres.js';
 import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
 
 /*
- * /api/account over real HTTP against the built service (`npm run build` first), on SQLite and
+ * /api/account over real HTTP against the service in process, on SQLite and
  * on PostgreSQL (scripts/with-postgres.sh), with a short REAUTH_MAX_AGE and a low per-account
  * failure limit so that the recent window and the throttle can be seen to work.
  */

@@ -5,11 +5,12 @@ import path from 'node:path';
 import { freePort } from '../helpers/processes.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { LoopbackSmtp, type SmtpMode } from '../helpers/smtp.js';
+import { startServiceInProcess } from '../helpers/service-in-process.js';
 import { distDir, runNode } from '../helpers/spawn.js';
 
 export const serviceSecret = 'account-test-secret-0123456789abcdefghijklmnop';
 
-/** The built service (dist/) on a free port over a database of its own. */
+/** The service on a free port over a database of its own: in this process, or dist/'s. */
 export interface AccountService {
   url: string;
   output(): string;
@@ -34,26 +35,63 @@ export async function serviceDatabase(
   };
 }
 
+/** What every service of these suites runs with, besides its database and its own `env`. */
+function serviceEnv(
+  port: number,
+  databaseEnv: Record<string, string>,
+  env: Record<string, string>,
+) {
+  return {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    AUTH_SECRET: serviceSecret,
+    LOG_LEVEL: 'warn',
+    // Every request of a suite comes from 127.0.0.1, faster than a person: the per-address
+    // request budget (50 a second) is under test in test/http/request-budget.test.ts, not here.
+    REQUEST_BUDGET_PER_SECOND: '0',
+    ...(process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' && { FAST_PATHS: 'off' }),
+    ...databaseEnv,
+    ...env,
+  };
+}
+
+/** A port given in `env` (to build AUTH_URL on before the start) is the one listened on. */
+const portOf = async (env: Record<string, string>) =>
+  env.PORT !== undefined ? Number(env.PORT) : freePort();
+
+const cliOver = (databaseEnv: Record<string, string>) => (args: string[], stdin?: string) =>
+  runNode('gatehouse-cli.cjs', args, databaseEnv, stdin);
+
+/**
+ * The service from the source, in this process, over real HTTP (test/helpers/service-in-process.ts):
+ * what the account suites test is the service's answers, not its bundle or its start-up.
+ * `cli` is still the built CLI (`npm run build` first where a suite uses it).
+ */
 export async function startAccountService(
   databaseEnv: Record<string, string>,
   env: Record<string, string> = {},
 ): Promise<AccountService> {
-  // A port given in `env` (to build AUTH_URL on before the start) is the one listened on.
-  const port = env.PORT !== undefined ? Number(env.PORT) : await freePort();
+  const service = await startServiceInProcess(serviceEnv(await portOf(env), databaseEnv, env));
+  return {
+    url: service.url,
+    output: service.output,
+    cli: cliOver(databaseEnv),
+    addUser: service.addUser,
+    stop: service.stop,
+  };
+}
+
+/**
+ * The built service (dist/) in a child process: for the suites whose subject is what only the
+ * process shows (its start-up lines, refusals to start, its whole output).
+ */
+export async function startBuiltService(
+  databaseEnv: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<AccountService> {
+  const port = await portOf(env);
   const child = spawn(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      AUTH_SECRET: serviceSecret,
-      LOG_LEVEL: 'warn',
-      // Every request of a suite comes from 127.0.0.1, faster than a person: the per-address
-      // request budget (50 a second) is under test in test/http/request-budget.test.ts, not here.
-      REQUEST_BUDGET_PER_SECOND: '0',
-      ...(process.env.GATEHOUSE_TEST_FAST_PATHS === 'off' && { FAST_PATHS: 'off' }),
-      ...databaseEnv,
-      ...env,
-    },
+    env: { PATH: process.env.PATH ?? '', ...serviceEnv(port, databaseEnv, env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -71,8 +109,7 @@ export async function startAccountService(
       throw new Error(`the service did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  const cli = (args: string[], stdin?: string) =>
-    runNode('gatehouse-cli.cjs', args, databaseEnv, stdin);
+  const cli = cliOver(databaseEnv);
   return {
     url,
     output: () => output,
@@ -94,7 +131,7 @@ export type StartService<S extends AccountService> = (
   env: Record<string, string>,
 ) => Promise<S>;
 
-/** The built service over a database of its own, with users. */
+/** The service over a database of its own, with users. */
 export interface OwnService<S extends AccountService = AccountService> {
   service: S;
   /** The database's variables (DATA_DIR or DATABASE_URL), as the CLI needs them. */
@@ -145,7 +182,7 @@ export async function startService(
   }
 }
 
-/** The built service mailing a loopback SMTP server, over a database of its own, with users. */
+/** The service mailing a loopback SMTP server, over a database of its own, with users. */
 export interface MailService<S extends AccountService = AccountService> extends OwnService<S> {
   smtp: LoopbackSmtp;
   /** Stops the service, drops the database, then stops the SMTP server. */

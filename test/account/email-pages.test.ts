@@ -14,7 +14,7 @@ import { startMailService, type AccountService, type MailService } from './accou
 /*
  * Verify and change e-mail as a browser without script does them (issue 19 items 3 and 6):
  * the account page's e-mail section and the mailed link's page, plain form posts over real
- * HTTP against the built service (`npm run build` first), a loopback SMTP server, SQLite.
+ * HTTP against the service in process, a loopback SMTP server, SQLite.
  */
 
 const password = 'correct horse battery staple';

@@ -16,7 +16,7 @@ import { bytesOf } from './equal-answers.js';
 
 /*
  * Verify e-mail and change e-mail (accounts spec; issue 19 item 3), as a person does them,
- * black-box: the built service (`npm run build` first), a real SMTP server on loopback, every
+ * black-box: the service in process, a real SMTP server on loopback, every
  * mail parsed and its link or code used as written, after a mail scanner opened every link.
  * SQLite, and PostgreSQL under scripts/with-postgres.sh.
  */

@@ -11,13 +11,19 @@ import { firstPass } from '../helpers/passes.js';
 import { freePort } from '../helpers/processes.js';
 import { runNode } from '../helpers/spawn.js';
 import { refusalCode } from '../helpers/totp-codes.js';
-import { productionWithoutMail, startService, type OwnService } from './account-service.js';
+import {
+  productionWithoutMail,
+  startBuiltService,
+  startService,
+  type OwnService,
+} from './account-service.js';
 
 /*
  * Issue 35, item 3, mail off: with SECOND_FACTOR=required and no SMTP_URL (production), nothing
  * can be mailed to prove an enrolment at sign-in, so the password alone is answered
  * `enrolment_code_required` and only an operator's one-time enrolment code, from the CLI or the
- * admin API, enrols (once). The built service over SQLite and PostgreSQL; real TOTP codes.
+ * admin API, enrols (once). The built service (for its admin API) over SQLite and PostgreSQL;
+ * real TOTP codes.
  */
 
 const password = 'correct horse battery staple';
@@ -38,7 +44,9 @@ describe.each(databaseBackends('enrolment-code'))(
       fs.writeFileSync(tokenFile, `ops:${opsToken}\n`);
       const adminPort = await freePort();
       adminUrl = `http://127.0.0.1:${adminPort}`;
+      // The admin API's own listener: the built service's (account-service.ts).
       own = await startService({
+        start: startBuiltService,
         backend: dialect,
         env: {
           ...productionWithoutMail,

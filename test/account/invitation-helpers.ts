@@ -24,7 +24,7 @@ export interface InviteService extends AccountService {
   cliEnv: Record<string, string>;
 }
 
-/** The built service on a free port with AUTH_URL set to it, and its CLI with the same settings. */
+/** The service on a free port with AUTH_URL set to it, and its CLI with the same settings. */
 export async function startInviteService(
   databaseEnv: Record<string, string>,
   env: Record<string, string> = {},

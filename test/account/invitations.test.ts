@@ -19,8 +19,8 @@ import {
 } from './invitation-helpers.js';
 
 /*
- * Accepting an invitation (issue 19 items 4 and 6) over real HTTP against the built service
- * (`npm run build` first), the invitations made by the real CLI: single use, expiry, an address
+ * Accepting an invitation (issue 19 items 4 and 6) over real HTTP against the service in process
+ *, the invitations made by the real CLI: single use, expiry, an address
  * taken meanwhile, a weak password, no session made, sign-in after; the page as a browser
  * without script uses it; a mail scanner opening the link first. SQLite, and PostgreSQL under
  * scripts/with-postgres.sh.

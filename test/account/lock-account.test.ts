@@ -13,8 +13,8 @@ import {
 } from './account-service.js';
 
 /*
- * "This wasn't me" (accounts spec, "Security notices"; issue 19 item 5), black-box: the built
- * service (`npm run build` first), a real SMTP server on loopback; a password reset sends the
+ * "This wasn't me" (accounts spec, "Security notices"; issue 19 item 5), black-box: the
+ * service in process, a real SMTP server on loopback; a password reset sends the
  * notice, whose lock link is used as a person would (after a mail scanner opened every link).
  * SQLite, and PostgreSQL under scripts/with-postgres.sh.
  */

@@ -11,7 +11,7 @@ import { startMailService, type AccountService, type MailService } from './accou
 /*
  * ACCOUNT_PAGES_PATH moves every account page under one path an app forwards (here
  * `/api/auth/account`, beside Auth.js's `/api/auth/*`), so the app's own `/account` stays its
- * own. Black-box on the built service: the pages answer there and the old paths 404, every link
+ * own. Black-box on the service in process: the pages answer there and the old paths 404, every link
  * the pages, forms, redirects and mails carry points there, and a reset made through the mailed
  * link works. Not about the fast paths: run once.
  */

@@ -9,8 +9,8 @@ import { type ReceivedMail } from '../helpers/smtp.js';
 import { startMailService, type AccountService, type MailService } from './account-service.js';
 
 /*
- * Password reset (accounts spec, issue 19 item 2) as a person uses it, black-box: the built
- * service (`npm run build` first), a real SMTP server on loopback, every mail parsed and its
+ * Password reset (accounts spec, issue 19 item 2) as a person uses it, black-box: the
+ * service in process, a real SMTP server on loopback, every mail parsed and its
  * link and code used as written. SQLite, and PostgreSQL under scripts/with-postgres.sh.
  */
 

@@ -4,11 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 import { hasPostgres, withPgClient } from '../helpers/postgres.js';
-import { serviceDatabase, startAccountService, type AccountService } from './account-service.js';
+import {
+  serviceDatabase,
+  startAccountService,
+  startBuiltService,
+  type AccountService,
+} from './account-service.js';
 
 /*
- * A person's sessions list and the audit log, over real HTTP against the built service
- * (`npm run build` first) on SQLite and PostgreSQL: two browsers of one person, another person
+ * A person's sessions list and the audit log, over real HTTP against the service in process
+ * on SQLite and PostgreSQL: two browsers of one person, another person
  * beside them, then the log's chain checked by `gatehouse audit verify` before and after its
  * rows are changed, deleted and swapped by hand. On PostgreSQL, two instances on one database
  * sign people in at once and still keep one chain.
@@ -221,10 +226,11 @@ describe.each(backends)('sessions and the audit log on $name', ({ backend, skip 
 describe.skipIf(!hasPostgres)('two instances on one PostgreSQL', () => {
   it('keep one audit chain while both write events at once', async () => {
     const database = await serviceDatabase('postgres');
-    const first = await startAccountService(database.env);
+    // Two processes, as two instances are: nothing of one's memory is the other's.
+    const first = await startBuiltService(database.env);
     let second: AccountService | undefined;
     try {
-      second = await startAccountService(database.env);
+      second = await startBuiltService(database.env);
       const people = ['a', 'b', 'c', 'd'].map((name) => `${name}@example.com`);
       for (const email of people) await first.addUser(email, password);
       // Sign-ins through both at once: each writes `signin` to the log as its answer goes out.

@@ -14,8 +14,8 @@ import {
 } from './account-service.js';
 
 /*
- * Open sign-up and REQUIRE_VERIFIED_EMAIL (accounts spec, issue 19 item 4), black-box: the built
- * service (`npm run build` first), a real SMTP server on loopback, every mail parsed. SQLite,
+ * Open sign-up and REQUIRE_VERIFIED_EMAIL (accounts spec, issue 19 item 4), black-box: the
+ * service in process, a real SMTP server on loopback, every mail parsed. SQLite,
  * and PostgreSQL under scripts/with-postgres.sh. A sign-up makes no account: the mail's link
  * (or code), with the password its holder chooses then, does; so a sign-in before then and a
  * link scanner make nothing, and every sign-up mail serves the mailbox's owner.

@@ -9,7 +9,7 @@ import { openDatabase } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import {
   serviceDatabase,
-  startAccountService,
+  startBuiltService,
   type AccountService,
 } from '../account/account-service.js';
 import { cutOldestAuditEntries, rewriteAuditChain } from '../helpers/audit-chain.js';
@@ -57,7 +57,7 @@ async function startWithAdmin(backend: 'sqlite' | 'postgres', env: Record<string
   fs.writeFileSync(path.join(dir, 'admin-tokens'), `anchor:${token}\n`);
   const adminPort = await freePort();
   const shared = { ...database.env, ...env };
-  const service = await startAccountService(shared, {
+  const service = await startBuiltService(shared, {
     ADMIN_PORT: String(adminPort),
     ADMIN_TOKEN_FILE: path.join(dir, 'admin-tokens'),
   });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   productionWithoutMail,
-  startAccountService,
+  startBuiltService,
   type AccountService,
 } from '../account/account-service.js';
 import { runNode } from '../helpers/spawn.js';
@@ -119,7 +119,7 @@ describe('a key that is another variable’s', () => {
     afterAll(() => started?.stop());
 
     it('in development it is a warning naming both, and the service starts', async () => {
-      started = await startAccountService(
+      started = await startBuiltService(
         { DATA_DIR: path.join(dir, 'development') },
         { FACTOR_KEY: authSecret, AUTH_SECRET: authSecret },
       );
@@ -132,7 +132,7 @@ describe('a key that is another variable’s', () => {
     });
 
     it('in production an older FACTOR_KEY entry that is AUTH_SECRET (a rotation away) only warns', async () => {
-      started = await startAccountService(
+      started = await startBuiltService(
         { DATA_DIR: path.join(dir, 'rotating') },
         { ...productionWithoutMail, FACTOR_KEY: `${otherKey},${authSecret}` },
       );

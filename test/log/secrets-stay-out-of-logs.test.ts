@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   serviceDatabase,
-  startAccountService,
+  startBuiltService,
   type AccountService,
 } from '../account/account-service.js';
 import { hasPostgres } from '../helpers/postgres.js';
@@ -64,7 +64,7 @@ describe.each(backends)('secrets in URL settings on $name', ({ backend, skip }) 
       WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       WEBHOOK_RETRY_SECONDS: '1',
     };
-    service = await startAccountService(env, { LOG_LEVEL: 'info' });
+    service = await startBuiltService(env, { LOG_LEVEL: 'info' });
   });
   afterAll(async () => {
     if (skip) return;

@@ -6,7 +6,7 @@ import { startMailService, type MailService } from '../account/account-service.j
 /*
  * An address is one mailbox (issue 25.8): every door an address comes in by (the JSON routes,
  * the pages' form posts, the CLI) takes a bare `local@domain` and nothing a mail library would
- * parse again into another mailbox. Black-box: the built service (`npm run build` first) and
+ * parse again into another mailbox. Black-box: the service in process and
  * a real SMTP server on loopback, whose envelope shows where a mail really went.
  */
 

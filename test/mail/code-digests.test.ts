@@ -10,7 +10,7 @@ import { startMailService, type MailService } from '../account/account-service.j
 /*
  * E-mailed short codes are 40 bits: stored as an unkeyed SHA-256, a copy of the database let
  * anyone find every live code in minutes (issue 25.9). Now they are an HMAC under a key derived
- * from AUTH_SECRET. Black-box: the built service (`npm run build` first), a real SMTP server on
+ * from AUTH_SECRET. Black-box: the service in process, a real SMTP server on
  * loopback, and the SQLite file read as someone holding a copy of it would.
  */
 

@@ -4,7 +4,7 @@ import { startMailService, type MailService } from '../account/account-service.j
 /*
  * A mail is delivered by the instance that has SMTP, wherever it was queued (issue 28.5): the
  * CLI run from a shell without SMTP_URL writes its mail as `held`, and the service that has
- * SMTP_URL sends it. Black-box: the built service (`npm run build` first), the CLI with the
+ * SMTP_URL sends it. Black-box: the service in process, the CLI with the
  * database's variables only, and a real SMTP server on loopback.
  */
 

@@ -7,8 +7,8 @@ import { firstPass } from '../helpers/passes.js';
 import { hasPostgres } from '../helpers/postgres.js';
 
 /*
- * Security mail first, and a cap on the sending rate (issue 25 item 2), black-box: the built
- * service (`npm run build` first) mailing a real SMTP server on loopback that answers each
+ * Security mail first, and a cap on the sending rate (issue 25 item 2), black-box: the
+ * service in process mailing a real SMTP server on loopback that answers each
  * message's end slowly, as a relay taking a few mails a second does. Sign-ups to fresh
  * addresses queue faster than it takes them; a reset asked for after them arrives before those
  * still waiting. SQLite, and PostgreSQL under scripts/with-postgres.sh (the claim's order is

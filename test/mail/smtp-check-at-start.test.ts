@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serviceDatabase, startAccountService } from '../account/account-service.js';
+import { serviceDatabase, startBuiltService } from '../account/account-service.js';
 import { LoopbackSmtp, smtpPassword, smtpUser } from '../helpers/smtp.js';
 
 /*
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 async function start(smtpUrl: string) {
   const database = await serviceDatabase('sqlite');
-  const service = await startAccountService(database.env, {
+  const service = await startBuiltService(database.env, {
     SMTP_URL: smtpUrl,
     MAIL_FROM: 'Acme <no-reply@acme.test>',
     LOG_LEVEL: 'info',

@@ -8,7 +8,7 @@ import { startService, type OwnService } from '../account/account-service.js';
 /*
  * No SMTP password or reset link in clear text to a relay off the machine (issue 25.9):
  * `smtp://` with credentials to a non-loopback host requires STARTTLS unless SMTP_URL says
- * `?requireTLS=false`. Black-box: the built service (`npm run build` first) and a real SMTP
+ * `?requireTLS=false`. Black-box: the service in process and a real SMTP
  * server, without STARTTLS, on this machine's own non-loopback address.
  */
 

@@ -15,7 +15,7 @@ import {
 import { freePort } from '../helpers/processes.js';
 
 // Issue 35, item 3: the sign-in page's enrolment step (SECOND_FACTOR=required) in a real
-// Chromium without script against the built service, light, dark and a 390 px phone: it says
+// Chromium without script against the service in process, light, dark and a 390 px phone: it says
 // where the code went, refuses a wrong mailed code in words, and enrols with the code read from
 // the loopback mail server; with mail off it asks for the administrator's code. Screenshots in
 // test-artifacts/e2e-browser/enrolment/ (gitignored) for a person to look at, the CSP holding.

@@ -3,7 +3,7 @@ import { invitationLinkOf, startInviteMailService } from '../account/invitation-
 import { screensRun, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
 // Issue 19, items 4 and 6: an invitation in a real Chromium with JavaScript off, against the
-// built service: `gatehouse users invite` mails the link (loopback SMTP), the person opens it,
+// service in process: `gatehouse users invite` mails the link (loopback SMTP), the person opens it,
 // a weak password is refused, the account is created, they sign in, and the spent link
 // explains itself; light, dark and a 390 px phone; screenshots in
 // test-artifacts/e2e-browser/invitation/ (gitignored) for a person to look at, the CSP holding.

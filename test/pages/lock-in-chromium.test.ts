@@ -4,7 +4,7 @@ import { screensRun, chromiumSuite, screenVariants as variants } from '../helper
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 
-// Issue 19, item 5: the "this wasn't me" page in a real Chromium against the built service.
+// Issue 19, item 5: the "this wasn't me" page in a real Chromium against the service in process.
 // A password reset (done over HTTP) sends the notice; its lock link is opened in the browser,
 // light, dark and a 390 px phone; screenshots in test-artifacts/e2e-browser/lock/ (gitignored)
 // for a person to look at, the CSP holding.

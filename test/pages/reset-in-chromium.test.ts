@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startMailService } from '../account/account-service.js';
 import { screensRun, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 
-// Issue 19, item 2: password reset in a real Chromium against the built service, with the
+// Issue 19, item 2: password reset in a real Chromium against the service in process, with the
 // mail read from a loopback SMTP server, light, dark and a 390 px phone; screenshots in
 // test-artifacts/e2e-browser/reset/ (gitignored) for a person to look at, the CSP holding.
 

@@ -3,7 +3,7 @@ import { startMailService } from '../account/account-service.js';
 import { screensRun, chromiumSuite, screenVariants as variants } from '../helpers/chromium.js';
 import { linkIn, scanEveryLink } from '../helpers/mail-reading.js';
 
-// Issue 19, items 4 and 6: open sign-up in a real Chromium against the built service
+// Issue 19, items 4 and 6: open sign-up in a real Chromium against the service in process
 // (SIGNUP=open, REQUIRE_VERIFIED_EMAIL=true), the mail read from a loopback SMTP server, a
 // link scanner opening every link before the person does,
 // light, dark and a 390 px phone; screenshots in test-artifacts/e2e-browser/signup/

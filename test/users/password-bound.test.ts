@@ -8,8 +8,8 @@ import { startMailService, type MailService } from '../account/account-service.j
  * of combining marks by insertion: a 4,096-unit password of 2,047 marks of one class then 2,048
  * of a lower one costs milliseconds of event loop per request, and sign-up, reset and
  * invitation paid it before any limit, so nothing ever throttled it (a change proves the current
- * password first, through the throttle). Black-box: the built
- * service (`npm run build` first) over HTTP, a real SMTP server on loopback.
+ * password first, through the throttle). Black-box: the
+ * service in process over HTTP, a real SMTP server on loopback.
  */
 
 const password = 'correct horse battery staple';
