@@ -3,7 +3,7 @@ import { isSecure, originOf } from '../auth/request/request-site.js';
 import { pageDefaults, type PageSettings } from '../config/page-settings.js';
 import { HttpError } from '../http/errors.js';
 import { paletteFor } from '../pages/colour.js';
-import { markup } from '../pages/html.js';
+import { markup, type SafeHtml } from '../pages/html.js';
 import { createShell, type PageShell } from '../pages/layout.js';
 import { formatWait, type Notice } from '../pages/notices.js';
 import { pagePolicy } from '../pages/page-csp.js';
@@ -129,6 +129,12 @@ export const codeFormStart = (action: string, csrfToken: string) =>
   markup`<form method="post" action="${action}">
 <input type="hidden" name="csrfToken" value="${csrfToken}">
 <label for="email">Email</label>`;
+
+/** The mailed code's form folded under the link's button, for another device. */
+export const codeInstead = (form: SafeHtml) => markup`<details>
+<summary>Have a code instead?</summary>
+${form}
+</details>`;
 
 /** A form field's value when it is text. */
 export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -26,20 +26,9 @@ import type { User } from '../../src/users/store.js';
  * post a function over plain inputs, tested here in process without a server.
  */
 
-const user: User = {
-  id: 'u1',
-  email: 'ada@example.com',
-  name: 'Ada',
-  passwordHash: 'x',
-  disabled: false,
-  credentialVersion: 0,
-  createdAt: 0,
-  updatedAt: 0,
-};
-const session: CurrentSession = {
-  claims: { sub: 'u1', sid: 's1', auth_time: 0, email: user.email, name: user.name },
-  secure: false,
-};
+// Only what the page's handling reads: the actions here are stand-ins.
+const user = { id: 'u1', email: 'ada@example.com', name: 'Ada' } as User;
+const session = { claims: { sub: 'u1', sid: 's1' }, secure: false } as CurrentSession;
 const signedIn: SignedIn = { session, user };
 const pages = pagePathsUnder('/account');
 
@@ -111,32 +100,25 @@ describe('the account operations table', () => {
 });
 
 describe('a form post, over plain inputs', () => {
-  it('a stale CSRF token: the form again (403), nothing checked or run', async () => {
+  /** The password form with a repeat that differs, and what ran. */
+  const passwordPost = async (csrf: CsrfRefusal | undefined) => {
     const ran: string[] = [];
+    const body = { newPassword: 'a', newPasswordRepeat: 'b' };
     const answer = await answerFormPost(
-      {
-        operation: formOf('password'),
-        body: { newPassword: 'a', newPasswordRepeat: 'b' },
-        signedIn,
-        csrf: new CsrfRefusal('token', undefined),
-      },
+      { operation: formOf('password'), body, signedIn, csrf },
       portsWith({}, {}, ran),
     );
+    return { ran, answer };
+  };
+
+  it('a stale CSRF token: the form again (403), nothing checked or run', async () => {
+    const { ran, answer } = await passwordPost(new CsrfRefusal('token', undefined));
     expect(ran).toEqual([]);
     expect(answer).toMatchObject({ to: 'page', status: 403, said: { sent: { form: 'password' } } });
   });
 
   it('the repeated new password differs: 422 with both fields marked, nothing run', async () => {
-    const ran: string[] = [];
-    const answer = await answerFormPost(
-      {
-        operation: formOf('password'),
-        body: { newPassword: 'a', newPasswordRepeat: 'b' },
-        signedIn,
-        csrf: undefined,
-      },
-      portsWith({}, {}, ran),
-    );
+    const { ran, answer } = await passwordPost(undefined);
     expect(ran).toEqual([]);
     expect(answer).toMatchObject({
       to: 'page',

@@ -2,7 +2,7 @@ import { markup, type SafeHtml } from '../../pages/html.js';
 import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pages/layout.js';
 import type { Notice } from '../../pages/notices.js';
 import { pagePathsOf } from '../paths.js';
-import { codeFormStart, keptValue } from '../page-kit.js';
+import { codeFormStart, codeInstead, keptValue } from '../page-kit.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -49,10 +49,7 @@ ${renderNotice(notice)}
 <input type="hidden" name="token" value="${view.token}">
 <button type="submit" autofocus>Confirm my address</button>
 </form>
-<details>
-<summary>Have a code instead?</summary>
-${codeForm(false)}
-</details>`;
+${codeInstead(codeForm(false))}`;
   } else {
     content = markup`<p class="lead">Enter the address the mail came to and the code in it.</p>
 ${renderNotice(notice)}

@@ -3,7 +3,7 @@ import { noticeId, renderDocument, renderNotice, type PageShell } from '../../pa
 import type { Notice } from '../../pages/notices.js';
 import { renderNewPasswordFields } from '../../pages/new-password-fields.js';
 import { pagePathsOf } from '../paths.js';
-import { codeFormStart, keptValue } from '../page-kit.js';
+import { codeFormStart, codeInstead, keptValue } from '../page-kit.js';
 
 const describedBy = (notice: Notice | undefined) =>
   notice !== undefined && markup` aria-describedby="${noticeId}"`;
@@ -97,10 +97,7 @@ ${passwordFields('password', true)}
 ${factorFields('')}
 <button type="submit">Set the new password</button>
 </form>
-<details>
-<summary>Have a code instead?</summary>
-${codeForm(false)}
-</details>`;
+${codeInstead(codeForm(false))}`;
   } else {
     content = markup`<p class="lead">Enter your address, the code from the mail and a new password.</p>
 ${renderNotice(notice)}
