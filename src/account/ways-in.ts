@@ -6,7 +6,7 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { AccountWayIn, Factor } from './factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { PagePaths } from './paths.js';
-import { passkeysWayIn } from './passkeys/way-in.js';
+import { passkeysWayIn } from './passkeys/passkey-way-in.js';
 import type { Passkeys } from './passkeys/passkeys.js';
 import type { SecondStep } from './totp/second-step.js';
 import type { SecretBox } from './totp/secret-box.js';
