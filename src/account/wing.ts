@@ -23,12 +23,7 @@ import { factorLockPolicy, type FactorAttemptPorts } from './model/factor-thrott
 import { createFactorThrottleStore } from './model/factor-throttle-store.js';
 import { createSignInEnrolment } from './totp/signin-enrolment.js';
 import { createSecretBox } from './totp/secret-box.js';
-import {
-  findChallenge,
-  issueChallenge,
-  pruneChallenges,
-  spendChallenge,
-} from './totp/challenges.js';
+import { findChallenge, issueChallenge, spendChallenge } from './totp/challenges.js';
 import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
@@ -37,7 +32,7 @@ import { pagePathsUnder } from './paths.js';
 import { registerAccount } from './register.js';
 import { createSignInChecks } from './signin-checks.js';
 import { createPasskeys } from './passkeys/passkeys.js';
-import { createPasskeyStore } from './passkeys/passkey-store.js';
+import { pruneRegisteredMethods } from './upkeep-registry.js';
 import type { PasskeyPort } from '../auth/bridge/passkey-port.js';
 import type { EnrolmentPort } from '../auth/bridge/enrolment-port.js';
 
@@ -279,7 +274,6 @@ export async function pruneAccountRecords(
     pruneEvents(db, now - eventsListDays * 86_400_000),
     pruneTokens(db, now - 86_400_000),
     pruneAuditLog(db, now - auditRetentionDays * 86_400_000),
-    pruneChallenges(db, now),
-    createPasskeyStore(db).prune(now),
+    pruneRegisteredMethods(db, now),
   ]);
 }
