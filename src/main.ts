@@ -7,6 +7,7 @@ import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/bridge/dev-secret.js';
 import { createJweCodec } from './auth/session/jwe-codec.js';
 import { knownVariables, parseConfig, type Config } from './config/index.js';
+import { registeredMails } from './account/upkeep-registry.js';
 import { unknownVariableWarnings } from './config/read/unknown-variables.js';
 import { migrateToLatest } from './db/migrate.js';
 import { auditSealNote } from './audit/reseal.js';
@@ -44,7 +45,7 @@ function loadConfig(): Config {
     for (const warning of unknownVariableWarnings(process.env, knownVariables()))
       process.stderr.write(`gatehouse: warning: ${warning}\n`);
   }
-  const result = parseConfig(process.env);
+  const result = parseConfig(process.env, { mails: registeredMails });
   if (!result.ok) {
     process.stderr.write(
       `gatehouse: invalid configuration\n${result.problems.map((p) => `  - ${p}`).join('\n')}\n`,

@@ -28,8 +28,8 @@ import { pruneTokens } from './model/secrets.js';
 import { pagePathsUnder } from './paths.js';
 import { registerAccount } from './register.js';
 import { createPasskeys } from './passkeys/passkeys.js';
-import { createPasskeyStore } from './passkeys/passkey-store.js';
 import { registeredWaysIn } from './ways-in.js';
+import { pruneRegisteredMethods } from './upkeep-registry.js';
 
 export { countEventsWith } from './model/events.js';
 
@@ -233,6 +233,6 @@ export async function pruneAccountRecords(
     pruneTokens(db, now - 86_400_000),
     pruneAuditLog(db, now - auditRetentionDays * 86_400_000),
     pruneChallenges(db, now),
-    createPasskeyStore(db).prune(now),
+    pruneRegisteredMethods(db, now),
   ]);
 }

@@ -138,7 +138,7 @@ export const resetSecondFactor = onUser((call, userId) => {
   return resetUserSecondFactor(call.ports, {
     userId,
     actor: call.actor,
-    passkeys: passkeys === true,
+    methods: passkeys === true ? ['passkeys'] : [],
   });
 });
 /**

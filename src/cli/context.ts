@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { during, StartFailure } from '../boot/start-failure.js';
 import { knownVariables, parseConfig, type Config } from '../config/index.js';
+import { registeredMails } from '../account/upkeep-registry.js';
 import { unknownVariableWarnings } from '../config/read/unknown-variables.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { openDatabase, type Dialect } from '../db/open.js';
@@ -38,7 +39,7 @@ export async function openCliContext(): Promise<CliContext> {
   // send a command to a fresh SQLite file without a word.
   for (const warning of unknownVariableWarnings(process.env, knownVariables()))
     process.stderr.write(`gatehouse: warning: ${warning}\n`);
-  const result = parseConfig(process.env, { requireSecret: false });
+  const result = parseConfig(process.env, { requireSecret: false, mails: registeredMails });
   if (!result.ok)
     throw new CliError(`invalid configuration:\n  - ${result.problems.join('\n  - ')}`);
   for (const warning of result.warnings) process.stderr.write(`gatehouse: warning: ${warning}\n`);

@@ -12,6 +12,7 @@ import * as verifyEmail from './commands/verify-email.js';
 import * as webhooks from './commands/webhooks.js';
 import { cliCommand } from '../boot/cli-command.js';
 import { parseConfig } from '../config/index.js';
+import { registeredMails } from '../account/upkeep-registry.js';
 import { describeStore } from '../db/open.js';
 import { openCliContext, type CliContext } from './context.js';
 import { CliError } from './prompt.js';
@@ -194,7 +195,7 @@ const groups: Record<
  * the variable that chose it; a configuration with problems is only named (a command lists them).
  */
 function databaseInUse(): string {
-  const result = parseConfig(process.env, { requireSecret: false });
+  const result = parseConfig(process.env, { requireSecret: false, mails: registeredMails });
   if (!result.ok) return 'the settings here have problems: any command lists them';
   return `${describeStore(result.config.databaseUrl)} (from ${result.config.databaseVariable})`;
 }

@@ -7,6 +7,7 @@ import { database } from './database.js';
 import { factors } from './factors.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
+import type { MailCatalogue } from '../mail/catalogue.js';
 import { mail } from './mail.js';
 import { metrics } from './metrics.js';
 import { exampleOf } from './read/notes.js';
@@ -29,7 +30,7 @@ z.config(en());
  * One schema per capability (src/config/), each reading its variables and giving its part of
  * the config. A variable several of them read (NODE_ENV, PORT) is one schema they share.
  */
-export const capabilities = (requireSecret: boolean) =>
+export const capabilities = (requireSecret: boolean, mails?: MailCatalogue) =>
   [
     runtime,
     http,
@@ -42,7 +43,7 @@ export const capabilities = (requireSecret: boolean) =>
     pages,
     accounts,
     factors,
-    mail,
+    mail(mails),
     admin,
     webhooks,
   ] as const;
@@ -144,17 +145,18 @@ function deepFreeze<T>(value: T): T {
 /**
  * Parses the environment once; every problem names its variable. The `_FILE` variants are read
  * here. `warnings` are for the operator at start (a key shared in development). The users CLI passes `requireSecret: false`: it never
- * signs a token.
+ * signs a token. `mails`: every kind of mail the service sends (`registeredMails`, which the
+ * service and the CLI pass); without it, only mail/'s own kinds.
  */
 export function parseConfig(
   env: NodeJS.ProcessEnv,
-  options: { requireSecret?: boolean } = {},
+  options: { requireSecret?: boolean; mails?: MailCatalogue } = {},
 ): ConfigResult {
   const files = readFileVariables(env);
   // A Set: a bad variable several capabilities read (NODE_ENV, PORT) is reported once.
   const problems = new Set(files.problems);
   const parts: object[] = [];
-  for (const capability of capabilities(options.requireSecret !== false)) {
+  for (const capability of capabilities(options.requireSecret !== false, options.mails)) {
     const parsed = capability.safeParse(files.env);
     if (parsed.success) {
       parts.push(parsed.data);

@@ -1,19 +1,10 @@
-import type { MailKind } from './mail-queue.js';
+import type { MailCatalogue } from './catalogue.js';
 
-/** One kind's built-in wording: a subject line, a plain-text body and the HTML body's content. */
-export interface BuiltinTemplate {
-  subject: string;
-  text: string;
-  /** The HTML body's content; `htmlLayout` wraps it into the document. */
-  html: string;
-  /** Values the caller must give: a mail without its link is a bug, not a mail. */
-  required: readonly string[];
-}
-
-const lockText = `
+/** A security notice's way out, which every notice ends with. */
+export const lockText = `
 If this was not you, lock your account now (you can ask your administrator to unlock it):
 {{lockLink}}`;
-const lockHtml = `
+export const lockHtml = `
 <p>If this was not you, lock your account now (you can ask your administrator to unlock it):</p>
 <p><a href="{{lockLink}}">This wasn't me: lock my account</a></p>`;
 const codeText = `{{#code}}
@@ -27,7 +18,11 @@ const button = (label: string) =>
   `<p><a href="{{link}}" style="display:inline-block;padding:10px 18px;background:#2563eb;color:#fff;border-radius:6px;text-decoration:none">${label}</a></p>
 <p style="font-size:13px;color:#555">Or open this address: {{link}}</p>`;
 
-export const builtinTemplates: Record<MailKind, BuiltinTemplate> = {
+/**
+ * The kinds of the account's own flows (reset, address, sign-up, invitation, lock) and the
+ * operator's `mail test`; each way in declares its own beside it (`totp/mails.ts`, …).
+ */
+export const builtinMails: MailCatalogue = {
   'password-reset': {
     subject: 'Reset your {{productName}} password',
     text: `Hello{{#name}} {{name}}{{/name}},
@@ -43,6 +38,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.`,
 ${button('Choose a new password')}${codeHtml}
 <p>If you did not ask for this, ignore this mail: your password stays as it is.</p>`,
     required: ['link'],
+    priority: 0,
   },
   'email-verification': {
     subject: 'Confirm your address for {{productName}}',
@@ -56,6 +52,7 @@ ${codeText}`,
 <p>Please confirm that {{to}} is your address for {{productName}}: open this link and press the button on the page:</p>
 ${button('Confirm my address')}${codeHtml}`,
     required: ['link'],
+    priority: 1,
   },
   'email-change': {
     subject: 'Confirm your new address for {{productName}}',
@@ -72,6 +69,7 @@ If you did not ask for this, ignore this mail: nothing changes.`,
 ${button('Confirm my new address')}${codeHtml}
 <p>If you did not ask for this, ignore this mail: nothing changes.</p>`,
     required: ['link'],
+    priority: 1,
   },
   'email-changed-notice': {
     subject: 'The address of your {{productName}} account was changed',
@@ -83,6 +81,7 @@ ${lockText}`,
 <p>The address of your {{productName}} account was changed from {{to}}{{#newEmail}} to {{newEmail}}{{/newEmail}}. Mail about the account now goes to the new address.</p>
 ${lockHtml}`,
     required: ['lockLink'],
+    priority: 0,
   },
   'password-changed-notice': {
     subject: 'Your {{productName}} password was changed',
@@ -94,28 +93,7 @@ ${lockText}`,
 <p>The password of your {{productName}} account ({{to}}) was just changed, and its sessions on other devices were signed out.</p>
 ${lockHtml}`,
     required: ['lockLink'],
-  },
-  'passkey-added-notice': {
-    subject: 'A passkey was added to your {{productName}} account',
-    text: `Hello{{#name}} {{name}}{{/name}},
-
-A passkey named "{{passkeyName}}" was just added to your {{productName}} account ({{to}}). It can now be used to sign in.
-${lockText}`,
-    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>A passkey named &ldquo;{{passkeyName}}&rdquo; was just added to your {{productName}} account ({{to}}). It can now be used to sign in.</p>
-${lockHtml}`,
-    required: ['lockLink', 'passkeyName'],
-  },
-  'passkey-removed-notice': {
-    subject: 'A passkey was removed from your {{productName}} account',
-    text: `Hello{{#name}} {{name}}{{/name}},
-
-The passkey named "{{passkeyName}}" was just removed from your {{productName}} account ({{to}}). It can no longer be used to sign in.
-${lockText}`,
-    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>The passkey named &ldquo;{{passkeyName}}&rdquo; was just removed from your {{productName}} account ({{to}}). It can no longer be used to sign in.</p>
-${lockHtml}`,
-    required: ['lockLink', 'passkeyName'],
+    priority: 0,
   },
   'account-exists': {
     subject: 'You already have a {{productName}} account',
@@ -131,6 +109,7 @@ If this was not you, ignore this mail.`,
 <p>Forgot your password? <a href="{{link}}">Choose a new one</a>.</p>{{/link}}
 <p>If this was not you, ignore this mail.</p>`,
     required: [],
+    priority: 1,
   },
   // No name in it: whoever signed up typed the name, and nobody has proven the address yet.
   'signup-confirmation': {
@@ -149,6 +128,7 @@ from your mailbox, and nobody else has it.`,
 ${button('Confirm my address')}${codeHtml}
 <p>If this was not you, ignore this mail: no account is made unless someone opens this link from your mailbox, and nobody else has it.</p>`,
     required: ['link'],
+    priority: 1,
   },
   invitation: {
     subject: "You're invited to {{productName}}",
@@ -165,46 +145,7 @@ ${button('Accept the invitation')}{{#expiresInDays}}
 <p>The invitation expires in {{expiresInDays}} days.</p>{{/expiresInDays}}{{#expiresInMinutes}}
 <p>The invitation expires in {{expiresInMinutes}} minutes.</p>{{/expiresInMinutes}}`,
     required: ['link'],
-  },
-  'second-factor-notice': {
-    subject: 'Two-step sign-in on your {{productName}} account',
-    text: `Hello{{#name}} {{name}}{{/name}},
-
-About two-step sign-in of your {{productName}} account ({{to}}):
-{{change}}{{#recoveryCodesLeft}}
-Recovery codes left unused: {{recoveryCodesLeft}}.{{/recoveryCodesLeft}}
-${lockText}`,
-    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>About two-step sign-in of your {{productName}} account ({{to}}):</p>
-<p>{{change}}</p>{{#recoveryCodesLeft}}
-<p>Recovery codes left unused: {{recoveryCodesLeft}}.</p>{{/recoveryCodesLeft}}
-${lockHtml}`,
-    required: ['lockLink', 'change'],
-  },
-  // Sent when someone with the password starts enrolling an authenticator app at sign-in
-  // (SECOND_FACTOR=required): the code proves the mailbox, and tells its owner if it was not them.
-  'signin-enrolment-code': {
-    subject: 'Your code to set up two-step sign-in for {{productName}}',
-    text: `Hello{{#name}} {{name}}{{/name}},
-
-Someone signed in to your {{productName}} account ({{to}}) with its password and is setting up
-two-step sign-in with an authenticator app. If that is you, enter this code on the sign-in page,
-beside the code your app shows:
-
-Your code: {{code}}
-{{#expiresInMinutes}}
-The code expires in {{expiresInMinutes}} minutes. It works for that sign-in only.{{/expiresInMinutes}}
-
-If this was not you, give this code to nobody: someone knows your password. Choose a new
-password with "Forgot your password?" on the sign-in page.
-${lockText}`,
-    html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>Someone signed in to your {{productName}} account ({{to}}) with its password and is setting up two-step sign-in with an authenticator app. If that is you, enter this code on the sign-in page, beside the code your app shows:</p>
-<p>Your code: <strong style="font-size:18px;letter-spacing:2px">{{code}}</strong></p>{{#expiresInMinutes}}
-<p>The code expires in {{expiresInMinutes}} minutes. It works for that sign-in only.</p>{{/expiresInMinutes}}
-<p>If this was not you, give this code to nobody: someone knows your password. Choose a new password with &ldquo;Forgot your password?&rdquo; on the sign-in page.</p>
-${lockHtml}`,
-    required: ['code', 'lockLink'],
+    priority: 1,
   },
   'account-locked-notice': {
     subject: 'Your {{productName}} account is locked',
@@ -221,6 +162,7 @@ tell them that too.`,
 <p>Your {{productName}} account ({{to}}) was just locked with the "this wasn't me" link of a security notice: every session of it was signed out, and nobody can sign in until it is unlocked.</p>
 <p>To use it again, contact {{#supportContact}}{{supportContact}}{{/supportContact}}{{^supportContact}}your administrator{{/supportContact}}: they can unlock it. Then choose a new password with "Forgot your password?" if someone else may know yours. If you did not lock it, tell them that too.</p>`,
     required: [],
+    priority: 0,
   },
   test: {
     subject: 'Test mail from {{productName}}',
@@ -228,6 +170,7 @@ tell them that too.`,
 \`gatehouse mail test\`. Mail delivery works.`,
     html: `<p>This is a test mail from {{productName}}{{#origin}} ({{origin}}){{/origin}}, sent with <code>gatehouse mail test</code>. Mail delivery works.</p>`,
     required: [],
+    priority: 0,
   },
 };
 

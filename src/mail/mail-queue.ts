@@ -1,21 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 
-export type MailKind =
-  | 'password-reset'
-  | 'email-verification'
-  | 'email-change'
-  | 'email-changed-notice'
-  | 'password-changed-notice'
-  | 'account-exists'
-  | 'signup-confirmation'
-  | 'invitation'
-  | 'account-locked-notice'
-  | 'second-factor-notice'
-  | 'passkey-added-notice'
-  | 'passkey-removed-notice'
-  | 'signin-enrolment-code'
-  | 'test';
+/**
+ * A kind of mail, by name: the account's flows and each way in declare theirs with their words
+ * (`MailCatalogue`), and a kind nobody registered is refused when it is queued.
+ */
+export type MailKind = string;
 
 export interface MailRequest {
   kind: MailKind;

@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MailKind, MailQueue, MailRequest } from './mail-queue.js';
 import type { OutboxStore } from './mail-outbox-store.js';
-import { mailPriority } from './priority.js';
 import type { MailRenderer } from './templates.js';
 
 /**
@@ -70,7 +69,7 @@ export function createMailQueue(options: {
       created_at: at,
       sent_at: null,
       expires_at: mail.expiresAt === undefined ? null : mail.expiresAt.getTime(),
-      priority: mailPriority[mail.kind],
+      priority: renderer.priorityOf(mail.kind),
     });
     if (mode === 'hold') {
       const { link, code, lockLink } = mail.values;

@@ -12,6 +12,7 @@ import {
 import { createMailQueue, type HeldMail, type MailMode, type OutboxQueue } from './outbox-queue.js';
 import { createOutboxStore, type OutboxStore } from './mail-outbox-store.js';
 import { createSmtpTransport, describeSmtp, type SmtpTimeouts } from './smtp-transport.js';
+import type { MailCatalogue } from './catalogue.js';
 import { createMailRenderer, type TemplateOverrides } from './templates.js';
 
 /** What mail needs from the configuration (src/config/mail.ts, pages.ts, auth.ts). */
@@ -25,6 +26,8 @@ export interface MailSettings {
   /** The public origin (AUTH_URL), shown in every mail; undefined: none shown. */
   origin: string | undefined;
   templates: TemplateOverrides;
+  /** Every kind of mail the service sends, with its words (`registeredMails`). */
+  mails: MailCatalogue;
   retryBaseSeconds: number;
   /** Attempts this process may start per minute (MAIL_RATE_PER_MINUTE, shared by WORKERS). */
   ratePerMinute: number;
@@ -137,6 +140,7 @@ export async function createMail(
         supportContact: settings.supportContact,
       },
       settings.templates,
+      settings.mails,
     ),
     ...(hooks.now !== undefined && { now: hooks.now }),
     onQueued: () => worker.wake(),
@@ -203,7 +207,10 @@ export function mailSettingsOf(config: {
   workers: number;
   authUrl: string | undefined;
   page: { productName: string; supportContact?: string | undefined };
-  mail: Pick<MailSettings, 'smtpUrl' | 'from' | 'templates' | 'retryBaseSeconds' | 'ratePerMinute'>;
+  mail: Pick<
+    MailSettings,
+    'smtpUrl' | 'from' | 'templates' | 'mails' | 'retryBaseSeconds' | 'ratePerMinute'
+  >;
 }): MailSettings {
   return {
     ...config.mail,

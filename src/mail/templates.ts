@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { builtinTemplates, callerValues, commonValues, htmlLayout } from './builtin-templates.js';
+import { callerValues, commonValues, htmlLayout } from './builtin-templates.js';
+import type { MailCatalogue } from './catalogue.js';
 import type { MailKind } from './mail-queue.js';
 import { compileTemplate, escapeHtml, type CompiledTemplate } from './template-syntax.js';
-
-export const mailKinds = Object.keys(builtinTemplates) as MailKind[];
 
 const parts = ['subject', 'text', 'html'] as const;
 type Part = (typeof parts)[number];
@@ -22,17 +21,21 @@ export interface RenderedMail {
 export interface MailRenderer {
   /** Throws when a value the kind requires is missing: a caller's bug, not a mail to send. */
   render(kind: MailKind, values: Readonly<Record<string, string>>): RenderedMail;
+  /** Where the kind goes in the queue (`MailWords.priority`). */
+  priorityOf(kind: MailKind): 0 | 1;
 }
 
 const known = new Set<string>([...commonValues, ...callerValues]);
-const isKind = (name: string): name is MailKind => Object.hasOwn(builtinTemplates, name);
 
 /**
  * Reads `<kind>.subject`, `<kind>.txt` and `<kind>.html` from `dir`; any of them may be left
- * out (the built-in one is used). Every problem names the file: a name that is no kind, an
- * unreadable file, a template that does not compile or reads an unknown value.
+ * out (the built-in one is used). Every problem names the file: a name that is no kind of
+ * `mails`, an unreadable file, a template that does not compile or reads an unknown value.
  */
-export function readTemplateDir(dir: string): {
+export function readTemplateDir(
+  dir: string,
+  mails: MailCatalogue,
+): {
   overrides: TemplateOverrides;
   problems: string[];
   /** False when the folder itself could not be read (its problem is then the only one). */
@@ -51,8 +54,10 @@ export function readTemplateDir(dir: string): {
     const part = parts.find((candidate) => file.endsWith(extensions[candidate]));
     if (part === undefined) continue;
     const kind = file.slice(0, -extensions[part].length);
-    if (!isKind(kind)) {
-      problems.push(`${file}: "${kind}" is not a mail kind (one of ${mailKinds.join(', ')})`);
+    if (!Object.hasOwn(mails, kind)) {
+      problems.push(
+        `${file}: "${kind}" is not a mail kind (one of ${Object.keys(mails).join(', ')})`,
+      );
       continue;
     }
     let text: string;
@@ -101,8 +106,8 @@ const oneLine = (text: string) => text.replace(/[\r\n\t]+/g, ' ');
 const asIs = (text: string) => text;
 
 /**
- * Compiles every kind's templates once: the built-in ones, each part replaced by the operator's
- * where given. `productName`, `origin` and `supportContact` are filled into every mail.
+ * Compiles every kind's templates of `mails` once: their own words, each part replaced by the
+ * operator's where given. `productName`, `origin` and `supportContact` are filled into every mail.
  */
 export function createMailRenderer(
   settings: {
@@ -110,16 +115,17 @@ export function createMailRenderer(
     origin: string | undefined;
     supportContact?: string | undefined;
   },
-  overrides: TemplateOverrides = {},
+  overrides: TemplateOverrides,
+  mails: MailCatalogue,
 ): MailRenderer {
   const templates = new Map(
-    mailKinds.map((kind) => {
-      const builtin = builtinTemplates[kind];
+    Object.entries(mails).map(([kind, builtin]) => {
       const own = overrides[kind] ?? {};
       return [
         kind,
         {
           required: builtin.required,
+          priority: builtin.priority,
           subject: compiled(own.subject ?? builtin.subject),
           text: compiled(own.text ?? builtin.text),
           html: compiled(own.html ?? htmlLayout(builtin.html)),
@@ -127,10 +133,15 @@ export function createMailRenderer(
       ] as const;
     }),
   );
+  const templateOf = (kind: MailKind) => {
+    const template = templates.get(kind);
+    if (template === undefined) throw new Error(`no mail template for kind ${String(kind)}`);
+    return template;
+  };
   return {
+    priorityOf: (kind) => templateOf(kind).priority,
     render(kind, values) {
-      const template = templates.get(kind);
-      if (template === undefined) throw new Error(`no mail template for kind ${String(kind)}`);
+      const template = templateOf(kind);
       const missing = template.required.filter((name) => (values[name] ?? '') === '');
       if (missing.length > 0)
         throw new Error(`a ${kind} mail needs the value ${missing.join(', ')}`);

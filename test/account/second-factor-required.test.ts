@@ -465,7 +465,7 @@ describe.each([
       await withPasskey(userId);
       const reset = await resetSecondFactor(
         { db: server.db, now: () => base },
-        { userId, actor: { label: 'gatehouse CLI' }, passkeys: true },
+        { userId, actor: { label: 'gatehouse CLI' }, methods: ['passkeys'] },
       );
       expect(reset).toMatchObject({ changed: true });
       expect(await createPasskeyStore(server.db).count(userId)).toBe(0);

@@ -3,8 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import type { MailKind } from '../../src/mail/mail-queue.js';
-import { createMailRenderer, mailKinds } from '../../src/mail/templates.js';
+import { registeredMails } from '../../src/account/upkeep-registry.js';
+import { builtinMails } from '../../src/mail/builtin-templates.js';
+import { joinMailCatalogues, type MailCatalogue } from '../../src/mail/catalogue.js';
+import { createMailRenderer, readTemplateDir } from '../../src/mail/templates.js';
 import { runNode } from '../helpers/spawn.js';
 
 const dirs: string[] = [];
@@ -19,8 +21,10 @@ afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+const mailKinds = Object.keys(registeredMails);
+
 const problemsOf = (env: NodeJS.ProcessEnv) => {
-  const result = parseConfig(env);
+  const result = parseConfig(env, { mails: registeredMails });
   return result.ok ? [] : result.problems;
 };
 
@@ -110,12 +114,13 @@ describe('mail configuration', () => {
       'password-reset.html':
         '<p>Hi {{name}}, <a href="{{link}}">reset</a>{{#code}} or {{code}}{{/code}}</p>',
     });
-    const result = parseConfig({ MAIL_TEMPLATES_DIR: dir });
+    const result = parseConfig({ MAIL_TEMPLATES_DIR: dir }, { mails: registeredMails });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     const renderer = createMailRenderer(
       { productName: 'Acme', origin: 'https://id.acme.test' },
       result.config.mail.templates,
+      result.config.mail.mails,
     );
     const mail = renderer.render('password-reset', {
       to: 'ada@example.com',
@@ -144,7 +149,11 @@ describe('mail configuration', () => {
 });
 
 describe('the built-in templates', () => {
-  const renderer = createMailRenderer({ productName: 'Acme & Co', origin: 'https://id.acme.test' });
+  const renderer = createMailRenderer(
+    { productName: 'Acme & Co', origin: 'https://id.acme.test' },
+    {},
+    registeredMails,
+  );
   const values = {
     to: 'ada@example.com',
     name: 'Ada',
@@ -158,9 +167,9 @@ describe('the built-in templates', () => {
     passkeyName: 'My laptop',
   };
 
-  it.each(mailKinds)(
-    '%s: a subject, a text and an HTML body naming the product, with its link',
-    (kind: MailKind) => {
+  it.each(mailKinds.map((kind) => ({ kind })))(
+    '$kind: a subject, a text and an HTML body naming the product, with its link',
+    ({ kind }) => {
       const mail = renderer.render(kind, values);
       expect(mail.subject).toContain('Acme & Co');
       expect(mail.text).toContain('Acme & Co');
@@ -204,5 +213,60 @@ describe('the built-in templates', () => {
     });
     expect(mail.text).not.toContain('Or enter this code');
     expect(mail.text).toContain('Hello Eve,');
+  });
+});
+
+describe('mail kinds a way in declares', () => {
+  const magicLink: MailCatalogue = {
+    'magic-link': {
+      subject: 'Sign in to {{productName}}',
+      text: 'Open {{link}} to sign in.',
+      html: '<p><a href="{{link}}">Sign in</a></p>',
+      required: ['link'],
+      priority: 0,
+    },
+  };
+  const mails = joinMailCatalogues(builtinMails, magicLink);
+
+  it("renders a kind registered beside its way in, with its own words, and queues it at the way in's priority", () => {
+    const renderer = createMailRenderer({ productName: 'Acme', origin: undefined }, {}, mails);
+    const mail = renderer.render('magic-link', { to: 'ada@example.com', link: 'https://x.test/m' });
+    expect(mail.subject).toBe('Sign in to Acme');
+    expect(mail.text).toBe('Open https://x.test/m to sign in.');
+    expect(mail.html).toContain('<p><a href="https://x.test/m">Sign in</a></p>');
+    expect(renderer.priorityOf('magic-link')).toBe(0);
+    expect(renderer.priorityOf('invitation')).toBe(1);
+    expect(() => renderer.render('second-factor-notice', { to: 'ada@example.com' })).toThrow(
+      'no mail template for kind second-factor-notice',
+    );
+  });
+
+  it('MAIL_TEMPLATES_DIR may replace the words of any registered kind, and only those', () => {
+    const dir = tempDir({ 'magic-link.subject': '{{productName}}: your link' });
+    expect(readTemplateDir(dir, mails)).toMatchObject({
+      overrides: { 'magic-link': { subject: '{{productName}}: your link' } },
+      problems: [],
+    });
+    expect(readTemplateDir(dir, builtinMails).problems).toEqual([
+      `magic-link.subject: "magic-link" is not a mail kind (one of ${Object.keys(builtinMails).join(', ')})`,
+    ]);
+  });
+
+  it('the registered ways in bring their kinds: two-step sign-in and passkeys', () => {
+    expect(mailKinds).toEqual(
+      expect.arrayContaining([
+        'second-factor-notice',
+        'signin-enrolment-code',
+        'passkey-added-notice',
+        'passkey-removed-notice',
+      ]),
+    );
+    expect(Object.keys(builtinMails)).not.toContain('second-factor-notice');
+  });
+
+  it('a kind declared twice is a bug of the registry, refused when the catalogues are joined', () => {
+    expect(() => joinMailCatalogues(mails, magicLink)).toThrow(
+      'the mail kind magic-link is declared twice',
+    );
   });
 });

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { registeredMails } from '../../src/account/upkeep-registry.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
@@ -39,6 +40,7 @@ function settings(
     productName: 'Acme <Cloud>',
     origin: 'https://auth.acme.test',
     templates: {},
+    mails: registeredMails,
     retryBaseSeconds: 1,
     ratePerMinute: 120,
     ...overrides,

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registeredMails } from '../../src/account/upkeep-registry.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createMail } from '../../src/mail/start.js';
@@ -192,6 +193,7 @@ describeIfPostgres('two instances on one PostgreSQL', () => {
         productName: 'Acme',
         origin: undefined,
         templates: {},
+        mails: registeredMails,
         retryBaseSeconds: 1,
         ratePerMinute: 120,
       },

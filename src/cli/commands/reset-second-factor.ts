@@ -25,7 +25,7 @@ export async function run(context: CliContext, values: { email?: string; passkey
   const result = await resetSecondFactor(operatorPorts(context), {
     userId: user.id,
     actor: cliActor,
-    passkeys,
+    methods: passkeys ? ['passkeys'] : [],
   });
   if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
   const what = passkeys ? 'two-step sign-in or passkeys' : 'two-step sign-in';

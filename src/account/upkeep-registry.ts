@@ -1,0 +1,21 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { builtinMails } from '../mail/builtin-templates.js';
+import { joinMailCatalogues } from '../mail/catalogue.js';
+import type { MethodUpkeep } from './model/method-upkeep.js';
+import { passkeyUpkeep } from './passkeys/upkeep.js';
+import { totpUpkeep } from './totp/upkeep.js';
+
+/** Every way in's upkeep, one line each: a new way in adds its own. */
+export const registeredUpkeep: readonly MethodUpkeep[] = [totpUpkeep, passkeyUpkeep];
+
+/** Every kind of mail the service sends: the account flows' and each way in's. */
+export const registeredMails = joinMailCatalogues(
+  builtinMails,
+  ...registeredUpkeep.map((method) => method.mails ?? {}),
+);
+
+/** Each way in's prune of what it keeps past its time. */
+export async function pruneRegisteredMethods(db: Kysely<Database>, now: number): Promise<void> {
+  await Promise.all(registeredUpkeep.map((method) => method.prune?.(db, now)));
+}
