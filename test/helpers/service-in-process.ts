@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { sealAuditWith } from '../../src/audit/seal.js';
 import { createJweCodec } from '../../src/auth/session/jwe-codec.js';
+import { registeredMails } from '../../src/account/upkeep-registry.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -51,7 +52,7 @@ function refuseOutOfProcess(config: Config): void {
 export async function startServiceInProcess(
   env: Record<string, string>,
 ): Promise<InProcessService> {
-  const parsed = parseConfig(env);
+  const parsed = parseConfig(env, { mails: registeredMails });
   if (!parsed.ok) throw new Error(`invalid configuration:\n${parsed.problems.join('\n')}`);
   const config = parsed.config;
   refuseOutOfProcess(config);
