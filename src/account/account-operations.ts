@@ -6,7 +6,6 @@ import { resendVerification } from './email/resend-verification.js';
 import { verifyEmail } from './email/verify-address.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { lockAccountAction } from './lock/lock.js';
-import { passkeyOperations } from './passkeys/actions.js';
 import type { PagePaths } from './paths.js';
 import { forgotPassword } from './reset/forgot.js';
 import { resetPasswordAction } from './reset/reset.js';
@@ -17,7 +16,7 @@ import { reauthenticate } from './self/reauthenticate.js';
 import { listOwnSessions, revokeOtherSessions, revokeOwnSession } from './self/sessions.js';
 import { showAccount } from './self/show.js';
 import { signUpAction } from './signup/signup.js';
-import { totpOperations } from './totp/page-actions.js';
+import { waysInOperations } from './ways-in.js';
 
 /**
  * The repeated new password must match. Page-only: without script a person cannot see what
@@ -121,11 +120,7 @@ const ownOperations: readonly AccountOperation[] = [
 ];
 
 /** Every /api/account operation, read as a table: its route, its guard, its form if any. */
-export const allOperations: readonly AccountOperation[] = [
-  ...ownOperations,
-  ...totpOperations,
-  ...passkeyOperations,
-];
+export const allOperations: readonly AccountOperation[] = [...ownOperations, ...waysInOperations];
 
 /** What is served: mail flows with mail on, second factors' with SECOND_FACTOR not off. */
 export interface Served {

@@ -3,11 +3,10 @@ import type { Database } from '../db/schema.js';
 import { builtinMails } from '../mail/builtin-templates.js';
 import { joinMailCatalogues } from '../mail/catalogue.js';
 import type { MethodUpkeep } from './model/method-upkeep.js';
-import { passkeyUpkeep } from './passkeys/upkeep.js';
-import { totpUpkeep } from './totp/upkeep.js';
+import { waysInUpkeep } from './ways-in.js';
 
-/** Every way in's upkeep, one line each: a new way in adds its own. */
-export const registeredUpkeep: readonly MethodUpkeep[] = [totpUpkeep, passkeyUpkeep];
+/** Every way in's upkeep, as the registry lists them (src/account/ways-in.ts). */
+export const registeredUpkeep: readonly MethodUpkeep[] = waysInUpkeep;
 
 /** Every kind of mail the service sends: the account flows' and each way in's. */
 export const registeredMails = joinMailCatalogues(
