@@ -85,3 +85,33 @@ export async function findUserOrThrow(context: CliContext, email: string): Promi
   if (user === null) throw new CliError(`no user with email ${email}`);
   return user;
 }
+
+/** Whom an operation acts on, and as whom: the CLI. */
+export interface CliTarget {
+  userId: string;
+  actor: Actor;
+}
+
+/**
+ * Runs an operator operation on the user `--email` names, as the CLI. Refused when no user has
+ * that email, and when the user went between the lookup and the change (another operator: the
+ * operation answers `'missing'`).
+ */
+export async function onNamedUser<Result>(
+  context: CliContext,
+  email: string | undefined,
+  operation: (
+    ports: ReturnType<typeof operatorPorts>,
+    target: CliTarget,
+    user: User,
+  ) => Promise<Result | 'missing'>,
+): Promise<{ user: User; result: Exclude<Result, 'missing'> }> {
+  const user = await findUserOrThrow(context, requireEmail(email));
+  const result = await operation(
+    operatorPorts(context),
+    { userId: user.id, actor: cliActor },
+    user,
+  );
+  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  return { user, result: result as Exclude<Result, 'missing'> };
+}

@@ -75,10 +75,17 @@ const commands: Record<string, Command> = {
   },
 };
 
+/** What `mail list` and `webhooks list` take: both list a leased outbox. */
+const outboxListOptions: Command['options'] = {
+  state: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+};
+
 const mailCommands: Record<string, Command> = {
   list: {
     help: mail.listHelp,
-    options: { state: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    options: outboxListOptions,
     run: mail.list,
   },
   show: { help: mail.showHelp, options: {}, positional: 'id', run: mail.show },
@@ -103,7 +110,7 @@ const auditCommands: Record<string, Command> = {
 const webhookCommands: Record<string, Command> = {
   list: {
     help: webhooks.listHelp,
-    options: { state: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    options: outboxListOptions,
     run: webhooks.list,
   },
   retry: { help: webhooks.retryHelp, options: {}, positional: 'id', run: webhooks.retry },

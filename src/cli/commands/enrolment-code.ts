@@ -1,12 +1,6 @@
 import { loadOrCreateDevSecret } from '../../auth/bridge/dev-secret.js';
 import { issueEnrolmentCode } from '../../operator/operations.js';
-import {
-  cliActor,
-  findUserOrThrow,
-  operatorPorts,
-  requireEmail,
-  type CliContext,
-} from '../context.js';
+import { onNamedUser, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 
 export const help = `Usage: gatehouse users enrolment-code --email <email>
@@ -37,13 +31,9 @@ function authSecretsOf(context: CliContext): readonly string[] {
 }
 
 export async function run(context: CliContext, values: { email?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const result = await issueEnrolmentCode(operatorPorts(context), {
-    userId: user.id,
-    actor: cliActor,
-    authSecrets: authSecretsOf(context),
-  });
-  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  const { user, result } = await onNamedUser(context, values.email, (ports, target) =>
+    issueEnrolmentCode(ports, { ...target, authSecrets: authSecretsOf(context) }),
+  );
   if (result === 'has_factor')
     throw new CliError(
       `${user.email} has a second factor already: there is nothing to enrol (if they lost it, \`users reset-second-factor\` first)`,

@@ -6,6 +6,7 @@ import { listMail, retryMail } from '../../operator/operations.js';
 import { cliActor, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 import { printable } from './list.js';
+import { iso, printRows, readListOptions, requireRowId } from './outbox-rows.js';
 
 export const listHelp = `Usage: gatehouse mail list [--state held|queued|sending|sent|failed] [--limit N] [--json]
 
@@ -42,13 +43,8 @@ function openMail(context: CliContext): Promise<Mail> {
   });
 }
 
-const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
-
 function requireId(raw: string | undefined): string {
-  if (raw === undefined || raw === '') throw new CliError('the mail id is required', 2);
-  // Ids are UUIDs: anything else names no mail, and is not echoed (it might be a secret).
-  if (!/^[0-9a-f-]{36}$/i.test(raw)) throw new CliError('no mail has that id', 1);
-  return raw.toLowerCase();
+  return requireRowId(raw, { short: 'mail', long: 'mail' });
 }
 
 async function findMail(mail: Mail, id: string): Promise<OutboxMail> {
@@ -61,22 +57,11 @@ export async function list(
   context: CliContext,
   values: { state?: string; limit?: string; json?: boolean },
 ) {
-  const state = values.state;
-  if (state !== undefined && !outboxStates.includes(state as OutboxState))
-    throw new CliError(`--state must be one of ${outboxStates.join(', ')}`, 2);
-  const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-    throw new CliError('--limit must be a whole number from 1 to 10000', 2);
+  const options = readListOptions<OutboxState>(values, outboxStates);
   const mail = await openMail(context);
-  const mails = await listMail(
-    { mail: mail.store },
-    {
-      limit,
-      ...(state !== undefined && { state: state as OutboxState }),
-    },
-  );
-  if (values.json === true) {
-    const rows = mails.map((m) => ({
+  printRows(context, await listMail({ mail: mail.store }, options), {
+    json: values.json === true,
+    asJson: (m) => ({
       id: m.id,
       state: m.state,
       kind: m.kind,
@@ -86,20 +71,10 @@ export async function list(
       createdAt: iso(m.createdAt),
       sentAt: m.sentAt === null ? null : iso(m.sentAt),
       lastError: m.lastError,
-    }));
-    context.out(JSON.stringify(rows, null, 2));
-    return;
-  }
-  if (mails.length === 0) {
-    context.out(state === undefined ? 'the outbox is empty' : `no ${state} mail`);
-    return;
-  }
-  for (const m of mails) {
-    const error = m.lastError === null ? '' : `\t${printable(m.lastError)}`;
-    context.out(
-      `${m.id}\t${m.state}\t${m.kind}\t${printable(m.recipient)}\t${iso(m.createdAt)}\t${m.attempts} attempt${m.attempts === 1 ? '' : 's'}${error}`,
-    );
-  }
+    }),
+    describe: (m) => [m.kind, m.recipient],
+    empty: options.state === undefined ? 'the outbox is empty' : `no ${options.state} mail`,
+  });
 }
 
 export async function show(context: CliContext, values: { id?: string }) {

@@ -1,12 +1,5 @@
 import { resetSecondFactor } from '../../operator/operations.js';
-import {
-  cliActor,
-  findUserOrThrow,
-  operatorPorts,
-  requireEmail,
-  type CliContext,
-} from '../context.js';
-import { CliError } from '../prompt.js';
+import { onNamedUser, type CliContext } from '../context.js';
 
 export const help = `Usage: gatehouse users reset-second-factor --email <email> [--passkeys]
 
@@ -20,14 +13,10 @@ account to its password. Recorded in the user's events as totp_disabled. Session
               the password then sets up an authenticator app.`;
 
 export async function run(context: CliContext, values: { email?: string; passkeys?: boolean }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
   const passkeys = values.passkeys === true;
-  const result = await resetSecondFactor(operatorPorts(context), {
-    userId: user.id,
-    actor: cliActor,
-    methods: passkeys ? ['passkeys'] : [],
-  });
-  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  const { user, result } = await onNamedUser(context, values.email, (ports, target) =>
+    resetSecondFactor(ports, { ...target, methods: passkeys ? ['passkeys'] : [] }),
+  );
   const what = passkeys ? 'two-step sign-in or passkeys' : 'two-step sign-in';
   context.out(
     result.changed

@@ -1,13 +1,6 @@
 import { setUserPassword } from '../../operator/operations.js';
-import {
-  cliActor,
-  findUserOrThrow,
-  operatorPorts,
-  requireEmail,
-  type CliContext,
-} from '../context.js';
+import { onNamedUser, type CliContext } from '../context.js';
 import { readAcceptablePassword } from '../new-password.js';
-import { CliError } from '../prompt.js';
 
 export const help = `Usage: gatehouse users set-password --email <email> [--password-stdin]
 
@@ -19,16 +12,13 @@ export async function run(
   values: { email?: string; 'password-stdin'?: boolean },
 ) {
   // Looked up first: no password is asked for a user who does not exist.
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const password = await readAcceptablePassword(
-    values['password-stdin'] === true,
-    context.config.passwordMinLength,
-  );
-  const result = await setUserPassword(operatorPorts(context), {
-    userId: user.id,
-    passwordHash: await context.services.hasher.hash(password),
-    actor: cliActor,
+  const { user } = await onNamedUser(context, values.email, async (ports, target) => {
+    const password = await readAcceptablePassword(
+      values['password-stdin'] === true,
+      context.config.passwordMinLength,
+    );
+    const passwordHash = await context.services.hasher.hash(password);
+    return setUserPassword(ports, { ...target, passwordHash });
   });
-  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
   context.out(`password set for ${user.email}; its sessions have ended`);
 }

@@ -7,14 +7,7 @@ import {
   setUserEmail,
   unlockEmail,
 } from '../../operator/operations.js';
-import type { User } from '../../users/store.js';
-import {
-  cliActor,
-  findUserOrThrow,
-  operatorPorts,
-  requireEmail,
-  type CliContext,
-} from '../context.js';
+import { cliActor, onNamedUser, operatorPorts, requireEmail, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
 
 export const disableHelp = `Usage: gatehouse users disable --email <email>
@@ -40,22 +33,13 @@ export const revokeHelp = `Usage: gatehouse users revoke-sessions --email <email
 
 Ends every session of the user now; the user can sign in again.`;
 
-/** The refusal when the user went between the lookup and the change (another operator). */
-function gone(user: User): CliError {
-  return new CliError(`no user with email ${user.email}`);
-}
-
 export async function disable(context: CliContext, values: { email?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const result = await disableUser(operatorPorts(context), { userId: user.id, actor: cliActor });
-  if (result === 'missing') throw gone(user);
+  const { user } = await onNamedUser(context, values.email, disableUser);
   context.out(`disabled ${user.email}; its sessions have ended`);
 }
 
 export async function enable(context: CliContext, values: { email?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const result = await enableUser(operatorPorts(context), { userId: user.id, actor: cliActor });
-  if (result === 'missing') throw gone(user);
+  const { user } = await onNamedUser(context, values.email, enableUser);
   context.out(`enabled ${user.email}`);
 }
 
@@ -70,19 +54,12 @@ export async function unlock(context: CliContext, values: { email?: string }) {
 }
 
 export async function remove(context: CliContext, values: { email?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const result = await removeUser(operatorPorts(context), { userId: user.id, actor: cliActor });
-  if (result === 'missing') throw gone(user);
+  const { user } = await onNamedUser(context, values.email, removeUser);
   context.out(`removed ${user.email}`);
 }
 
 export async function revokeSessions(context: CliContext, values: { email?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const result = await revokeUserSessionsNow(operatorPorts(context), {
-    userId: user.id,
-    actor: cliActor,
-  });
-  if (result === 'missing') throw gone(user);
+  const { user, result } = await onNamedUser(context, values.email, revokeUserSessionsNow);
   const count = result.revoked;
   context.out(`ended ${count} session${count === 1 ? '' : 's'} of ${user.email}`);
 }
@@ -99,16 +76,12 @@ you know it is theirs (with REQUIRE_VERIFIED_EMAIL an unverified one cannot sign
 person confirms it; \`users verify-email\` marks it later).`;
 
 export async function rename(context: CliContext, values: { email?: string; name?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const name = (values.name ?? '').trim();
-  if (name.length === 0) throw new CliError('--name is required', 2);
-  if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
-  const result = await renameUser(operatorPorts(context), {
-    userId: user.id,
-    name,
-    actor: cliActor,
+  const { user } = await onNamedUser(context, values.email, (ports, target) => {
+    const name = (values.name ?? '').trim();
+    if (name.length === 0) throw new CliError('--name is required', 2);
+    if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
+    return renameUser(ports, { ...target, name });
   });
-  if (result === 'missing') throw gone(user);
   context.out(`renamed ${user.email}`);
 }
 
@@ -116,16 +89,13 @@ export async function setEmail(
   context: CliContext,
   values: { email?: string; 'new-email'?: string; verified?: boolean },
 ) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const newEmail = requireEmail(values['new-email'], '--new-email');
-  const result = await setUserEmail(operatorPorts(context), {
-    userId: user.id,
-    email: newEmail,
-    verified: values.verified === true,
-    actor: cliActor,
+  // The user first, as every command: a wrong --new-email is said only for one that exists.
+  let newEmail = '';
+  const { user, result } = await onNamedUser(context, values.email, (ports, target) => {
+    newEmail = requireEmail(values['new-email'], '--new-email');
+    return setUserEmail(ports, { ...target, email: newEmail, verified: values.verified === true });
   });
   if (result === 'taken') throw new CliError(`a user with email ${newEmail} already exists`);
-  if (result === 'missing') throw gone(user);
   const verified = values.verified === true ? ', address verified' : '';
   context.out(`moved ${user.email} to ${newEmail}${verified}; its sessions have ended`);
 }

@@ -1,12 +1,5 @@
 import { verifyUserEmail } from '../../operator/operations.js';
-import {
-  cliActor,
-  findUserOrThrow,
-  operatorPorts,
-  requireEmail,
-  type CliContext,
-} from '../context.js';
-import { CliError } from '../prompt.js';
+import { onNamedUser, type CliContext } from '../context.js';
 
 export const help = `Usage: gatehouse users verify-email --email <email>
 
@@ -15,12 +8,7 @@ for accounts an operator made (unverified until then) when REQUIRE_VERIFIED_EMAI
 when mail is off. Sessions stay. An address verified already stays as it was.`;
 
 export async function run(context: CliContext, values: { email?: string }) {
-  const user = await findUserOrThrow(context, requireEmail(values.email));
-  const result = await verifyUserEmail(operatorPorts(context), {
-    userId: user.id,
-    actor: cliActor,
-  });
-  if (result === 'missing') throw new CliError(`no user with email ${user.email}`);
+  const { user, result } = await onNamedUser(context, values.email, verifyUserEmail);
   context.out(
     result.changed
       ? `verified ${user.email}`

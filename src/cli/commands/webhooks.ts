@@ -6,7 +6,7 @@ import {
 } from '../../webhooks/webhook-outbox-store.js';
 import { cliActor, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
-import { printable } from './list.js';
+import { iso, printRows, readListOptions, requireRowId } from './outbox-rows.js';
 
 export const listHelp = `Usage: gatehouse webhooks list [--state queued|sending|sent|failed] [--limit N] [--json]
 
@@ -19,24 +19,15 @@ export const retryHelp = `Usage: gatehouse webhooks retry ID
 Puts a failed delivery back in the queue, due now, with a new day of retries. Its webhook-id
 stays the same, so a receiver that had it already recognises it.`;
 
-const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
-
 export async function list(
   context: CliContext,
   values: { state?: string; limit?: string; json?: boolean },
 ) {
-  const state = values.state;
-  if (state !== undefined && !webhookStates.includes(state as WebhookState))
-    throw new CliError(`--state must be one of ${webhookStates.join(', ')}`, 2);
-  const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-    throw new CliError('--limit must be a whole number from 1 to 10000', 2);
-  const deliveries = await listWebhooks(
-    { webhooks: createWebhookStore(context.db, context.dialect) },
-    { limit, ...(state !== undefined && { state: state as WebhookState }) },
-  );
-  if (values.json === true) {
-    const rows = deliveries.map((d) => ({
+  const options = readListOptions<WebhookState>(values, webhookStates);
+  const webhooks = createWebhookStore(context.db, context.dialect);
+  printRows(context, await listWebhooks({ webhooks }, options), {
+    json: values.json === true,
+    asJson: (d) => ({
       id: d.id,
       eventId: d.eventId,
       state: d.state,
@@ -46,28 +37,17 @@ export async function list(
       createdAt: iso(d.createdAt),
       sentAt: d.sentAt === null ? null : iso(d.sentAt),
       lastError: d.lastError,
-    }));
-    context.out(JSON.stringify(rows, null, 2));
-    return;
-  }
-  if (deliveries.length === 0) {
-    context.out(state === undefined ? 'no webhook deliveries' : `no ${state} webhook deliveries`);
-    return;
-  }
-  for (const d of deliveries) {
-    const error = d.lastError === null ? '' : `\t${printable(d.lastError)}`;
-    context.out(
-      `${d.id}\t${d.state}\t${d.type}\t${printable(d.endpoint)}\t${iso(d.createdAt)}\t${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${error}`,
-    );
-  }
+    }),
+    describe: (d) => [d.type, d.endpoint],
+    empty:
+      options.state === undefined
+        ? 'no webhook deliveries'
+        : `no ${options.state} webhook deliveries`,
+  });
 }
 
 export async function retry(context: CliContext, values: { id?: string }) {
-  const raw = values.id;
-  if (raw === undefined || raw === '') throw new CliError('the delivery id is required', 2);
-  // Ids are UUIDs: anything else names no delivery, and is not echoed.
-  if (!/^[0-9a-f-]{36}$/i.test(raw)) throw new CliError('no webhook delivery has that id', 1);
-  const id = raw.toLowerCase();
+  const id = requireRowId(values.id, { short: 'delivery', long: 'webhook delivery' });
   const result = await retryWebhook(
     { now: () => Date.now(), webhooks: createWebhookStore(context.db, context.dialect) },
     { id, actor: cliActor },
