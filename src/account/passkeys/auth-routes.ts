@@ -71,17 +71,14 @@ function defaultName(now: number): string {
 }
 
 /** The signed-in session, or null (a store failure is still 503). */
-async function signedInOrNull(
-  ports: PasskeyRoutePorts,
-  request: FastifyRequest,
-): Promise<SignedIn | null> {
-  try {
-    return await ports.guards().session(request);
-  } catch (error) {
-    if (error instanceof HttpError && error.code === 'unauthenticated') return null;
-    throw error;
-  }
-}
+const signedInOrNull = (ports: PasskeyRoutePorts, request: FastifyRequest) =>
+  ports
+    .guards()
+    .session(request)
+    .catch((error: unknown): SignedIn | null => {
+      if (error instanceof HttpError && error.code === 'unauthenticated') return null;
+      throw error;
+    });
 
 /** The options, their challenge sealed in Auth.js's challenge cookie. */
 async function sendOptions(

@@ -1,11 +1,5 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createHmac,
-  hkdfSync,
-  randomBytes,
-} from 'node:crypto';
+import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { gcmOpen, gcmSeal } from '../../util/aes-gcm.js';
 
 /*
  * TOTP secrets at rest: AES-256-GCM under a key of their own (FACTOR_KEY, never AUTH_SECRET in
@@ -71,14 +65,7 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
     usable: current !== undefined,
     seal(userId, secret, replacing) {
       if (current === undefined) throw new Error('no FACTOR_KEY to seal a second factor with');
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', current.key, iv);
-      cipher.setAAD(aad(userId, replacing));
-      const body = Buffer.concat([
-        cipher.update(secret, 'utf8'),
-        cipher.final(),
-        cipher.getAuthTag(),
-      ]);
+      const { iv, body } = gcmSeal(current.key, aad(userId, replacing), secret);
       return [version, current.id, iv.toString('base64url'), body.toString('base64url')].join('.');
     },
     mac(label, data) {
@@ -91,20 +78,12 @@ export function createSecretBox(keys: readonly string[], derivedFrom?: string): 
       const [v, id, iv, body] = sealed.split('.');
       const key = ring.find((candidate) => candidate.id === id);
       if (v !== version || key === undefined || iv === undefined || body === undefined) return null;
-      const bytes = Buffer.from(body, 'base64url');
-      if (bytes.length < 16) return null;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'));
-        decipher.setAAD(aad(userId, replacing));
-        decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-        return Buffer.concat([
-          decipher.update(bytes.subarray(0, bytes.length - 16)),
-          decipher.final(),
-        ]).toString('utf8');
-      } catch {
-        // The tag did not verify: another user's box, or a changed one; it opens to nothing.
-        return null;
-      }
+      return gcmOpen(
+        key.key,
+        aad(userId, replacing),
+        Buffer.from(iv, 'base64url'),
+        Buffer.from(body, 'base64url'),
+      );
     },
   };
 }
