@@ -266,7 +266,7 @@ async function sayAtStart(
   const mailNote = mailStartupNote(mail.mode, mailSettings, cliCommand());
   const saysOnce = cluster.isPrimary || process.env.GATEHOUSE_WORKER_SLOT === '0';
   if (mailNote !== undefined && saysOnce) log[mail.mode === 'off' ? 'warn' : 'info'](mailNote);
-  // Off by default in production without a key (src/config/factors.ts): said, as mail off is.
+  // Off by default in production without a key (src/config/second-factor.ts): said, as mail off is.
   if (config.secondFactor.mode === 'off' && saysOnce)
     log.warn(
       config.secondFactor.keys.length === 0

@@ -9,7 +9,7 @@ import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './model/events.js';
 import type { PagePaths } from './paths.js';
-import type { Factor } from './factors.js';
+import type { Factor } from './second-factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { createPasswordProof } from './model/account-password-proof.js';
 import type { AccountStore } from './model/account-store.js';
@@ -47,7 +47,7 @@ export interface AccountDeps {
   mailTokenTtlSeconds: number;
   /** SIGNUP=open: `POST /api/account/signup` creates accounts (else 403 `signup_closed`). */
   signupOpen: boolean;
-  /** The registered second factors (src/account/factors.ts), in sign-in's order. */
+  /** The registered second factors (src/account/second-factors.ts), in sign-in's order. */
   factors: readonly Factor[];
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: a sessions list leaves out those over. */
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };

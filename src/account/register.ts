@@ -19,7 +19,7 @@ import { createDeviceCookies } from '../auth/cookies/device-cookie.js';
 import { createPacedWork } from './paced-work.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './model/events.js';
-import type { Factor } from './factors.js';
+import type { Factor } from './second-factors.js';
 import type { TotpPorts } from './totp/factor-ports.js';
 import type { SecondStep } from './totp/second-step.js';
 import type { Passkeys } from './passkeys/passkeys.js';

@@ -4,7 +4,7 @@ import type { SignInChallenges } from '../challenge/challenges.js';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import type { AccountOperation } from './action.js';
-import type { AccountWayIn, Factor } from './factors.js';
+import type { AccountWayIn, Factor } from './second-factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { PagePaths } from './paths.js';
 import { passkeyOperations } from './passkeys/actions.js';

@@ -18,8 +18,8 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { createEventSink } from './event-sink.js';
-import type { SecondFactorMode } from '../config/factors.js';
-import type { Factor } from './factors.js';
+import type { SecondFactorMode } from '../config/second-factor.js';
+import type { Factor } from './second-factors.js';
 import { createTotpPorts } from './totp/factor-ports.js';
 import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
@@ -62,7 +62,7 @@ export interface AccountWingSettings {
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE (the auth wing's), for the sessions list. */
   session?: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number } | undefined;
   /**
-   * SECOND_FACTOR and FACTOR_KEY (src/config/factors.ts). Absent (tests): optional, with a key
+   * SECOND_FACTOR and FACTOR_KEY (src/config/second-factor.ts). Absent (tests): optional, with a key
    * derived from the auth secret, as in development.
    */
   secondFactor?: { mode: SecondFactorMode; keys: readonly string[] } | undefined;

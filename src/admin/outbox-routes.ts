@@ -6,14 +6,8 @@ import {
   type WebhookDelivery,
   type WebhookState,
 } from '../webhooks/webhook-outbox-store.js';
-import {
-  idParam,
-  limitParam,
-  notFound,
-  ok,
-  type AdminCall,
-  type AdminHandler,
-} from './admin-call.js';
+import { idParam, limitParam, notFound, ok } from './admin-call.js';
+import type { AdminCall, AdminHandler } from './admin-call.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

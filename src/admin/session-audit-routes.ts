@@ -5,14 +5,8 @@ import {
   revokeUserSessionsNow,
   verifyAudit,
 } from '../operator/operations.js';
-import {
-  idParam,
-  limitParam,
-  notFound,
-  ok,
-  type AdminCall,
-  type AdminHandler,
-} from './admin-call.js';
+import { idParam, limitParam, notFound, ok } from './admin-call.js';
+import type { AdminCall, AdminHandler } from './admin-call.js';
 
 /** `GET /users/{id}/sessions`: the user's live sessions as they see them themselves. */
 export const userSessions: AdminHandler = async (call) => {

@@ -18,14 +18,8 @@ import {
   type UserSummary,
 } from '../operator/operations.js';
 import { emailRawMaxLength, readEmail } from '../users/email.js';
-import {
-  idParam,
-  limitParam,
-  notFound,
-  ok,
-  type AdminCall,
-  type AdminHandler,
-} from './admin-call.js';
+import { idParam, limitParam, notFound, ok } from './admin-call.js';
+import type { AdminCall, AdminHandler } from './admin-call.js';
 
 /** The user after an operation, as `GET /api/admin/users/{id}` shows it; 404 once gone. */
 async function userAnswer(call: AdminCall, userId: string) {

@@ -1,21 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import { databaseNow } from '../db/clock.js';
 import type { Database } from '../db/schema.js';
-import { auditEntryHash } from './entry-hash.js';
+import { auditEntryHash, type AuditFields } from './entry-hash.js';
 import { nextSeal } from './seal.js';
 
-/** An event as the audit log keeps it. */
-export interface NewAuditEntry {
-  type: string;
-  /** The user it is about; null for none (an operator's action on no user). */
-  userId: string | null;
-  /** Who did it when not the user: an operator's label. Never a secret. */
-  actor: string | null;
-  ip: string;
-  device: string;
-  /** JSON text, or null. */
-  detail: string | null;
-}
+/** An event as the audit log keeps it; the chain gives it its time (`at`). */
+export type NewAuditEntry = Omit<AuditFields, 'at'>;
 
 /**
  * Appends one entry after the chain's head, in `db`'s transaction when it is one (so the entry

@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto';
 export interface AuditFields {
   at: number;
   type: string;
+  /** The user it is about; null for none (an operator's action on no user). */
   userId: string | null;
+  /** Who did it when not the user: an operator's label. Never a secret. */
   actor: string | null;
   ip: string;
   device: string;

@@ -4,7 +4,7 @@ import { accounts } from './accounts.js';
 import { admin } from './admin.js';
 import { auth } from './auth.js';
 import { database } from './database.js';
-import { factors } from './factors.js';
+import { factors } from './second-factor.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
 import type { MailCatalogue } from '../mail/catalogue.js';

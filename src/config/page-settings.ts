@@ -89,39 +89,35 @@ export function isSupportContact(value: string): boolean {
 }
 
 /**
- * An https:// URL (no user name or password in it) or an absolute path on this origin. Not
- * `//host/…`, which is another origin in disguise, and nothing a browser would read differently
- * from the CSP (backslashes, blanks, control characters).
+ * What both page URLs must pass: nothing a browser would read differently from what was
+ * checked (backslashes, blanks, control characters), and a path on this origin (`/app`, never
+ * `//host/…`, another origin in disguise). Answers 'path', the parsed absolute URL, or null.
  */
-export function isLogoUrl(value: string): boolean {
-  if (/[\s\\\p{Cc}]/u.test(value)) return false;
-  if (value.startsWith('/')) return !value.startsWith('//');
-  let url: URL;
+function readPageUrl(value: string): 'path' | URL | null {
+  if (/[\s\\\p{Cc}]/u.test(value)) return null;
+  if (value.startsWith('/')) return value.startsWith('//') ? null : 'path';
   try {
-    url = new URL(value);
+    return new URL(value);
   } catch {
-    return false;
+    return null;
   }
-  return url.protocol === 'https:' && url.username === '' && url.password === '';
+}
+
+const withoutCredentials = (url: URL) => url.username === '' && url.password === '';
+
+/** An https:// URL (no user name or password in it) or an absolute path on this origin. */
+export function isLogoUrl(value: string): boolean {
+  const url = readPageUrl(value);
+  if (url === null || url === 'path') return url === 'path';
+  return url.protocol === 'https:' && withoutCredentials(url);
 }
 
 /**
- * A path on this origin (`/app`, not `//host`) or an absolute http(s) URL without a user name
- * or password: where a signed-in visitor is sent. Nothing a browser would read differently
- * from what was checked (backslashes, blanks, control characters).
+ * A path on this origin or an absolute http(s) URL without a user name or password: where a
+ * signed-in visitor is sent.
  */
 export function isSignedInUrl(value: string): boolean {
-  if (/[\s\\\p{Cc}]/u.test(value)) return false;
-  if (value.startsWith('/')) return !value.startsWith('//');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return (
-    (url.protocol === 'https:' || url.protocol === 'http:') &&
-    url.username === '' &&
-    url.password === ''
-  );
+  const url = readPageUrl(value);
+  if (url === null || url === 'path') return url === 'path';
+  return (url.protocol === 'https:' || url.protocol === 'http:') && withoutCredentials(url);
 }

@@ -1,6 +1,7 @@
 import { createFactorThrottleStore } from '../account/model/factor-throttle-store.js';
 import type { Throttle } from '../auth/signin/throttle.js';
 import { pageListingRows, readListingRow, type UserListingRow } from '../users/listing.js';
+import { userData } from '../webhooks/emit.js';
 import type { OperatorPorts } from './actor.js';
 
 /** A user as the operator sees one (`users list --json`, the admin API): no hash, no secret. */
@@ -55,11 +56,7 @@ async function summarise(ports: SummaryPorts, row: UserListingRow): Promise<User
       ? (emailLock ?? factorLock)
       : Math.max(emailLock, factorLock);
   return {
-    id: row.id,
-    email: row.email,
-    name: row.name,
-    emailVerified: row.email_verified_at !== null,
-    disabled: Number(row.disabled) === 1,
+    ...userData(row),
     locked: until !== null,
     lockedUntil: until === null ? null : new Date(until).toISOString(),
     secondFactors,

@@ -2,7 +2,7 @@ import { attempt, type AttemptPorts } from '../../auth/signin/password-proof.js'
 import type { PasskeyAssertion, PasskeyVerdict } from './passkey-port.js';
 import { challengeDigest, challengeTtlSeconds, openChallenge } from './webauthn-challenge.js';
 import type { UserStore } from '../../users/store.js';
-import { secondFactorsOf, type Factor, type SecondFactors } from '../factors.js';
+import { secondFactorsOf, type Factor, type SecondFactors } from '../second-factors.js';
 import { parseResponse, relyingPartyOf, verifyAssertion } from './ceremony.js';
 import type { PasskeyStore } from './passkey-store.js';
 

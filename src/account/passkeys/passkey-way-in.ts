@@ -5,7 +5,7 @@ import type { WayIn } from '../../auth/way-in.js';
 import type { SignInChallenges } from '../../challenge/challenges.js';
 import type { Database } from '../../db/schema.js';
 import { HttpError } from '../../http/errors.js';
-import type { AccountWayIn } from '../factors.js';
+import type { AccountWayIn } from '../second-factors.js';
 import { createPasskeyAuthorize, passkeyPurpose } from './passkey-authorize.js';
 import type { PasskeyPort } from './passkey-port.js';
 import { createPasskeyStore } from './passkey-store.js';

@@ -5,7 +5,7 @@ import type { Throttle } from '../../auth/signin/throttle.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { UserStore } from '../../users/store.js';
-import type { Factor } from '../factors.js';
+import type { Factor } from '../second-factors.js';
 import type { Guards } from '../guards.js';
 import { checkAssertion } from './assertion.js';
 import { createPasskeyRoutes } from './auth-routes.js';

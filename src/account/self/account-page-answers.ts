@@ -15,7 +15,7 @@ import type {
 } from '../action.js';
 import { formAction, formGuard } from '../adapter.js';
 import type { CsrfRefusal } from '../csrf-guard.js';
-import { secondFactorsOf } from '../factors.js';
+import { secondFactorsOf } from '../second-factors.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { factorSummary } from '../totp/totp-store.js';
 import { ownHistory } from './list-events.js';

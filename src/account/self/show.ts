@@ -1,6 +1,6 @@
 import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction } from '../action.js';
-import { secondFactorsOf } from '../factors.js';
+import { secondFactorsOf } from '../second-factors.js';
 
 /**
  * `GET /api/account`: the user, their second factors (as the registered factors report them), and, beyond

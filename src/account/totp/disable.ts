@@ -3,7 +3,7 @@ import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction } from '../action.js';
 import { fieldsOf } from '../request-body.js';
 import { recordFactorChange } from './factor-change.js';
-import { secondFactorsOf } from '../factors.js';
+import { secondFactorsOf } from '../second-factors.js';
 import { invalidTotpProof, proveCurrentTotp, totpProofFields } from './second-factor-proof.js';
 import { removeTotp } from './totp-store.js';
 import { lockFactors, lockedFactors, voidChallenges } from '../model/factor-lock.js';

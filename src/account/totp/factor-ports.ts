@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { SecondFactorMode } from '../../config/factors.js';
+import type { SecondFactorMode } from '../../config/second-factor.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { Throttle } from '../../auth/signin/throttle.js';
@@ -21,7 +21,7 @@ export interface TotpPorts {
 export interface TotpPortDeps {
   db: Kysely<Database>;
   throttle: Throttle;
-  /** SECOND_FACTOR and FACTOR_KEY (src/config/factors.ts). */
+  /** SECOND_FACTOR and FACTOR_KEY (src/config/second-factor.ts). */
   secondFactor: { mode: SecondFactorMode; keys: readonly string[] };
   /** Outside production without FACTOR_KEY, the key a development box derives its own from. */
   derivedKeyFrom: string | undefined;

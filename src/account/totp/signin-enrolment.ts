@@ -13,7 +13,7 @@ import type { Database } from '../../db/schema.js';
 import { HttpError } from '../../http/errors.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { User } from '../../users/store.js';
-import { secondFactorsOf, type AccountWayIn, type Factor } from '../factors.js';
+import { secondFactorsOf, type AccountWayIn, type Factor } from '../second-factors.js';
 import type { MailRequestLimiter } from '../mail-limits.js';
 import type { PagePaths } from '../paths.js';
 import { lockFactors, voidChallenges } from '../model/factor-lock.js';

@@ -1,5 +1,5 @@
 import type { SignInVerdict } from '../../auth/signin/sign-in-check.js';
-import type { AccountWayIn } from '../factors.js';
+import type { AccountWayIn } from '../second-factors.js';
 import type { SecondStep } from './second-step.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';

@@ -1,14 +1,7 @@
 import { markup, trustedHtml, type SafeHtml } from '../html.js';
 import { passkeyScript } from '../passkey-script.js';
-import {
-  noticeId,
-  renderDocument,
-  renderNotice,
-  renderSignOutForm,
-  renderWho,
-  type PageShell,
-  type SignedInUser,
-} from '../layout.js';
+import { noticeId, renderDocument, renderNotice, renderSignOutForm, renderWho } from '../layout.js';
+import type { PageShell, SignedInUser } from '../layout.js';
 import {
   enrolmentNotice,
   enrolmentNotices,

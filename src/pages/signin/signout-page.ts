@@ -1,13 +1,6 @@
 import { markup } from '../html.js';
-import {
-  noticeId,
-  renderDocument,
-  renderNotice,
-  renderSignOutForm,
-  renderWho,
-  type PageShell,
-  type SignedInUser,
-} from '../layout.js';
+import { noticeId, renderDocument, renderNotice, renderSignOutForm, renderWho } from '../layout.js';
+import type { PageShell, SignedInUser } from '../layout.js';
 import type { Notice } from '../notices.js';
 
 export interface SignOutView {

@@ -9,7 +9,7 @@ import * as resetSecondFactor from './commands/reset-second-factor.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
-import * as webhooks from './commands/webhooks.js';
+import * as webhooks from './commands/webhook-outbox.js';
 import { cliCommand } from '../boot/cli-command.js';
 import { parseConfig } from '../config/index.js';
 import { registeredMails } from '../account/upkeep-registry.js';
