@@ -32,7 +32,7 @@ export default defineConfig({
     // Measured (docs/development.md): on 2 cores a suite waits far more than it computes (a
     // relay's 31 s, rate windows, mail that must not come), so two at a time left the CPU idle a
     // third of the run; four keep it busy.
-    maxWorkers: 3,
+    maxWorkers: 4,
     minWorkers: 1,
     projects: [
       { test: { ...suite, name: 'fast paths on' } },
