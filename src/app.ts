@@ -25,6 +25,8 @@ export type AppConfig = SiteConfig &
     | 'throttle'
     | 'secondFactor'
     | 'env'
+    | 'identityProviders'
+    | 'identityProviderTimeoutSeconds'
   >;
 
 export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { IdentityProviderSetting } from '../config/identity-providers.js';
 import type { CurrentSession, SessionAccess } from '../auth/session/session-access.js';
 import type { Throttle } from '../auth/signin/throttle.js';
 import type { Database } from '../db/schema.js';
@@ -51,6 +52,8 @@ export interface AccountDeps {
   factors: readonly Factor[];
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: a sessions list leaves out those over. */
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
+  /** The configured identity providers: their names, for the account's identities. */
+  identityProviders: readonly IdentityProviderSetting[];
   /** Where work after the answer runs: a queue on a clock of its own (paced-work.ts). */
   afterAnswer: PacedWork;
   /** TOTP's set-up and removal; undefined when SECOND_FACTOR=off (its routes answer 404). */

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { IdentityProviderSetting } from '../config/identity-providers.js';
 import { authBasePath } from '../auth/bridge/auth-config.js';
 import type { SessionAccess } from '../auth/session/session-access.js';
 import type { Throttle } from '../auth/signin/throttle.js';
@@ -117,6 +118,8 @@ export interface AccountSettings {
   page?: PageSettings | undefined;
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE, for the sessions list. */
   sessionLifetime: AccountDeps['sessionLifetime'];
+  /** The configured identity providers (src/config/identity-providers.ts); none when absent. */
+  identityProviders?: readonly IdentityProviderSetting[] | undefined;
 }
 
 export interface AccountRegistration {
@@ -183,6 +186,7 @@ function actionDepsOf(
     signupOpen: config.signupOpen === true,
     factors: deps.factors,
     sessionLifetime: config.sessionLifetime,
+    identityProviders: config.identityProviders ?? [],
     afterAnswer,
     totp: deps.totp,
     secondStep: deps.secondStep,

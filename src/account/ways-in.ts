@@ -7,6 +7,11 @@ import type { AccountOperation } from './action.js';
 import type { AccountWayIn, Factor } from './second-factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { PagePaths } from './paths.js';
+import type { IdentityProviderSetting } from '../config/identity-providers.js';
+import type { UserStore } from '../users/store.js';
+import { identityOperations } from './identities/actions.js';
+import { createIdentityWayIn } from './identities/identity-way-in.js';
+import { identityUpkeep } from './identities/upkeep.js';
 import { passkeyOperations } from './passkeys/actions.js';
 import { passkeysWayIn } from './passkeys/passkey-way-in.js';
 import { passkeyUpkeep } from './passkeys/upkeep.js';
@@ -42,6 +47,16 @@ export interface WayInPorts {
   passkeys: Passkeys;
   /** Every registered way in's part of the second factors: filled once all are built. */
   factors: readonly Factor[];
+  users: Pick<UserStore, 'findById'>;
+  /** The identity providers people may sign in with, and how long each call may take. */
+  identityProviders: readonly IdentityProviderSetting[];
+  identityProviderTimeoutSeconds: number;
+  /** SIGNUP=open: a provider's sign-in may make an account (AUTH_<ID>_SIGNUP overrides it). */
+  signupOpen: boolean;
+  /** REAUTH_MAX_AGE: a browser signed in this recently links a new identity at once. */
+  reauthMaxAgeSeconds: number;
+  /** AUTH_URL, which fixes the scheme the cookies are named for. */
+  publicOrigin: string | undefined;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -78,6 +93,7 @@ interface RegisteredWayIn {
  */
 const registry: readonly RegisteredWayIn[] = [
   { build: passwordWayIn },
+  { build: createIdentityWayIn, operations: identityOperations, upkeep: identityUpkeep },
   { build: createTotpWayIn, operations: totpOperations, upkeep: totpUpkeep },
   { build: passkeysWayIn, operations: passkeyOperations, upkeep: passkeyUpkeep },
   { build: signInEnrolmentWayIn },

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { IdentityProviderSetting } from '../config/identity-providers.js';
 import { pruneAuditLog } from '../audit/prune.js';
 import type { AccountEventSink } from '../auth/request/account-events.js';
 import type { PageViewOf } from '../auth/bridge/routes.js';
@@ -68,6 +69,10 @@ export interface AccountWingSettings {
   secondFactor?: { mode: SecondFactorMode; keys: readonly string[] } | undefined;
   /** NODE_ENV: only outside production may a factor key be derived from the auth secret. */
   env?: string | undefined;
+  /** The identity providers people may sign in with (src/config/identity-providers.ts). */
+  identityProviders?: readonly IdentityProviderSetting[] | undefined;
+  /** IDENTITY_PROVIDER_TIMEOUT: how long a provider has to answer each call. */
+  identityProviderTimeoutSeconds?: number | undefined;
 }
 
 export interface AccountWingDeps {
@@ -162,6 +167,12 @@ function buildWaysIn(deps: AccountWingDeps, mail: MailQueue | undefined) {
       secondStep,
       totp,
       passkeys,
+      users: deps.users,
+      identityProviders: config.identityProviders ?? [],
+      identityProviderTimeoutSeconds: config.identityProviderTimeoutSeconds ?? 10,
+      signupOpen: settled(config).signupOpen,
+      reauthMaxAgeSeconds: config.reauthMaxAgeSeconds ?? accountDefaults.reauthMaxAgeSeconds,
+      publicOrigin: config.authUrl,
       now: deps.now,
       log: deps.log,
     },
@@ -206,6 +217,7 @@ export function createAccountWing(deps: AccountWingDeps) {
           signupOpen,
           mailRequestLimits,
           sessionLifetime: config.session ?? sessionDefaults,
+          identityProviders: config.identityProviders,
         },
         sessions: auth.sessions,
         factors,

@@ -1,3 +1,4 @@
+import { removeUserIdentity, userIdentities } from './identity-routes.js';
 import type { AdminHandler } from './admin-call.js';
 import { mailList, mailRetry, webhookList, webhookRetry } from './outbox-routes.js';
 import {
@@ -40,6 +41,8 @@ export const adminRoutes: readonly AdminRoute[] = [
   route('POST', '/users/:id/name', users.rename),
   route('GET', '/users/:id/sessions', userSessions),
   route('POST', '/users/:id/sessions/revoke', revokeUserSessions),
+  route('GET', '/users/:id/identities', userIdentities),
+  route('POST', '/users/:id/identities/:identity/remove', removeUserIdentity),
   route('GET', '/mail', mailList),
   route('POST', '/mail/:id/retry', mailRetry),
   route('GET', '/webhooks', webhookList),

@@ -197,6 +197,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
         sessionCookiePrefix: config.sessionCookiePrefix,
         authorize,
         refusalErrors: waysIn.refusalErrors,
+        providers: waysIn.authjsProviders,
         claims: createSessionClaims({
           sessions: deps.sessions,
           read,
@@ -209,6 +210,16 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       },
       secure,
     );
+  const sessions = createSessionAccess({
+    sessionCookiePrefix: config.sessionCookiePrefix,
+    publicOrigin: config.authUrl,
+    secrets: config.authSecrets,
+    maxAgeSeconds: config.session.maxAgeSeconds,
+    now,
+    decode: decodeSessionToken,
+    live: read.live,
+    codec,
+  });
   const fastReader = read.fast;
   const frontRead = frontReadFor(site, config, fastReader);
   const signIns = signInGate(deps.hasher);
@@ -233,20 +244,15 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
       waysIn,
+      async heldSession(request) {
+        const held = await sessions.current(request);
+        return held === null ? null : { userId: held.claims.sub, sessionId: held.claims.sid };
+      },
     }));
     done();
   });
   return {
-    sessions: createSessionAccess({
-      sessionCookiePrefix: config.sessionCookiePrefix,
-      publicOrigin: config.authUrl,
-      secrets: config.authSecrets,
-      maxAgeSeconds: config.session.maxAgeSeconds,
-      now,
-      decode: decodeSessionToken,
-      live: read.live,
-      codec,
-    }),
+    sessions,
     pageView(request, query) {
       if (pageView === undefined) throw new Error('the auth routes are not registered yet');
       return pageView(request, query);

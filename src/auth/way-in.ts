@@ -1,10 +1,11 @@
+import type { Provider } from '@auth/core/providers';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ChallengePurpose } from '../challenge/challenges.js';
 import type { PageView } from '../pages/signin/auth-pages.js';
 import type { SignInVia } from './request/request-context.js';
 import type { SignInCheck } from './signin/sign-in-check.js';
 
-export type { SignInVia } from './request/request-context.js';
+export type { ProviderVerdict, SignInVia } from './request/request-context.js';
 
 /*
  * What a way in (a method of proving who you are) registers with the Auth.js wing, which mounts
@@ -24,6 +25,27 @@ export interface WireKit {
   guardPost(request: FastifyRequest): Buffer;
   /** Signs in through Auth.js's credentials callback, checked by `via`. */
   signIn(request: FastifyRequest, reply: FastifyReply, body: Buffer, via: SignInVia): Answer;
+  /**
+   * Hands the request to Auth.js at its own path: an identity provider's start (a post, held
+   * to this origin) or its callback, a sign-in judged by `via.provider`.
+   */
+  toProvider(request: FastifyRequest, reply: FastifyReply, via?: SignInVia): Answer;
+  /** The live session this browser holds (read as every session read is); null: none. */
+  heldSession(request: FastifyRequest): Promise<HeldSession | null>;
+}
+
+/** A browser's live session, as a way in's route sees it. */
+export interface HeldSession {
+  userId: string;
+  sessionId: string;
+}
+
+/** A sign-in that succeeded, for a way in's `afterSignIn`. */
+export interface SignedInBrowser {
+  request: FastifyRequest;
+  userId: string;
+  origin: string;
+  secure: boolean;
 }
 
 /** A route of a way in, at `/api/auth/<action>`. */
@@ -48,6 +70,10 @@ export interface WayIn {
   routes?: readonly WireRoute[];
   /** Entries added to Auth.js's provider list, given the wing's base URL. */
   providers?: (authUrl: string) => Readonly<Record<string, unknown>>;
+  /** Auth.js's own providers it adds (identity providers): Auth.js speaks their protocol. */
+  authjsProviders?: readonly Provider[];
+  /** After any sign-in of a browser succeeds, whichever way in: `Set-Cookie` lines to add. */
+  afterSignIn?: (signedIn: SignedInBrowser) => Promise<readonly string[]>;
   /** Auth.js error types its refusals raise: expected outcomes (logged so, and `invalid`). */
   refusalErrors?: readonly string[];
   /**
@@ -70,6 +96,8 @@ export interface MountedWaysIn {
   providers: ((authUrl: string) => Readonly<Record<string, unknown>>) | undefined;
   refusalErrors: ReadonlySet<string>;
   signInPages: readonly NonNullable<WayIn['signInPage']>[];
+  authjsProviders: readonly Provider[];
+  afterSignIn: readonly NonNullable<WayIn['afterSignIn']>[];
 }
 
 export function mountWaysIn(waysIn: readonly WayIn[]): MountedWaysIn {
@@ -90,6 +118,10 @@ export function mountWaysIn(waysIn: readonly WayIn[]): MountedWaysIn {
     refusalErrors: new Set(waysIn.flatMap((wayIn) => wayIn.refusalErrors ?? [])),
     signInPages: waysIn.flatMap((wayIn) =>
       wayIn.signInPage === undefined ? [] : [wayIn.signInPage],
+    ),
+    authjsProviders: waysIn.flatMap((wayIn) => wayIn.authjsProviders ?? []),
+    afterSignIn: waysIn.flatMap((wayIn) =>
+      wayIn.afterSignIn === undefined ? [] : [wayIn.afterSignIn],
     ),
   };
 }

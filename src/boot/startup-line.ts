@@ -4,7 +4,14 @@ import { describeStore } from '../db/open.js';
 
 export interface StartupSummary {
   /** For log search: `store`, `origin`, `mode`, and `workers` when more than one. */
-  fields: { store: string; origin: string; mode: string; workers?: number };
+  fields: {
+    store: string;
+    origin: string;
+    mode: string;
+    workers?: number;
+    /** The identity providers people may sign in with, by id; absent when none. */
+    providers?: string[];
+  };
   /** The same in one sentence, for a person reading the log. */
   message: string;
 }
@@ -18,11 +25,18 @@ export function startupSummary(config: Config): StartupSummary {
   const store = describeStore(config.databaseUrl);
   const origin = config.authUrl ?? "from each request's Host";
   const workers = config.workers > 1 ? config.workers : undefined;
+  const providers = config.identityProviders.map((provider) => provider.id);
   return {
-    fields: { store, origin, mode: config.env, ...(workers !== undefined && { workers }) },
+    fields: {
+      store,
+      origin,
+      mode: config.env,
+      ...(workers !== undefined && { workers }),
+      ...(providers.length > 0 && { providers }),
+    },
     message: `started in ${config.env} mode: store ${store}, public origin ${origin}${
       workers === undefined ? '' : `, ${workers} workers`
-    }`,
+    }${providers.length === 0 ? '' : `, sign-in with ${providers.join(', ')}`}`,
   };
 }
 

@@ -28,6 +28,7 @@ export async function issueChallenge(
   user: { id: string; credentialVersion: number },
   purpose: ChallengePurpose,
   now: number,
+  firstProof = 'password',
 ): Promise<string> {
   const token = randomBytes(32).toString('base64url');
   await db
@@ -39,6 +40,7 @@ export async function issueChallenge(
       expires_at: now + challengeTtlSeconds * 1000,
       used_at: null,
       purpose,
+      first_proof: firstProof,
     })
     .execute();
   return token;
@@ -49,11 +51,16 @@ export async function findChallenge(
   db: Kysely<Database>,
   token: string,
   now: number,
-): Promise<{ userId: string; credentialVersion: number; purpose: ChallengePurpose } | null> {
+): Promise<{
+  userId: string;
+  credentialVersion: number;
+  purpose: ChallengePurpose;
+  firstProof: string;
+} | null> {
   if (token.length === 0 || token.length > 128) return null;
   const row = await db
     .selectFrom('signin_challenges')
-    .select(['user_id', 'credential_version', 'purpose'])
+    .select(['user_id', 'credential_version', 'purpose', 'first_proof'])
     .where('token_hash', '=', challengeDigest(token))
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
@@ -64,6 +71,7 @@ export async function findChallenge(
         userId: row.user_id,
         credentialVersion: Number(row.credential_version),
         purpose: row.purpose,
+        firstProof: row.first_proof,
       };
 }
 

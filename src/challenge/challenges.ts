@@ -16,12 +16,19 @@ export type { ChallengePurpose } from './challenge-store.js';
  * few minutes, and the next post sends only what the refusal asked for.
  */
 export interface SignInChallenges {
-  issue(user: Pick<User, 'id' | 'credentialVersion'>, purpose: ChallengePurpose): Promise<string>;
+  /** `firstProof`: what it stands for, `password` unless a way in's own proof (an identity). */
+  issue(
+    user: Pick<User, 'id' | 'credentialVersion'>,
+    purpose: ChallengePurpose,
+    firstProof?: string,
+  ): Promise<string>;
   /**
    * The enabled account a live challenge stands for, still at its credential version, and what
    * the challenge was issued for.
    */
-  resume(token: string): Promise<{ user: User; purpose: ChallengePurpose } | null>;
+  resume(
+    token: string,
+  ): Promise<{ user: User; purpose: ChallengePurpose; firstProof: string } | null>;
   /** Spends it: true for exactly one caller. */
   spend(token: string): Promise<boolean>;
 }
@@ -32,7 +39,8 @@ export function createSignInChallenges(deps: {
   now: () => number;
 }): SignInChallenges {
   return {
-    issue: (user, purpose) => issueChallenge(deps.db, user, purpose, deps.now()),
+    issue: (user, purpose, firstProof) =>
+      issueChallenge(deps.db, user, purpose, deps.now(), firstProof),
     async resume(token) {
       const challenge = await findChallenge(deps.db, token, deps.now());
       if (challenge === null) return null;
@@ -41,7 +49,7 @@ export function createSignInChallenges(deps: {
       return user !== null &&
         !user.disabled &&
         user.credentialVersion === challenge.credentialVersion
-        ? { user, purpose: challenge.purpose }
+        ? { user, purpose: challenge.purpose, firstProof: challenge.firstProof }
         : null;
     },
     spend: (token) => spendChallenge(deps.db, token, deps.now()),

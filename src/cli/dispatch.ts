@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as add from './commands/add.js';
 import * as audit from './commands/audit.js';
 import * as enrolmentCode from './commands/enrolment-code.js';
+import * as identities from './commands/identities.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail-outbox.js';
@@ -67,6 +68,16 @@ const commands: Record<string, Command> = {
     help: state.renameHelp,
     options: { ...email, name: { type: 'string' } },
     run: state.rename,
+  },
+  identities: {
+    help: identities.listHelp,
+    options: { ...email, json: { type: 'boolean' } },
+    run: identities.list,
+  },
+  'remove-identity': {
+    help: identities.removeHelp,
+    options: { ...email, id: { type: 'string' } },
+    run: identities.remove,
   },
   'set-email': {
     help: state.setEmailHelp,
@@ -167,6 +178,8 @@ Commands:
                     (SECOND_FACTOR=required: in place of the mailed code)
   rename            change a user's name
   set-email         change a user's email and end their sessions
+  identities        list a user's identities at identity providers (Google, GitHub, …)
+  remove-identity   remove one of them (--id): it no longer signs in to the account
 
 ${databaseLine(cli)}
 The outbox: ${cli} mail --help.`;

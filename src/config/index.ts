@@ -7,6 +7,7 @@ import { database } from './database.js';
 import { factors } from './second-factor.js';
 import { hashing } from './hashing.js';
 import { http } from './http.js';
+import { identityProviders } from './identity-providers.js';
 import type { MailCatalogue } from '../mail/catalogue.js';
 import { mail } from './mail.js';
 import { metrics } from './metrics.js';
@@ -46,6 +47,7 @@ export const capabilities = (requireSecret: boolean, mails?: MailCatalogue) =>
     mail(mails),
     admin,
     webhooks,
+    identityProviders,
   ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];

@@ -17,6 +17,7 @@ import * as challengePurpose from './migrations/015-challenge-purpose.js';
 import * as factorThrottle from './migrations/016-factor-throttle.js';
 import * as auditSeal from './migrations/017-audit-seal.js';
 import * as enrolmentCodes from './migrations/018-enrolment-codes.js';
+import * as identities from './migrations/019-identities.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '016-factor-throttle': factorThrottle,
   '017-audit-seal': auditSeal,
   '018-enrolment-codes': enrolmentCodes,
+  '019-identities': identities,
 };
 
 const provider: MigrationProvider = {

@@ -211,6 +211,37 @@ export interface SigninChallengesTable {
   code_hash: string | null;
   /** Guesses the mailed code has left (migration 018). */
   code_tries_left: Generated<number>;
+  /** The proof it stands for (migration 019): `password`, or `identity:<provider>`. */
+  first_proof: Generated<string>;
+}
+
+/** An identity at a provider linked to an account (migration 019). */
+export interface UserIdentitiesTable {
+  id: string;
+  user_id: string;
+  /** The provider's id (`oidc`, `github`, …). */
+  provider: string;
+  /** Where the subject is unique: the OpenID Connect issuer, or the OAuth service's base URL. */
+  issuer: string;
+  /** The provider's own name for the person (`sub`, GitHub's numeric id). */
+  subject: string;
+  /** The address the provider gave when it was linked, if any. */
+  email: string | null;
+  linked_at: number;
+  last_used_at: number | null;
+}
+
+/** An unknown identity offered for linking once its browser proves the account (migration 019). */
+export interface IdentityLinkOffersTable {
+  /** SHA-256 of the offer cookie. */
+  token_hash: string;
+  user_id: string;
+  provider: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+  expires_at: number;
+  used_at: number | null;
 }
 
 /** A registered passkey (migration 012): its public key only, never a secret. */
@@ -252,4 +283,6 @@ export interface Database {
   signin_challenges: SigninChallengesTable;
   passkeys: PasskeysTable;
   passkey_challenges_used: PasskeyChallengesUsedTable;
+  user_identities: UserIdentitiesTable;
+  identity_link_offers: IdentityLinkOffersTable;
 }

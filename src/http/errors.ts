@@ -20,6 +20,7 @@ const statuses = {
   signup_closed: 403,
   conflict: 409,
   last_second_factor: 409,
+  last_sign_in_method: 409,
   invalid_field: 422,
   weak_password: 422,
   internal_error: 500,
@@ -56,6 +57,9 @@ const messages: Record<ErrorCode, string> = {
   // SECOND_FACTOR=required: the account's last second factor cannot be removed.
   last_second_factor:
     'Every account here needs a second factor: add another (an authenticator app or a passkey) before removing this one.',
+  // An identity's unlink would leave the account no way to sign in.
+  last_sign_in_method:
+    'This is the only way left to sign in to this account: set a password (or add a passkey or another provider) before removing it.',
   invalid_field: 'A field is missing or not valid.',
   weak_password: 'The new password is not acceptable.',
   internal_error: 'Something went wrong on our side.',

@@ -21,6 +21,12 @@ const params = { algorithm: argon2idAlgorithm, memoryCost: 19456, timeCost: 2, p
 export const unknownUserPasswordHash =
   '$argon2id$v=19$m=19456,t=2,p=1$Ilm+bhFKnFqHV6U6njNkWA$NKezi7OFEPBUxsJ3hI4OEklAQL0w09ts5sgTaXczWPg';
 
+/**
+ * The password hash of an account made by an identity provider's sign-in, which has no password
+ * until its owner sets one (the reset flow): no hash reads as it, so no password matches it.
+ */
+export const noPasswordHash = '!none';
+
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /** False for a wrong password and for a hash that cannot be read: never throws for input. */

@@ -88,7 +88,10 @@ export async function emitUserWebhook(
   type: WebhookType,
   userId: string,
   at: number,
-  extra: Pick<WebhookData, 'session' | 'sessions' | 'factor' | 'passkey' | 'replaced'> = {},
+  extra: Pick<
+    WebhookData,
+    'session' | 'sessions' | 'factor' | 'passkey' | 'replaced' | 'identity'
+  > = {},
 ): Promise<void> {
   if (endpoints.length === 0) return;
   const row = await trx

@@ -41,4 +41,6 @@ export interface WebhookData {
    * account had TOTP throughout, so no `second_factor.removed` is sent for the old one.
    */
   replaced?: true;
+  /** user.updated of an identity linked or unlinked (src/account/identities/). */
+  identity?: { id: string; provider: string; change: 'linked' | 'unlinked' };
 }

@@ -67,6 +67,7 @@ describe('the account operations table', () => {
       '/account/email/change',
       '/account/sessions/revoke-others',
       '/account/sessions/:id/revoke',
+      '/account/identities/unlink',
       '/account/totp/setup',
       '/account/totp/confirm',
       '/account/totp/disable',
@@ -87,6 +88,7 @@ describe('the account operations table', () => {
       '/account/password/change',
       '/account/sessions/revoke-others',
       '/account/sessions/:id/revoke',
+      '/account/identities/unlink',
       '/account/passkeys/rename',
       '/account/passkeys/remove',
     ]);

@@ -13,7 +13,7 @@ import { firstPass } from '../helpers/passes.js';
 const actor: Actor = { label: 'gatehouse CLI' };
 
 describe('what each way in contributes to upkeep', () => {
-  it('each registered way in declares its reset and its prune; passkeys are reset only when named', () => {
+  it('each registered way in declares its reset and its prune; passkeys are reset only when named, identities never', () => {
     expect(
       registeredUpkeep.map(({ id, reset, prune }) => ({
         id,
@@ -21,6 +21,8 @@ describe('what each way in contributes to upkeep', () => {
         prunes: prune !== undefined,
       })),
     ).toEqual([
+      // An identity is no second factor: an operator removes one by name (users remove-identity).
+      { id: 'identities', onlyWhenNamed: undefined, prunes: true },
       { id: 'totp', onlyWhenNamed: false, prunes: false },
       { id: 'passkeys', onlyWhenNamed: true, prunes: true },
     ]);

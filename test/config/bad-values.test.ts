@@ -57,6 +57,23 @@ const badValues: Record<string, string | null> = {
   REQUIRE_VERIFIED_EMAIL: 'required',
   AUTH_SECRET_FILE: '/nonexistent/auth-secret',
   DATABASE_URL_FILE: '/nonexistent/database-url',
+  // A client id, secret or label may be any text; a provider half given is refused naming what
+  // is missing (test/config/identity-providers.test.ts).
+  AUTH_OIDC_ID: null,
+  AUTH_OIDC_SECRET: null,
+  AUTH_OIDC_NAME: null,
+  AUTH_GITHUB_ID: null,
+  AUTH_GITHUB_SECRET: null,
+  AUTH_GOOGLE_ID: null,
+  AUTH_GOOGLE_SECRET: null,
+  AUTH_MICROSOFT_ENTRA_ID_ID: null,
+  AUTH_MICROSOFT_ENTRA_ID_SECRET: null,
+  AUTH_GITLAB_ID: null,
+  AUTH_GITLAB_SECRET: null,
+  AUTH_OIDC_ISSUER: 'login.example.com',
+  AUTH_GITHUB_ENTERPRISE_URL: 'http://github.example.com',
+  AUTH_MICROSOFT_ENTRA_ID_ISSUER: 'https://login.example.com/?tenant=x',
+  AUTH_OIDC_SIGNUP: 'yes',
 };
 const genericBadValues = ['not-a-valid-value', '-1', '99999999999', ''];
 

@@ -86,6 +86,8 @@ describe('docs/openapi.yaml', () => {
         '/',
         '/api/auth/callback/credentials',
         '/api/auth/callback/passkey',
+        // An identity provider's, for each one configured (none in this suite's server).
+        '/api/auth/callback/{provider}',
         '/api/auth/csrf',
         '/api/auth/enrolment/totp',
         '/api/auth/error',
@@ -93,6 +95,7 @@ describe('docs/openapi.yaml', () => {
         '/api/auth/session',
         '/api/auth/signin',
         '/api/auth/signin/credentials',
+        '/api/auth/signin/{provider}',
         '/api/auth/signout',
         '/api/auth/webauthn-options/passkey',
         '/api/health',

@@ -165,6 +165,7 @@ describe('the built-in templates', () => {
     newEmail: 'new@example.com',
     change: 'Two-step sign-in was turned on.',
     passkeyName: 'My laptop',
+    providerName: 'GitHub',
   };
 
   it.each(mailKinds.map((kind) => ({ kind })))(

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { NewAccountEvent } from '../model/events.js';
 import { consumeById, findLive, matchCode } from '../model/secrets.js';
-import { accountHolding, createVerifiedAccount } from '../model/addresses.js';
+import { accountHolding, createAccount } from '../model/addresses.js';
 
 /** A sign-up waiting for its confirmation: its secret's row, not yet used. */
 export interface PendingSignup {
@@ -66,7 +66,8 @@ export async function completeSignup(
   const at = done.now;
   return db.transaction().execute(async (trx) => {
     if (!(await consumeById(trx, pending.id, 'signup', at))) return null;
-    return createVerifiedAccount(trx, {
+    return createAccount(trx, {
+      verified: true,
       email: pending.email,
       name: pending.name,
       passwordHash: pending.passwordHash,

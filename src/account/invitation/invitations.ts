@@ -5,7 +5,7 @@ import type { PagePaths } from '../paths.js';
 import type { NewAccountEvent } from '../model/events.js';
 import { expiresIn } from '../model/secret-mail.js';
 import { consume, findLive, issue } from '../model/secrets.js';
-import { accountHolding, createVerifiedAccount } from '../model/addresses.js';
+import { accountHolding, createAccount } from '../model/addresses.js';
 
 export interface NewInvitation {
   /** The normalised address. */
@@ -146,7 +146,8 @@ export async function acceptInvitation(
       .select('name')
       .where('id', '=', token.id)
       .executeTakeFirst();
-    return createVerifiedAccount(trx, {
+    return createAccount(trx, {
+      verified: true,
       email: token.email,
       name: accept.name ?? invited?.name ?? null,
       passwordHash: accept.passwordHash,

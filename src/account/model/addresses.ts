@@ -37,18 +37,20 @@ export async function isVerified(db: Kysely<Database>, userId: string): Promise<
 }
 
 /**
- * An account made from a mailed secret that came back (an invitation accepted, a sign-up
- * confirmed), in the caller's transaction: its address verified (the secret went through that
- * mailbox), its name (else the address's local part, as `users add` does) and password hash,
- * and `account_created` recorded with how it came to be. The unique address decides a race:
- * null when an account took the address meanwhile (another transaction won).
+ * An account made in the caller's transaction from a mailed secret that came back (an
+ * invitation accepted, a sign-up confirmed: its address `verified`, the secret went through
+ * that mailbox) or from an identity provider's sign-in (verified only as the provider asserts
+ * it): its name (else the address's local part, as `users add` does) and password hash, and
+ * `account_created` recorded with how it came to be. The unique address decides a race: null
+ * when an account took the address meanwhile (another transaction won).
  */
-export async function createVerifiedAccount(
+export async function createAccount(
   trx: Kysely<Database>,
   account: {
     email: string;
     name: string | null;
     passwordHash: string;
+    verified: boolean;
     at: number;
     event: EventClient;
     via: Record<string, unknown>;
@@ -65,7 +67,7 @@ export async function createVerifiedAccount(
         account.name !== null && account.name !== '' ? account.name : (email.split('@')[0] ?? ''),
       password_hash: account.passwordHash,
       disabled: 0,
-      email_verified_at: at,
+      email_verified_at: account.verified ? at : null,
       created_at: at,
       updated_at: at,
     })

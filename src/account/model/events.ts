@@ -20,6 +20,8 @@ export type AccountEventType =
   | 'recovery_code_used'
   | 'passkey_added'
   | 'passkey_removed'
+  | 'identity_linked'
+  | 'identity_unlinked'
   | 'account_locked'
   // Not in the spec's list: wrong codes locked the second factor's step (model/factor-throttle.ts).
   | 'second_factor_locked'

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { noPasswordHash } from '../../users/hasher.js';
 
 /**
  * Holds the account's row for the rest of the caller's transaction, so changes of one account's
@@ -53,4 +54,26 @@ export async function lockedFactors(
       .executeTakeFirstOrThrow(),
   ]);
   return { totp: totp !== undefined, passkeys: Number(passkeys.n) };
+}
+
+/**
+ * How many ways in the account has (its password, each passkey, each identity at a provider),
+ * as the transaction sees them after lockFactors.
+ */
+export async function lockedWaysIn(trx: Kysely<Database>, userId: string): Promise<number> {
+  const [user, identities, passkeys] = await Promise.all([
+    trx.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst(),
+    trx
+      .selectFrom('user_identities')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+    trx
+      .selectFrom('passkeys')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  const password = user !== undefined && user.password_hash !== noPasswordHash ? 1 : 0;
+  return password + Number(identities.n) + Number(passkeys.n);
 }

@@ -17,6 +17,8 @@ import { formAction, formGuard } from '../adapter.js';
 import type { CsrfRefusal } from '../csrf-guard.js';
 import { secondFactorsOf } from '../second-factors.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
+import { providerNamesOf } from '../identities/actions.js';
+import { listIdentities } from '../identities/identity-store.js';
 import { factorSummary } from '../totp/totp-store.js';
 import { ownHistory } from './list-events.js';
 import { ownSessions } from './sessions.js';
@@ -176,12 +178,13 @@ export async function accountPageData(
   const userId = signedIn.user.id;
   const user = await deps.store.view(userId);
   if (user === null) return null;
-  const [sessions, events, factors, passkeys, recentUntil] = await Promise.all([
+  const [sessions, events, factors, passkeys, recentUntil, identities] = await Promise.all([
     ownSessions(deps, signedIn),
     ownHistory(deps, userId),
     secondFactorView(deps, userId, said.shown),
     createPasskeyStore(deps.db).list(userId),
     deps.recentUntil(signedIn.session.claims.sid),
+    identitiesView(deps, userId),
   ]);
   return {
     user,
@@ -193,6 +196,23 @@ export async function accountPageData(
     ...(said.sent !== undefined && { sent: said.sent }),
     secondFactor: factors.view,
     passkeys,
+    ...(identities !== undefined && { identities }),
     recent: recentUntil !== null && deps.now() < recentUntil,
+  };
+}
+
+/** The account's identities and the providers to link, when any provider is configured. */
+async function identitiesView(deps: AccountDeps, userId: string) {
+  if (deps.identityProviders.length === 0) return undefined;
+  const names = providerNamesOf(deps);
+  const rows = await listIdentities(deps.db, userId);
+  return {
+    rows: rows.map((identity) => ({
+      id: identity.id,
+      providerName: names(identity.provider),
+      email: identity.email,
+      linkedAt: new Date(identity.linkedAt).toISOString(),
+    })),
+    providers: deps.identityProviders.map(({ id, name }) => ({ id, name })),
   };
 }

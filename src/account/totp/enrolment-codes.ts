@@ -43,9 +43,10 @@ export function openEnrolment(
   mail: MailQueue | undefined,
   user: User,
   links: EnrolmentMailLinks,
+  firstProof = 'password',
 ): Promise<string> {
   return db.transaction().execute(async (trx) => {
-    const token = await issueChallenge(trx, user, enrolmentPurpose, links.now);
+    const token = await issueChallenge(trx, user, enrolmentPurpose, links.now, firstProof);
     if (mail === undefined) return token;
     const code = newCode();
     await setChallengeCode(trx, token, code);

@@ -207,7 +207,7 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
       }
     }
     const links = { origin: signIn.origin, pages: deps.pages, now: deps.now() };
-    const challenge = await openEnrolment(deps.db, deps.mail, user, links);
+    const challenge = await openEnrolment(deps.db, deps.mail, user, links, signIn.firstProof);
     return { ...enrolmentRequired, challenge };
   }
 

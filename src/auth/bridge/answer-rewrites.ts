@@ -28,6 +28,40 @@ export async function withJsonFields(
   });
 }
 
+/**
+ * Auth.js's redirect to its `error=Configuration` page (its word for any failure it will not
+ * name) sent to the sign-in page as `error=<type>&provider=<id>` instead, for a browser (302)
+ * and for a client that asked for the URL (`{ url }`). Any other answer as it is.
+ */
+export async function withFailureShownAs(
+  response: Response,
+  origin: string,
+  shownAs: { error: string; provider: string },
+): Promise<Response> {
+  const shown = `${origin}${authBasePath}/signin?${new URLSearchParams(shownAs)}`;
+  const isFailure = (url: string | null | undefined) =>
+    typeof url === 'string' && new URL(url, origin).searchParams.get('error') === 'Configuration';
+  if (response.status === 302 && isFailure(response.headers.get('location'))) {
+    const headers = new Headers(response.headers);
+    headers.set('location', shown);
+    return new Response(null, { status: 302, headers });
+  }
+  if (!response.headers.get('content-type')?.startsWith('application/json')) return response;
+  let body: { url?: unknown };
+  try {
+    body = (await response.clone().json()) as { url?: unknown };
+  } catch {
+    return response;
+  }
+  if (typeof body.url !== 'string' || !isFailure(body.url)) return response;
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify({ ...body, url: shown }), {
+    status: response.status,
+    headers,
+  });
+}
+
 /** Auth.js's answer with one more `Set-Cookie`, after its own. */
 export function withCookie(response: Response, setCookie: string): Response {
   const headers = new Headers(response.headers);

@@ -8,13 +8,15 @@ import {
   type JWTOptions,
 } from '@auth/core/jwt';
 import Credentials from '@auth/core/providers/credentials';
+import type { Provider } from '@auth/core/providers';
 import type { User } from '@auth/core/types';
 import type { FastifyBaseLogger } from 'fastify';
 import { GateFullError } from '../../traffic/work-gate.js';
 import { settleCallbackUrl } from '../cookies/callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from '../cookies/cookie-names.js';
-import type { AuthRequestContext } from '../request/request-context.js';
+import type { AuthRequestContext, SignedInUser } from '../request/request-context.js';
 import type { SessionClaims } from '../session/session-claims.js';
+import type { User as StoredUser } from '../../users/store.js';
 
 export const authBasePath = '/api/auth';
 
@@ -22,10 +24,19 @@ export interface AuthConfigDeps {
   secrets: readonly string[];
   session: { maxAgeSeconds: number; updateAgeSeconds: number };
   sessionCookiePrefix: SessionCookiePrefix;
-  authorize: (
+  authorize: ((
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
-  ) => Promise<User | null>;
+  ) => Promise<User | null>) & {
+    /** A way in's own proof of the account: the checks that follow a right password. */
+    afterProof(
+      user: StoredUser,
+      firstProof: string,
+      context: AuthRequestContext,
+    ): Promise<SignedInUser | null>;
+  };
+  /** Auth.js providers the ways in add (identity providers); none when absent. */
+  providers?: readonly Provider[];
   /** Auth.js error types the ways in's refusals raise: expected outcomes, not errors. */
   refusalErrors: ReadonlySet<string>;
   claims: SessionClaims;
@@ -76,6 +87,35 @@ async function decodeOrNull(params: JWTDecodeParams): Promise<JWT | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Auth.js's `signIn` callback: a credentials post was judged already (true); an identity
+ * provider's sign-in is judged by the way in whose route it came through, and `user` becomes
+ * the account it signs in (the jwt callback issues the session for it). A redirect is a
+ * refusal the way in words; no judge (a provider reached some other way) is Auth.js's
+ * AccessDenied.
+ */
+async function judgeProviderSignIn(
+  deps: Pick<AuthConfigDeps, 'authorize'>,
+  context: AuthRequestContext,
+  user: User,
+  account: { type: string; provider: string } | null | undefined,
+  profile: Record<string, unknown> | undefined,
+): Promise<boolean | string> {
+  if (account?.type !== 'oauth' && account?.type !== 'oidc') return true;
+  const judge = context.via?.provider;
+  if (judge === undefined) return false;
+  const verdict = await judge(
+    { providerId: account.provider, profile: profile ?? {} },
+    context,
+    (found, firstProof) => deps.authorize.afterProof(found, firstProof, context),
+  );
+  if ('redirect' in verdict) return verdict.redirect;
+  user.id = verdict.signedIn.id;
+  user.email = verdict.signedIn.email;
+  user.name = verdict.signedIn.name;
+  return true;
 }
 
 /** Auth.js's configuration for one request: its callbacks see that request's context. */
@@ -134,15 +174,18 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
         credentials: credentialFields,
         // A way in's own sign-in route brings its own check (src/auth/way-in.ts).
         authorize: (credentials) =>
-          context.via !== undefined
+          context.via?.authorize !== undefined
             ? context.via.authorize(credentials, context)
             : deps.authorize(credentials, context),
       }),
+      ...(deps.providers ?? []),
     ],
     callbacks: {
       // Where Auth.js settles a callbackUrl (parameter, field or cookie): the service's strict
       // rule, so that a value that reached Auth.js unfiltered still cannot lead off-site.
       redirect: ({ url, baseUrl }) => settleCallbackUrl(url, baseUrl) ?? baseUrl,
+      signIn: ({ user, account, profile }) =>
+        judgeProviderSignIn(deps, context, user, account, profile),
       jwt: (params) => deps.claims.jwt(params, context),
       session: (params) => deps.claims.session(params),
     },

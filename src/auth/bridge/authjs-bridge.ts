@@ -19,13 +19,14 @@ import { deviceCookieName, deviceSetCookie } from '../cookies/device-cookie.js';
 import type { AccountEventSink, PendingAccountEvent } from '../request/account-events.js';
 import type { AuthRequestContext } from '../request/request-context.js';
 import { originOf } from '../request/request-site.js';
-import type { SignInVia } from '../way-in.js';
+import type { MountedWaysIn, SignInVia } from '../way-in.js';
 import {
   heldSessionTokens,
   servedPage,
   setCookieValue,
   signInOutcome,
   withCookie,
+  withFailureShownAs,
   withJsonFields,
 } from './answer-rewrites.js';
 
@@ -49,6 +50,8 @@ export interface AuthjsBridgeOptions {
   providers?: ((authUrl: string) => Readonly<Record<string, unknown>>) | undefined;
   /** Auth.js error types the ways in's refusals raise (src/auth/way-in.ts). */
   refusalErrors: ReadonlySet<string>;
+  /** The ways in's hooks after a browser's sign-in succeeded (src/auth/way-in.ts). */
+  afterSignIn: MountedWaysIn['afterSignIn'];
 }
 
 /** A request as Auth.js sees it: at `path` (the route, mapped), with its body and scheme. */
@@ -59,6 +62,8 @@ export interface BridgeRoute {
   secure: boolean;
   /** A way in's own sign-in: its check in place of the password's (src/auth/way-in.ts). */
   via?: SignInVia;
+  /** Whether it signs in (an identity provider's callback); else only the credentials post. */
+  signsIn?: boolean;
 }
 
 /**
@@ -168,7 +173,8 @@ async function requestFor(
     }),
   };
   if (route.via !== undefined) context.via = route.via;
-  const signingIn = request.method === 'POST' && path === `${authBasePath}/callback/credentials`;
+  const signingIn =
+    route.signsIn ?? (request.method === 'POST' && path === `${authBasePath}/callback/credentials`);
   const deviceCookie = signingIn ? cookies.get(deviceCookieName(secure)) : undefined;
   if (deviceCookie !== undefined) context.deviceCookie = deviceCookie;
   const challengeCookie = signingIn ? cookies.get(challengeCookieName(secure)) : undefined;
@@ -188,6 +194,7 @@ const challengeSet = (value: string | null, secure: boolean) =>
  */
 async function signInAnswer(
   options: AuthjsBridgeOptions,
+  request: FastifyRequest,
   reply: FastifyReply,
   signIn: { context: AuthRequestContext; response: Response; secure: boolean; via?: SignInVia },
 ) {
@@ -196,6 +203,12 @@ async function signInAnswer(
   const outcome = signInOutcome(context, options.refusalErrors);
   options.observer.signIn(outcome);
   const success = outcome === 'success';
+  const signedInId = context.verifiedCredential?.userId;
+  if (success && signedInId !== undefined) {
+    const signedIn = { request, userId: signedInId, origin: context.origin, secure };
+    for (const after of options.afterSignIn)
+      for (const cookie of await after(signedIn)) response = withCookie(response, cookie);
+  }
   if (success && context.issuedDeviceCookie !== undefined) {
     response = withCookie(response, deviceSetCookie(context.issuedDeviceCookie, secure));
   }
@@ -251,13 +264,18 @@ async function answer(
     if (signingIn) options.observer.signIn('error');
     throw error;
   }
+  const failedAs = route.via?.failedAs;
+  if (failedAs !== undefined) {
+    const provider = path.slice(path.lastIndexOf('/') + 1);
+    response = await withFailureShownAs(response, origin, { error: failedAs, provider });
+  }
   // A way in's cookies go whatever the outcome (a ceremony's challenge is spent either way).
   for (const cookie of route.via?.cookies ?? []) response = withCookie(response, cookie);
   let event = context.accountEvent;
   let page: (() => Answer) | undefined;
   if (signingIn) {
     const via = route.via;
-    ({ response, event, page } = await signInAnswer(options, reply, {
+    ({ response, event, page } = await signInAnswer(options, request, reply, {
       context,
       response,
       secure,

@@ -76,6 +76,8 @@ export interface AuthRouteDeps {
   events?: AccountEventSink;
   /** The registered ways in (src/auth/way-in.ts): their routes and hooks. */
   waysIn: MountedWaysIn;
+  /** The live session a request holds, for a way in's route (src/auth/way-in.ts). */
+  heldSession: WireKit['heldSession'];
 }
 
 const callbackPath = `${authBasePath}/callback/credentials`;
@@ -104,6 +106,7 @@ function createWire(deps: AuthRouteDeps) {
     refuse,
     providers: deps.waysIn.providers,
     refusalErrors: deps.waysIn.refusalErrors,
+    afterSignIn: deps.waysIn.afterSignIn,
   });
   const pageCsrf = createPageCsrf({ fast: deps.fastReader, bridge });
   const wayInSignInPaths = deps.waysIn.routes
@@ -167,6 +170,26 @@ function wireKit(deps: AuthRouteDeps, wire: Wire): WireKit {
         wire.bridge.answer(request, reply, { ...route, path: callbackPath, body, secure, via }),
       );
     },
+    toProvider(request, reply, via) {
+      const route = routeOf(request);
+      const secure = isSecure(request, publicOrigin);
+      let body: Buffer | undefined;
+      if (request.method === 'POST') {
+        wire.assertSameOrigin(request, route.path);
+        body = guardAuthBody(request);
+      }
+      const signsIn = route.path.startsWith(`${authBasePath}/callback/`);
+      const answer = () =>
+        wire.bridge.answer(request, reply, {
+          ...route,
+          body,
+          secure,
+          signsIn,
+          ...(via !== undefined && { via }),
+        });
+      return signsIn ? wire.enterSignIn(request, reply, answer) : answer();
+    },
+    heldSession: deps.heldSession,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { VerifiedCredential } from '../../sessions/session-store.js';
+import type { User } from '../../users/store.js';
 import type { FastifyReply } from 'fastify';
 import type { AuthPages } from '../../pages/signin/auth-pages.js';
 import type { PendingAccountEvent } from './account-events.js';
@@ -17,15 +18,34 @@ export interface SignedInUser {
  */
 export interface SignInVia {
   /** Checks what was posted, in place of the password (Auth.js's `authorize`). */
-  authorize(
+  authorize?(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
   ): Promise<SignedInUser | null>;
+  /**
+   * Judges an identity provider's sign-in once Auth.js has checked the provider's answer
+   * (state, PKCE, nonce, the ID token): the account it signs in, through `proceed` (the checks
+   * that follow a right password), or where the browser goes instead.
+   */
+  provider?(
+    signIn: { providerId: string; profile: Record<string, unknown> },
+    context: AuthRequestContext,
+    proceed: (user: User, firstProof: string) => Promise<SignedInUser | null>,
+  ): Promise<ProviderVerdict>;
   /** `Set-Cookie` lines added to the answer, whatever the outcome. */
   cookies?: readonly string[];
+  /**
+   * The Auth.js error type a failure Auth.js calls `Configuration` is shown as on the sign-in
+   * page (an identity provider down, a callback that fails its checks): the log has the cause,
+   * the person gets words they can act on.
+   */
+  failedAs?: string;
   /** The `detail` of the account's record of a sign-in this way. */
   detail?: Readonly<Record<string, unknown>>;
 }
+
+/** An identity provider's sign-in judged: the account signed in, or a redirect (a refusal). */
+export type ProviderVerdict = { signedIn: SignedInUser } | { redirect: string };
 
 /**
  * What a successful sign-in's answer shows once beside Auth.js's own (a check made something

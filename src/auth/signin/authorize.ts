@@ -57,6 +57,8 @@ interface Proven {
   context: AuthRequestContext;
   knownDevice: boolean;
   password: string | null;
+  /** What proved the account: `password`, or a way in's own (`identity:<provider>`). */
+  firstProof: string;
   challenge?: { token: string; purpose: ChallengePurpose };
 }
 
@@ -98,7 +100,9 @@ async function refuse(
   const purpose = deps.challengeOpenedBy?.get(reason);
   if (verdict.challenge !== undefined) context.issuedChallenge = verdict.challenge;
   else if (purpose !== undefined && proven.challenge === undefined && challenges) {
-    context.issuedChallenge = await fromStore(context, () => challenges.issue(user, purpose));
+    context.issuedChallenge = await fromStore(context, () =>
+      challenges.issue(user, purpose, proven.firstProof),
+    );
   }
   throw new SignInCheckRefused(verdict.code);
 }
@@ -110,7 +114,7 @@ async function runChecks(
   proven: Proven,
 ): Promise<{ proofs: string[]; challengeSpent: boolean }> {
   const { context } = proven;
-  const proofs = ['password'];
+  const proofs = [proven.firstProof];
   let challengeSpent = false;
   const attempt = {
     credentials: proven.credentials,
@@ -120,6 +124,7 @@ async function runChecks(
     origin: context.origin,
     challenge: proven.challenge?.token,
     challengePurpose: proven.challenge?.purpose,
+    firstProof: proven.firstProof,
   };
   for (const check of deps.checks ?? []) {
     const verdict = await fromStore(context, () => check.check(user, attempt));
@@ -196,7 +201,7 @@ async function resumeChallenge(
     context.signInResult = 'invalid';
     return null;
   }
-  const { user, purpose } = resumed;
+  const { user, purpose, firstProof } = resumed;
   const knownDevice =
     context.deviceCookie !== undefined &&
     deps.deviceCookies.verify(context.deviceCookie, user.email, deps.now()) ===
@@ -206,6 +211,7 @@ async function resumeChallenge(
     context,
     knownDevice,
     password: null,
+    firstProof,
     challenge: { token: challenge, purpose },
   });
 }
@@ -320,7 +326,13 @@ async function withPassword(
     throw error;
   }
   if (proof.outcome !== 'right') return refuseProof(deps, context, email, proof);
-  return afterPassword(deps, proof.holder, { credentials, context, knownDevice, password });
+  return afterPassword(deps, proof.holder, {
+    credentials,
+    context,
+    knownDevice,
+    password,
+    firstProof: 'password',
+  });
 }
 
 /**
@@ -329,7 +341,21 @@ async function withPassword(
  * timing says whether the account exists or is disabled.
  */
 export function createAuthorize(deps: AuthorizeDeps) {
-  return async function authorize(
+  /**
+   * A way in's own proof of an enabled account (an identity provider's sign-in): the checks
+   * that follow a right password, then the session, as after one.
+   */
+  const afterProof = (user: User, firstProof: string, context: AuthRequestContext) =>
+    afterPassword(deps, user, {
+      credentials: {},
+      context,
+      knownDevice: false,
+      password: null,
+      firstProof,
+    });
+  return Object.assign(authorize, { afterProof });
+
+  async function authorize(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
   ): Promise<SignedInUser | null> {
@@ -340,5 +366,5 @@ export function createAuthorize(deps: AuthorizeDeps) {
       return resumeChallenge({ ...deps, challenges }, credentials, context, challenge);
     }
     return withPassword(deps, credentials, context);
-  };
+  }
 }

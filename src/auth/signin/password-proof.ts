@@ -1,4 +1,8 @@
-import { unknownUserPasswordHash, type PasswordHasher } from '../../users/hasher.js';
+import {
+  noPasswordHash,
+  unknownUserPasswordHash,
+  type PasswordHasher,
+} from '../../users/hasher.js';
 import type { Admission, Throttle } from './throttle.js';
 
 /*
@@ -105,8 +109,10 @@ export async function provePassword<Holder extends PasswordHolder>(
   const store = ports.store ?? ((work) => work());
   const result = await attempt(ports, scope, async () => {
     const holder = await store(find);
-    const hash = holder?.passwordHash ?? unknownUserPasswordHash;
-    const matched = await ports.hasher.verify(hash, password);
+    // An account without a password costs the same verification, and never matches.
+    const hasPassword = holder !== null && holder.passwordHash !== noPasswordHash;
+    const hash = hasPassword ? holder.passwordHash : unknownUserPasswordHash;
+    const matched = (await ports.hasher.verify(hash, password)) && hasPassword;
     return holder !== null && matched && usable(holder)
       ? { right: true as const, value: holder }
       : { right: false as const, seen: { holder, matched } };

@@ -60,6 +60,8 @@ export interface SignInAttempt {
   challenge?: string | undefined;
   /** What that challenge was issued for: a check takes it for that alone. */
   challengePurpose?: ChallengePurpose | undefined;
+  /** What proved the account before the checks: `password`, or `identity:<provider>`. */
+  firstProof: string;
 }
 
 /**

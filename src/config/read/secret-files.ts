@@ -8,6 +8,11 @@ export const fileVariables = [
   'WEBHOOK_SECRET',
   'FACTOR_KEY',
   'AUDIT_KEY',
+  'AUTH_OIDC_SECRET',
+  'AUTH_GITHUB_SECRET',
+  'AUTH_GOOGLE_SECRET',
+  'AUTH_MICROSOFT_ENTRA_ID_SECRET',
+  'AUTH_GITLAB_SECRET',
 ] as const;
 
 export interface FileVariablesResult {

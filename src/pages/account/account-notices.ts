@@ -14,7 +14,8 @@ export type AccountForm =
   | 'totp_disable'
   | 'recovery_codes'
   | 'passkey-rename'
-  | 'passkey-remove';
+  | 'passkey-remove'
+  | 'identity-unlink';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -59,6 +60,7 @@ const successes = {
   'passkey-rename': 'The passkey was renamed.',
   'passkey-remove': 'The passkey was removed: it can no longer sign in to your account.',
   'passkey-added': 'Passkey added. Next time, choose "Sign in with a passkey" on the sign-in page.',
+  'identity-unlink': 'The provider was unlinked: it can no longer sign in to your account.',
 } as const satisfies Record<AccountForm | 'verified' | 'passkey-added', string>;
 
 /** What the page says after its script's passkey registration was refused (`done=`). */

@@ -6,6 +6,7 @@ import {
   toldInForm,
   type SentForm,
 } from './account-form-kit.js';
+import { identitiesSection, type IdentitiesView } from './account-identities.js';
 import { secondFactorSection, type SecondFactorView } from './account-second-factor.js';
 import { historySection, sessionsSection, type SecurityView } from './account-security.js';
 import { markup, trustedHtml, type SafeHtml } from '../html.js';
@@ -53,6 +54,8 @@ export interface AccountPageView extends SecurityView {
   secondFactor?: SecondFactorView | undefined;
   /** The account's passkeys; undefined: no passkeys section. */
   passkeys?: readonly PasskeyRow[] | undefined;
+  /** Identities at providers; undefined: none configured, no section. */
+  identities?: IdentitiesView | undefined;
   /** The session may use (recent) routes now: no password asked for before them. */
   recent?: boolean;
 }
@@ -256,6 +259,8 @@ export function renderAccountPage(shell: PageShell, shown: AccountPageView): str
   const sections = [profileSection(view), emailSection(view), passwordSection(view)];
   if (view.secondFactor !== undefined) sections.push(secondFactorSection(view, view.secondFactor));
   if (view.passkeys !== undefined) sections.push(passkeysSection(view, view.passkeys));
+  if (view.identities !== undefined)
+    sections.push(identitiesSection({ ...view, authPath: shell.basePath }, view.identities));
   sections.push(sessionsSection(view, view.accountPath), historySection(view));
   const content = markup`${topNotice(view)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">

@@ -51,6 +51,8 @@ const eventWords: Record<string, string> = {
   second_factor_locked: 'Authenticator codes paused after too many wrong codes',
   passkey_added: 'Passkey added',
   passkey_removed: 'Passkey removed',
+  identity_linked: 'Sign-in with a provider added',
+  identity_unlinked: 'Sign-in with a provider removed',
   account_locked: 'Account locked',
   account_created: 'Account created',
 };

@@ -14,12 +14,20 @@ import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
 import { challengeCookieName } from '../../challenge/challenge-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from '../layout.js';
-import { signInBusy, signInNotice, signOutBusy, type EnrolmentRefusal } from '../notices.js';
+import {
+  signInBusy,
+  signInNotice,
+  signOutBusy,
+  type EnrolmentRefusal,
+  type Notice,
+} from '../notices.js';
 import { afterPasswordParam, readRetryAfter } from '../retry-after.js';
 import { pagePolicy } from '../page-csp.js';
 import { pageDefaults, type PageSettings } from '../../config/page-settings.js';
 import { pageStyle } from '../page-style.js';
-import { renderEnrolledPage, renderSignInPage } from './signin-page.js';
+import { renderEnrolledPage, renderSignInPage, type SignInProvider } from './signin-page.js';
+
+export type { SignInProvider } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';
 import { sendPage } from '../send-page.js';
 
@@ -71,6 +79,10 @@ export interface PageView {
    * derives it), when the sign-in page is the enrolment step.
    */
   enrolmentKey?: { secret: string; qrSvg: string; codeSentTo: string | null } | undefined;
+  /** Identity providers: a button each on the sign-in page, in this order. */
+  providers?: readonly SignInProvider[] | undefined;
+  /** A way in's own words for this page's query (its refusals), in place of the page's. */
+  notice?: Notice | undefined;
 }
 
 /** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
@@ -257,7 +269,7 @@ function formPostOf(pages: Pages, request: FastifyRequest): 'signin' | 'signout'
 function signInPage(
   pages: Pages,
   request: FastifyRequest,
-  { origin, secure, csrf, signedIn, enrolmentKey }: PageView,
+  { origin, secure, csrf, signedIn, enrolmentKey, providers, notice }: PageView,
 ): string {
   const { forgotPasswordUrl, signupUrl, basePath } = pages;
   const params = new URLSearchParams(queryOf(request.url));
@@ -289,7 +301,8 @@ function signInPage(
     csrfToken: csrf.csrfToken,
     callbackUrl,
     // The forgot link exists exactly when mail is on (src/app.ts).
-    notice: signInNotice(params, email, forgotPasswordUrl !== undefined),
+    notice: notice ?? signInNotice(params, email, forgotPasswordUrl !== undefined),
+    providers,
     email,
     secondStep,
     enrolment,

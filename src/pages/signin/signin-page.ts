@@ -48,6 +48,32 @@ export interface SignInView {
     | undefined;
   /** Someone is signed in already: greet them, with where to continue and how to sign out. */
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
+  /** Identity providers, a button each (Auth.js's `signin/{id}` post). */
+  providers?: readonly SignInProvider[] | undefined;
+}
+
+/** An identity provider as the sign-in page offers it. */
+export interface SignInProvider {
+  /** Auth.js's provider id: the form posts to `signin/{id}`. */
+  id: string;
+  name: string;
+}
+
+/** A button per provider, each a form posting Auth.js's own fields to `signin/{id}`. */
+function renderProviders(shell: PageShell, view: SignInView): SafeHtml | false {
+  const providers = view.providers ?? [];
+  if (providers.length === 0) return false;
+  const buttons = providers.map(
+    (
+      provider,
+    ) => markup`<form method="post" action="${shell.basePath}/signin/${provider.id}" class="provider">
+<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
+<button type="submit" class="secondary">Continue with ${provider.name}</button>
+</form>`,
+  );
+  return markup`<p class="or">or</p>
+${buttons}`;
 }
 
 const whoId = 'who';
@@ -186,6 +212,7 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword}${describedBy}${invalid}>
 <button type="submit">Sign in</button>
 </form>
+${renderProviders(shell, view)}
 ${passkey}${links}`;
   let content: SafeHtml;
   if (signedIn === undefined) {

@@ -1,0 +1,33 @@
+import { listIdentitiesOfUser, removeIdentityOfUser } from '../operator/operations.js';
+import { idParam, notFound, ok } from './admin-call.js';
+import type { AdminHandler } from './admin-call.js';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** `GET /users/{id}/identities`: the user's identities at providers, as `users identities`. */
+export const userIdentities: AdminHandler = async (call) => {
+  const identities = await listIdentitiesOfUser(call.ports, { userId: idParam(call, 'user') });
+  if (identities === 'missing') throw notFound('user');
+  return ok({
+    identities: identities.map((identity) => ({
+      id: identity.id,
+      provider: identity.provider,
+      email: identity.email,
+      linkedAt: iso(identity.linkedAt),
+      lastUsedAt: iso(identity.lastUsedAt),
+    })),
+  });
+};
+
+/** `POST /users/{id}/identities/{identity}/remove`: 204, as `users remove-identity`. */
+export const removeUserIdentity: AdminHandler = async (call) => {
+  const identityId = call.params.identity ?? '';
+  if (identityId === '' || identityId.length > 64) throw notFound('identity');
+  const outcome = await removeIdentityOfUser(call.ports, {
+    userId: idParam(call, 'user'),
+    identityId,
+    actor: call.actor,
+  });
+  if (outcome === 'missing') throw notFound('identity');
+  return { status: 204 };
+};

@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '../helpers/client.js';
+import { databaseBackends } from '../helpers/backends.js';
+import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
+import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
+import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { codeAt, proofsOf, turnOnTotp } from '../helpers/totp-codes.js';
+import type { AppConfig } from '../../src/app.js';
+
+/*
+ * Every rule of the account holds for a provider's sign-in (adoption spec §1): a second factor
+ * is still asked for, a disabled account gets nothing, sign-up only where it is open, a recent
+ * session links at once, the last way in stays, an identity signs in one account only.
+ */
+
+const password = 'correct horse battery staple';
+const clientId = 'gatehouse-rules';
+const clientSecret = 'another-long-client-secret-for-tests';
+
+/** The callback's answer after the provider signed the person in, as a browser gets it. */
+async function viaProvider(browser: Client, idp: IdentityProvider, callbackUrl = '/') {
+  const csrfToken = await browser.csrfToken();
+  const start = await browser.postForm('/api/auth/signin/oidc', { csrfToken, callbackUrl });
+  if (start.status !== 302) throw new Error(`signin/oidc answered ${start.status}`);
+  const back = new URL(await idp.followAuthorization(start.headers.get('location') ?? ''));
+  const landed = await browser.get(`${back.pathname}${back.search}`);
+  return { landed, location: landed.headers.get('location') ?? '', back };
+}
+
+async function signedInAs(browser: Client): Promise<string | undefined> {
+  const session = (await browser.session()) as { user?: { email: string } } | null;
+  return session?.user?.email;
+}
+
+async function identitiesOf(browser: Client) {
+  const response = await browser.get('/api/account/identities');
+  return ((await response.json()) as { identities: { id: string; provider: string }[] }).identities;
+}
+
+describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $name', (backend) => {
+  let idp: IdentityProvider;
+  let server: TestServer;
+  let dispose = async () => undefined as void;
+
+  beforeAll(async () => {
+    if (backend.skip) return;
+    const created = await backend.create();
+    dispose = created.dispose;
+    idp = await startIdentityProvider();
+    const config: Partial<AppConfig> = {
+      identityProviders: [
+        {
+          id: 'oidc',
+          name: 'Acme SSO',
+          clientId,
+          clientSecret,
+          issuer: idp.issuer,
+          signup: 'open',
+        },
+      ],
+      identityProviderTimeoutSeconds: 1,
+      reauthMaxAgeSeconds: 300,
+    };
+    server = await startServer({ databaseUrl: created.url, config });
+    idp.setClients([
+      { clientId, clientSecret, redirectUris: [`${server.url}/api/auth/callback/oidc`] },
+    ]);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await idp?.close();
+    await dispose();
+  });
+
+  it.skipIf(backend.skip)(
+    'sign-up open: a new person gets an account with no password and the address as vouched for; its only way in stays',
+    async () => {
+      idp.setFault('none');
+      idp.login({ sub: 'new-1', email: 'newcomer@example.com', emailVerified: true, name: 'Nia' });
+      const browser = new Client(server.url);
+      const { location } = await viaProvider(browser, idp);
+      expect(location).toBe(`${server.url}/`);
+      expect(await signedInAs(browser)).toBe('newcomer@example.com');
+      const account = (await (await browser.get('/api/account')).json()) as {
+        user: { emailVerified: boolean; name: string };
+      };
+      expect(account.user).toMatchObject({ emailVerified: true, name: 'Nia' });
+      // No password matches an account made this way.
+      const guess = await new Client(server.url).signIn('newcomer@example.com', '');
+      expect((await guess.json()) as { url: string }).toMatchObject({
+        url: expect.stringContaining('error=CredentialsSignin'),
+      });
+      const [identity] = await identitiesOf(browser);
+      const unlink = await postWithCsrf(
+        browser,
+        `/api/account/identities/${identity?.id}/unlink`,
+        {},
+      );
+      expect(await errorCode(unlink)).toBe('409 last_sign_in_method');
+      expect(await identitiesOf(browser)).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(backend.skip)('an unverified address never makes a verified account', async () => {
+    idp.login({ sub: 'new-2', email: 'unvouched@example.com', emailVerified: false });
+    const browser = new Client(server.url);
+    await viaProvider(browser, idp);
+    const account = (await (await browser.get('/api/account')).json()) as {
+      user: { emailVerified: boolean };
+    };
+    expect(account.user.emailVerified).toBe(false);
+  });
+
+  it.skipIf(backend.skip)(
+    'a linked account with TOTP is asked for its code after the provider, which then signs in',
+    async () => {
+      const userId = await addUser(server, 'totp@example.com', password, 'Tess');
+      const browser = new Client(server.url);
+      await browser.signIn('totp@example.com', password);
+      const { secret } = await turnOnTotp(browser);
+      // Linked from her recent session at once; the provider's sign-in itself still asks for
+      // the code (her session stays until one succeeds).
+      idp.login({ sub: 'tess', email: 'tess@elsewhere.example', emailVerified: true });
+      const linked = await viaProvider(browser, idp);
+      expect(linked.location).toContain('code=second_factor_required');
+      expect(await signedInAs(browser)).toBe('totp@example.com');
+      expect(await identitiesOf(browser)).toEqual([expect.objectContaining({ provider: 'oidc' })]);
+      // Another browser: the provider, then the code.
+      const other = new Client(server.url);
+      const { location } = await viaProvider(other, idp);
+      expect(location).toContain(
+        '/api/auth/signin?error=CredentialsSignin&code=second_factor_required',
+      );
+      expect(await signedInAs(other)).toBeUndefined();
+      const step = await other.signIn('', '', '/api/auth/callback/credentials', {
+        // The confirmation used step 0's code; each is taken once.
+        otp: codeAt(secret, 1),
+      });
+      expect(step.status).toBe(200);
+      expect(await signedInAs(other)).toBe('totp@example.com');
+      expect(await proofsOf(server.db, userId)).toContain('identity:oidc otp');
+    },
+  );
+
+  it.skipIf(backend.skip)('a disabled account gets no session, in words', async () => {
+    await addUser(server, 'off@example.com', password);
+    const browser = new Client(server.url);
+    await browser.signIn('off@example.com', password);
+    idp.login({ sub: 'off', email: 'off@example.com', emailVerified: true });
+    await viaProvider(browser, idp);
+    const user = await server.services.users.findByEmail('off@example.com');
+    await server.services.users.setDisabled(user?.id ?? '', true);
+    const fresh = new Client(server.url);
+    const { location } = await viaProvider(fresh, idp);
+    expect(location).toContain('error=AccessDenied&code=account_disabled');
+    expect(await signedInAs(fresh)).toBeUndefined();
+    const page = await fresh.get(new URL(location).pathname + new URL(location).search);
+    expect(await page.text()).toContain('is disabled');
+  });
+
+  it.skipIf(backend.skip)('an identity signs in one account: not linked to a second', async () => {
+    await addUser(server, 'bob@example.com', password);
+    const bob = new Client(server.url);
+    await bob.signIn('bob@example.com', password);
+    // `tess` is Tess's identity: Bob's recent session does not take it.
+    idp.login({ sub: 'tess', email: 'tess@elsewhere.example', emailVerified: true });
+    const { location } = await viaProvider(bob, idp);
+    expect(location).toContain('error=AccessDenied&code=identity_linked_elsewhere');
+    expect(await identitiesOf(bob)).toEqual([]);
+    expect(await signedInAs(bob)).toBe('bob@example.com');
+  });
+
+  it.skipIf(backend.skip)(
+    'a callback is single use and bound to the browser that started it',
+    async () => {
+      idp.login({ sub: 'new-1', email: 'newcomer@example.com', emailVerified: true });
+      const browser = new Client(server.url);
+      const { back } = await viaProvider(browser, idp);
+      expect(await signedInAs(browser)).toBe('newcomer@example.com');
+      // The same answer again, in the same browser (signed out) and in another one.
+      await browser.signOut();
+      for (const replay of [browser, new Client(server.url)]) {
+        const again = await replay.get(`${back.pathname}${back.search}`);
+        expect(again.status).toBe(302);
+        expect(again.headers.get('location')).toContain(
+          '/api/auth/signin?error=OAuthCallbackError',
+        );
+        expect(await signedInAs(replay)).toBeUndefined();
+      }
+      // A state changed on the way back.
+      const csrfToken = await browser.csrfToken();
+      const start = await browser.postForm('/api/auth/signin/oidc', {
+        csrfToken,
+        callbackUrl: '/',
+      });
+      const answer = new URL(await idp.followAuthorization(start.headers.get('location') ?? ''));
+      answer.searchParams.set('state', `${answer.searchParams.get('state')}x`);
+      const tampered = await browser.get(`${answer.pathname}${answer.search}`);
+      expect(tampered.headers.get('location')).toContain('error=OAuthCallbackError');
+      expect(await signedInAs(browser)).toBeUndefined();
+    },
+  );
+
+  it.skipIf(backend.skip)(
+    'a provider down, slow or answering garbage: the sign-in page says so, nothing hangs, never a 5xx',
+    async () => {
+      const browser = new Client(server.url);
+      for (const fault of ['down', 'slow'] as const) {
+        idp.setFault(fault, 3000);
+        const started = Date.now();
+        const csrfToken = await browser.csrfToken();
+        const start = await browser.postForm('/api/auth/signin/oidc', { csrfToken });
+        expect(start.status).toBe(302);
+        expect(start.headers.get('location')).toBe(
+          `${server.url}/api/auth/signin?error=OAuthSignInError&provider=oidc`,
+        );
+        expect(Date.now() - started).toBeLessThan(2900);
+      }
+      for (const fault of ['malformed-token', 'huge-token'] as const) {
+        idp.setFault('none');
+        const csrfToken = await browser.csrfToken();
+        const start = await browser.postForm('/api/auth/signin/oidc', { csrfToken });
+        const back = new URL(await idp.followAuthorization(start.headers.get('location') ?? ''));
+        idp.setFault(fault);
+        const landed = await browser.get(`${back.pathname}${back.search}`);
+        expect(landed.status).toBe(302);
+        expect(landed.headers.get('location')).toContain('error=OAuthCallbackError');
+      }
+      idp.setFault('none');
+      const page = await browser.get('/api/auth/signin?error=OAuthCallbackError&provider=oidc');
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Signing in with Acme SSO did not complete');
+    },
+  );
+});
