@@ -62,8 +62,10 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
       reauthMaxAgeSeconds: 300,
     };
     server = await startServer({ databaseUrl: created.url, config });
+    const redirectUris = [`${server.url}/api/auth/callback/oidc`];
     idp.setClients([
-      { clientId, clientSecret, redirectUris: [`${server.url}/api/auth/callback/oidc`] },
+      { clientId, clientSecret, redirectUris },
+      { clientId: 'another-client', clientSecret: 'another-client-secret-value', redirectUris },
     ]);
   });
   afterAll(async () => {
@@ -197,6 +199,36 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
       answer.searchParams.set('state', `${answer.searchParams.get('state')}x`);
       const tampered = await browser.get(`${answer.pathname}${answer.search}`);
       expect(tampered.headers.get('location')).toContain('error=OAuthCallbackError');
+      expect(await signedInAs(browser)).toBeUndefined();
+    },
+  );
+
+  it.skipIf(backend.skip)(
+    'a wrong iss, or a code issued to another client, is refused at the callback',
+    async () => {
+      idp.login({ sub: 'new-1', email: 'newcomer@example.com', emailVerified: true });
+      const browser = new Client(server.url);
+      const csrfToken = await browser.csrfToken();
+      const start = await browser.postForm('/api/auth/signin/oidc', { csrfToken });
+      const authorize = new URL(start.headers.get('location') ?? '');
+      const answer = new URL(await idp.followAuthorization(authorize.toString()));
+      const wrongIss = new URL(answer);
+      wrongIss.searchParams.set('iss', 'https://evil.example');
+      const refused = await browser.get(`${wrongIss.pathname}${wrongIss.search}`);
+      expect(refused.headers.get('location')).toContain('error=OAuthCallbackError');
+      expect(await signedInAs(browser)).toBeUndefined();
+
+      // A code the provider issued to another client, with this browser's own state.
+      const again = await browser.postForm('/api/auth/signin/oidc', {
+        csrfToken: await browser.csrfToken(),
+      });
+      const ours = new URL(again.headers.get('location') ?? '');
+      const theirs = new URL(ours);
+      theirs.searchParams.set('client_id', 'another-client');
+      const stolen = new URL(await idp.followAuthorization(theirs.toString()));
+      expect(stolen.searchParams.get('code')).toBeTruthy();
+      const swapped = await browser.get(`${stolen.pathname}${stolen.search}`);
+      expect(swapped.headers.get('location')).toContain('error=OAuthCallbackError');
       expect(await signedInAs(browser)).toBeUndefined();
     },
   );
