@@ -92,6 +92,11 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
       expect((await guess.json()) as { url: string }).toMatchObject({
         url: expect.stringContaining('error=CredentialsSignin'),
       });
+      // Its page says how to add a password, and offers no second link of the same provider.
+      const page = await (await browser.get('/account')).text();
+      expect(page).toContain('This account has no password');
+      expect(page).not.toContain('id="currentPassword"');
+      expect(page).not.toContain('Link Acme SSO');
       const [identity] = await identitiesOf(browser);
       const unlink = await postWithCsrf(
         browser,

@@ -45,10 +45,13 @@ export type Refusal =
   | 'account_disabled';
 
 /** Where a refused provider sign-in sends the browser: the sign-in page, which words it. */
-export function refusalUrl(origin: string, error: string, code?: string, provider?: string) {
-  const params = new URLSearchParams({ error });
-  if (code !== undefined) params.set('code', code);
-  if (provider !== undefined) params.set('provider', provider);
+export function refusalUrl(
+  origin: string,
+  refusal: { error: string; code?: string; provider: string },
+) {
+  const params = new URLSearchParams({ error: refusal.error });
+  if (refusal.code !== undefined) params.set('code', refusal.code);
+  params.set('provider', refusal.provider);
   return `${origin}/api/auth/signin?${params}`;
 }
 
@@ -69,7 +72,11 @@ export function createProviderJudge(deps: ProviderJudgeDeps) {
     );
     judging.context.signInResult = 'invalid';
     return {
-      redirect: refusalUrl(judging.context.origin, 'AccessDenied', code, judging.setting.id),
+      redirect: refusalUrl(judging.context.origin, {
+        error: 'AccessDenied',
+        code,
+        provider: judging.setting.id,
+      }),
     };
   };
 
@@ -85,7 +92,13 @@ export function createProviderJudge(deps: ProviderJudgeDeps) {
       return refuse(judging, 'account_disabled', { userId: user?.id });
     const signedIn = await judging.proceed(user, `identity:${judging.setting.id}`);
     if (signedIn === null) {
-      return { redirect: refusalUrl(judging.context.origin, 'CredentialsSignin', 'credentials') };
+      return {
+        redirect: refusalUrl(judging.context.origin, {
+          error: 'CredentialsSignin',
+          code: 'credentials',
+          provider: judging.setting.id,
+        }),
+      };
     }
     return { signedIn };
   }
@@ -139,7 +152,13 @@ export function createProviderJudge(deps: ProviderJudgeDeps) {
       if (holder !== null) {
         // Signed in, but not recently: the account is proven again in this browser first.
         judging.offered(await offerIdentity(deps.db, holder.id, identity, deps.now()));
-        return { redirect: refusalUrl(context.origin, 'OAuthAccountNotLinked', 'reauthenticate') };
+        return {
+          redirect: refusalUrl(context.origin, {
+            error: 'OAuthAccountNotLinked',
+            code: 'reauthenticate',
+            provider: identity.provider,
+          }),
+        };
       }
     }
     const holding = person.email === null ? null : await accountHolding(deps.db, person.email);
@@ -152,7 +171,12 @@ export function createProviderJudge(deps: ProviderJudgeDeps) {
         'identity offered for linking: the account must be proven first',
       );
       context.signInResult = 'invalid';
-      return { redirect: refusalUrl(context.origin, 'OAuthAccountNotLinked') };
+      return {
+        redirect: refusalUrl(context.origin, {
+          error: 'OAuthAccountNotLinked',
+          provider: identity.provider,
+        }),
+      };
     }
     const open =
       judging.setting.signup === undefined ? deps.signupOpen : judging.setting.signup === 'open';

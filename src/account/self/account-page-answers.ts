@@ -18,6 +18,7 @@ import type { CsrfRefusal } from '../csrf-guard.js';
 import { secondFactorsOf } from '../second-factors.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { providerNamesOf } from '../identities/actions.js';
+import { noPasswordHash } from '../../users/hasher.js';
 import { listIdentities } from '../identities/identity-store.js';
 import { factorSummary } from '../totp/totp-store.js';
 import { ownHistory } from './list-events.js';
@@ -197,6 +198,7 @@ export async function accountPageData(
     secondFactor: factors.view,
     passkeys,
     ...(identities !== undefined && { identities }),
+    noPassword: signedIn.user.passwordHash === noPasswordHash,
     recent: recentUntil !== null && deps.now() < recentUntil,
   };
 }
@@ -209,6 +211,7 @@ async function identitiesView(deps: AccountDeps, userId: string) {
   return {
     rows: rows.map((identity) => ({
       id: identity.id,
+      provider: identity.provider,
       providerName: names(identity.provider),
       email: identity.email,
       linkedAt: new Date(identity.linkedAt).toISOString(),

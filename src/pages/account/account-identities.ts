@@ -5,7 +5,8 @@ import { markup, type SafeHtml } from '../html.js';
 /** An identity as the page lists it (`GET /api/account/identities`'s entries, named). */
 export interface IdentityRow {
   id: string;
-  /** The provider's name as configured (`GitHub`, `Acme SSO`). */
+  /** The provider's id and its name as configured (`GitHub`, `Acme SSO`). */
+  provider: string;
   providerName: string;
   email: string | null;
   linkedAt: string;
@@ -63,13 +64,17 @@ ${
       ? markup`<p class="hint">None linked yet. Link one to sign in with it instead of your password.</p>`
       : markup`<ul class="passkeys">
 ${rows.map((row) => markup`${row}\n`)}</ul>`;
-  const buttons = identities.providers.map(
-    (provider) => markup`<form method="post" action="${view.authPath}/signin/${provider.id}">
+  // One identity per provider is what people expect: a linked provider offers no second link.
+  const linked = new Set(identities.rows.map((row) => row.provider));
+  const buttons = identities.providers
+    .filter((provider) => !linked.has(provider.id))
+    .map(
+      (provider) => markup`<form method="post" action="${view.authPath}/signin/${provider.id}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.accountPath}">
 <button type="submit" class="secondary">Link ${provider.name}</button>
 </form>`,
-  );
+    );
   return markup`<section aria-labelledby="identities-title">
 <h2 id="identities-title">Sign-in with other services</h2>
 ${list}

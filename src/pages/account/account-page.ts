@@ -56,6 +56,11 @@ export interface AccountPageView extends SecurityView {
   passkeys?: readonly PasskeyRow[] | undefined;
   /** Identities at providers; undefined: none configured, no section. */
   identities?: IdentitiesView | undefined;
+  /**
+   * The account has no password (a provider made it): the password section says how to set
+   * one (the reset flow, when mail is on) instead of asking for the current one.
+   */
+  noPassword?: boolean;
   /** The session may use (recent) routes now: no password asked for before them. */
   recent?: boolean;
 }
@@ -128,7 +133,22 @@ const newPasswordFaults = (invalid: readonly string[]) =>
     invalid.includes('newPasswordRepeat') ? ('repeat' as const) : undefined,
   ].filter((one) => one !== undefined);
 
+function noPasswordSection(forgotUrl: string | undefined): SafeHtml {
+  const how =
+    forgotUrl === undefined
+      ? markup`Ask your administrator to set one for you.`
+      : markup`To add one, <a href="${forgotUrl}">ask for a link to set it</a>: we mail it to your address.`;
+  return markup`<section aria-labelledby="password-title">
+<h2 id="password-title">Password</h2>
+<p>This account has no password: it signs in with the services below. ${how}</p>
+</section>`;
+}
+
 function passwordSection(view: PlacedView): SafeHtml {
+  if (view.noPassword === true)
+    return noPasswordSection(
+      view.mailEnabled === true ? `${view.accountPath}/password/forgot` : undefined,
+    );
   const state = (field: string) => fieldState(view, 'password', field);
   const sent = view.sent?.form === 'password' ? view.sent : undefined;
   // The username beside the passwords (in the new password's fields) lets a password manager
