@@ -31,6 +31,7 @@ import {
 import { guideBlocks, type RunBlock } from '../helpers/guide.js';
 import { freePort } from '../helpers/processes.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
+import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
 import { firstPass } from '../helpers/passes.js';
 
 // docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
@@ -172,6 +173,8 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
     let gatehouseCommand = '';
     /** The mail catcher Gatehouse mails to (the guide's Mailpit). */
     let smtp: LoopbackSmtp | undefined;
+    /** The OpenID Connect provider the guide's last section configures (a real one). */
+    let idp: IdentityProvider | undefined;
     const timings: Record<string, number> = {};
 
     /** A guide's server command, left running once it listens on `port`. */
@@ -230,10 +233,23 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
         npm_config_update_notifier: 'false',
       };
       smtp = await LoopbackSmtp.start();
+      idp = await startIdentityProvider();
+      idp.setClients([
+        {
+          clientId: 'my-app',
+          clientSecret: 'my-app-client-secret-0123456789',
+          redirectUris: [`${appUrl}/api/auth/callback/oidc`],
+        },
+      ]);
       gatehouseEnv = {
         ...base,
         PORT: String(gatehousePort),
         SMTP_URL: smtp.url,
+        // The guide's "Sign in with Google, GitHub or any OpenID Connect provider", set here.
+        AUTH_OIDC_ISSUER: idp.issuer,
+        AUTH_OIDC_ID: 'my-app',
+        AUTH_OIDC_SECRET: 'my-app-client-secret-0123456789',
+        AUTH_OIDC_NAME: 'Acme SSO',
         MAIL_FROM: 'My app <no-reply@example.com>',
         FAST_PATHS: mode === 'fast-paths-off' ? 'off' : 'on',
         npm_config_ignore_scripts: 'true',
@@ -295,6 +311,7 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await browser?.close();
       for (const server of servers.reverse()) await stopGroup(server);
       await smtp?.close();
+      await idp?.close();
     });
 
     const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();
@@ -691,6 +708,28 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await page.getByRole('button', { name: 'Sign out' }).click();
       await waitFor(page, 'server-gatehouse', 'Not signed in');
       await cdp.detach();
+    });
+
+    it("signs a new person in with an OpenID Connect provider through the example's button: signIn('oidc'), unchanged", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      idp!.login({
+        sub: 'sam-at-acme',
+        email: 'sam@example.com',
+        emailVerified: true,
+        name: 'Sam Provider',
+      });
+      const sso = await (await browser!.newContext()).newPage();
+      sso.setDefaultTimeout(10_000);
+      await home(sso, 'Not signed in');
+      // To the provider (a real one on loopback), and back through the app's /api/auth rewrite.
+      await sso.getByRole('button', { name: 'Continue with Acme SSO' }).click();
+      await waitFor(sso, 'server-gatehouse', 'Signed in as Sam Provider');
+      await waitFor(sso, 'server-decoded', 'Signed in as Sam Provider');
+      await waitFor(sso, 'client-session', 'Signed in as Sam Provider');
+      await shot(sso, '7b-signed-in-with-a-provider');
+      await sso.getByRole('button', { name: 'Sign out' }).click();
+      await waitFor(sso, 'server-gatehouse', 'Not signed in');
+      await sso.context().close();
     });
 
     it('with SECOND_FACTOR=required, Grace (no second factor yet) sets up her app on the form with the code from her mail, wrong codes refused in words, and is signed in', async (context) => {

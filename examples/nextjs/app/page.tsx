@@ -3,6 +3,7 @@ import { auth } from '../auth';
 import { sessionFromGatehouse } from '../lib/gatehouse';
 import { ClientSession } from './client-session';
 import { PasskeyButton } from './passkey-button';
+import { ProviderButtons } from './provider-buttons';
 import { SignInForm } from './sign-in-form';
 import { SignOutButton } from './sign-out-button';
 
@@ -34,6 +35,7 @@ export default async function Home() {
         <>
           <SignInForm />
           <PasskeyButton />
+          <ProviderButtons />
           <p>
             <Link href="/forgot-password">Forgot your password?</Link> ·{' '}
             <Link href="/sign-up">Create an account</Link>
