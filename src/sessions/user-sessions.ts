@@ -17,6 +17,17 @@ export interface SessionView {
   lastSeenAt: string;
   device: string;
   ip: string;
+  /**
+   * How it signed in: `password`, `passkey`, or the identity provider's id (`github`, `oidc`),
+   * as its first proof records it (a second step is not the method).
+   */
+  method: string;
+}
+
+/** The method a session's proofs name (`identity:github totp` is `github`). */
+export function signInMethod(proofs: string): string {
+  const first = proofs.split(' ')[0] ?? '';
+  return first.startsWith('identity:') ? first.slice('identity:'.length) : first || 'password';
 }
 
 /** Sessions listed at most: the live ones a user may hold (`SESSIONS_PER_USER_MAX`, 100). */
@@ -42,7 +53,7 @@ export async function listUserSessions(
 ): Promise<SessionView[]> {
   const rows = await db
     .selectFrom('sessions')
-    .select(['id', 'public_id', 'created_at', 'last_seen_at', 'ip', 'user_agent'])
+    .select(['id', 'public_id', 'created_at', 'last_seen_at', 'ip', 'user_agent', 'proofs'])
     .where('user_id', '=', query.userId)
     .where('revoked_at', 'is', null)
     .where('public_id', 'is not', null)
@@ -61,6 +72,7 @@ export async function listUserSessions(
       lastSeenAt: iso(row.last_seen_at === null ? createdAt : Number(row.last_seen_at)),
       device: deviceLabel(row.user_agent),
       ip: ipPrefix(row.ip),
+      method: signInMethod(row.proofs),
     };
   });
 }

@@ -146,6 +146,12 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
       expect(step.status).toBe(200);
       expect(await signedInAs(other)).toBe('totp@example.com');
       expect(await proofsOf(server.db, userId)).toContain('identity:oidc otp');
+      // Her sessions list says how each signed in.
+      const listed = (await (await other.get('/api/account/sessions')).json()) as {
+        sessions: { current: boolean; method: string }[];
+      };
+      expect(listed.sessions.find((session) => session.current)?.method).toBe('oidc');
+      expect(listed.sessions.map((session) => session.method).sort()).toEqual(['oidc', 'password']);
     },
   );
 

@@ -191,7 +191,8 @@ export async function accountPageData(
     user,
     passwordMinLength: deps.passwordMinLength,
     mailEnabled: deps.mail !== undefined,
-    sessions,
+    // Each session's method as a person reads it: a provider by its configured name.
+    sessions: sessions.map((session) => ({ ...session, method: methodName(deps, session.method) })),
     events,
     notice: said.notice,
     ...(said.sent !== undefined && { sent: said.sent }),
@@ -201,6 +202,11 @@ export async function accountPageData(
     noPassword: signedIn.user.passwordHash === noPasswordHash,
     recent: recentUntil !== null && deps.now() < recentUntil,
   };
+}
+
+/** `password`, `passkey`, or a provider's configured name (`Acme SSO`). */
+function methodName(deps: AccountDeps, method: string): string {
+  return method === 'password' || method === 'passkey' ? method : providerNamesOf(deps)(method);
 }
 
 /** The account's identities and the providers to link, when any provider is configured. */

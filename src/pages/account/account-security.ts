@@ -67,7 +67,7 @@ export function sessionsSection(view: SecurityView, accountPath: string): SafeHt
   const items = sessions.map(
     (session) => markup`<li>
 <p class="what">${session.device}${session.current && markup` <span class="tag">This one</span>`}</p>
-<p class="hint">${session.ip} · signed in ${when(session.createdAt)} · last seen ${when(session.lastSeenAt)}</p>
+<p class="hint">${session.ip} · signed in ${when(session.createdAt)} with ${session.method} · last seen ${when(session.lastSeenAt)}</p>
 ${
   !session.current &&
   markup`<form method="post" action="${accountPath}/sessions/${session.id}/revoke">
