@@ -7,10 +7,8 @@ import type { AccountOperation } from './action.js';
 import type { AccountWayIn, Factor } from './second-factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { PagePaths } from './paths.js';
-import type { IdentityProviderSetting } from '../config/identity-providers.js';
-import type { UserStore } from '../users/store.js';
 import { identityOperations } from './identities/actions.js';
-import { createIdentityWayIn } from './identities/identity-way-in.js';
+import { createIdentityWayIn, type IdentityWayInPorts } from './identities/identity-way-in.js';
 import { identityUpkeep } from './identities/upkeep.js';
 import { passkeyOperations } from './passkeys/actions.js';
 import { passkeysWayIn } from './passkeys/passkey-way-in.js';
@@ -27,7 +25,7 @@ import { totpUpkeep } from './totp/upkeep.js';
 import { createVerifiedAddressCheck } from './verified-address-check.js';
 
 /** What every way in is built over (the account wing's); each takes the part it needs. */
-export interface WayInPorts {
+export interface WayInPorts extends Omit<IdentityWayInPorts, 'pages' | 'mail'> {
   db: Kysely<Database>;
   /** The outbox, when mail is on; else undefined. */
   mail: MailQueue | undefined;
@@ -47,16 +45,6 @@ export interface WayInPorts {
   passkeys: Passkeys;
   /** Every registered way in's part of the second factors: filled once all are built. */
   factors: readonly Factor[];
-  users: Pick<UserStore, 'findById'>;
-  /** The identity providers people may sign in with, and how long each call may take. */
-  identityProviders: readonly IdentityProviderSetting[];
-  identityProviderTimeoutSeconds: number;
-  /** SIGNUP=open: a provider's sign-in may make an account (AUTH_<ID>_SIGNUP overrides it). */
-  signupOpen: boolean;
-  /** REAUTH_MAX_AGE: a browser signed in this recently links a new identity at once. */
-  reauthMaxAgeSeconds: number;
-  /** AUTH_URL, which fixes the scheme the cookies are named for. */
-  publicOrigin: string | undefined;
   now: () => number;
   log: {
     info(fields: object, message: string): void;

@@ -1,22 +1,16 @@
-import { listIdentitiesOfUser, removeIdentityOfUser } from '../operator/operations.js';
+import {
+  identityAnswer,
+  listIdentitiesOfUser,
+  removeIdentityOfUser,
+} from '../operator/operations.js';
 import { idParam, notFound, ok } from './admin-call.js';
 import type { AdminHandler } from './admin-call.js';
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** `GET /users/{id}/identities`: the user's identities at providers, as `users identities`. */
 export const userIdentities: AdminHandler = async (call) => {
   const identities = await listIdentitiesOfUser(call.ports, { userId: idParam(call, 'user') });
   if (identities === 'missing') throw notFound('user');
-  return ok({
-    identities: identities.map((identity) => ({
-      id: identity.id,
-      provider: identity.provider,
-      email: identity.email,
-      linkedAt: iso(identity.linkedAt),
-      lastUsedAt: iso(identity.lastUsedAt),
-    })),
-  });
+  return ok({ identities: identities.map(identityAnswer) });
 };
 
 /** `POST /users/{id}/identities/{identity}/remove`: 204, as `users remove-identity`. */

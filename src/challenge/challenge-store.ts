@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { deleteInBatches } from '../db/delete-in-batches.js';
+import { deleteExpired } from '../db/delete-in-batches.js';
 import type { Database } from '../db/schema.js';
 import { challengeTtlSeconds } from './challenge-cookie.js';
 
@@ -95,16 +95,5 @@ export async function spendChallenge(
 
 /** Deletes challenges past their time (the account wing's prune). */
 export async function pruneChallenges(db: Kysely<Database>, before: number): Promise<void> {
-  await deleteInBatches(db, (limit) =>
-    db
-      .deleteFrom('signin_challenges')
-      .where('token_hash', 'in', (eb) =>
-        eb
-          .selectFrom('signin_challenges')
-          .select('token_hash')
-          .where('expires_at', '<', before)
-          .limit(limit),
-      )
-      .executeTakeFirst(),
-  );
+  await deleteExpired(db, 'signin_challenges', before);
 }

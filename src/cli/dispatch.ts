@@ -93,14 +93,22 @@ const outboxListOptions: Command['options'] = {
   json: { type: 'boolean' },
 };
 
+/** `list` and `retry`, which the mail and webhook outboxes both have. */
+function outboxCommands(outbox: {
+  listHelp: string;
+  list: Command['run'];
+  retryHelp: string;
+  retry: Command['run'];
+}): Record<string, Command> {
+  return {
+    list: { help: outbox.listHelp, options: outboxListOptions, run: outbox.list },
+    retry: { help: outbox.retryHelp, options: {}, positional: 'id', run: outbox.retry },
+  };
+}
+
 const mailCommands: Record<string, Command> = {
-  list: {
-    help: mail.listHelp,
-    options: outboxListOptions,
-    run: mail.list,
-  },
+  ...outboxCommands(mail),
   show: { help: mail.showHelp, options: {}, positional: 'id', run: mail.show },
-  retry: { help: mail.retryHelp, options: {}, positional: 'id', run: mail.retry },
   test: {
     help: mail.testHelp,
     options: { to: { type: 'string' }, 'timeout-seconds': { type: 'string' } },
@@ -118,14 +126,7 @@ const auditCommands: Record<string, Command> = {
   },
 };
 
-const webhookCommands: Record<string, Command> = {
-  list: {
-    help: webhooks.listHelp,
-    options: outboxListOptions,
-    run: webhooks.list,
-  },
-  retry: { help: webhooks.retryHelp, options: {}, positional: 'id', run: webhooks.retry },
-};
+const webhookCommands: Record<string, Command> = outboxCommands(webhooks);
 
 /** Where every command's database comes from, as each group's usage ends. */
 const databaseLine = (cli: string) =>

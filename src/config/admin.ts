@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { port } from './http.js';
 import { metricsPort } from './metrics.js';
+import { optionalText } from './read/kinds.js';
 import { noted } from './read/notes.js';
 
 /** Empty means unset (platforms often cannot unset a variable). */
@@ -13,13 +14,6 @@ const optionalPort = z.pipe(
   ),
   z.transform((value) => (value === undefined || value === '' ? undefined : Number(value))),
 );
-
-/** A function: each variable needs a schema of its own for its note (notes.ts). */
-const optionalText = () =>
-  z.pipe(
-    z.optional(z.string()),
-    z.transform((value) => (value === '' ? undefined : value)),
-  );
 
 /**
  * The admin API (src/admin/) on a listener of its own; off unless ADMIN_PORT is set. The token

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { isLoopbackOrigin } from './auth.js';
-import { integer } from './read/kinds.js';
+import { integer, trimmedText } from './read/kinds.js';
 import { noted } from './read/notes.js';
 
 /** The identity providers Gatehouse signs in with, by Auth.js's provider ids. */
@@ -24,11 +24,6 @@ export interface IdentityProviderSetting {
 /** Auth.js's environment prefix for a provider: AUTH_MICROSOFT_ENTRA_ID_ID and the like. */
 export const envPrefix = (id: ProviderKind) => `AUTH_${id.toUpperCase().replaceAll('-', '_')}`;
 
-const text = () =>
-  z.pipe(
-    z.optional(z.string()),
-    z.transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
-  );
 const signup = () =>
   z.optional(z.enum(['open', 'closed'], { error: 'must be open or closed (unset: as SIGNUP)' }));
 
@@ -69,11 +64,11 @@ const extras: Record<ProviderKind, { issuer?: 'required' | 'optional'; example: 
 export const issuerVariable = (id: ProviderKind) =>
   id === 'github' ? 'AUTH_GITHUB_ENTERPRISE_URL' : `${envPrefix(id)}_ISSUER`;
 
-const clientId = () => noted(text(), { default: 'none (off)', example: 'gatehouse-client' });
-const clientSecret = () => noted(text(), { example: 'a-long-client-secret' });
+const clientId = () => noted(trimmedText(), { default: 'none (off)', example: 'gatehouse-client' });
+const clientSecret = () => noted(trimmedText(), { example: 'a-long-client-secret' });
 const signupSetting = () => noted(signup(), { default: 'as SIGNUP', example: 'open' });
 const issuer = (id: ProviderKind, required: boolean) =>
-  noted(text(), {
+  noted(trimmedText(), {
     ...(!required && { default: 'the provider’s public service' }),
     example: extras[id].example,
   });
@@ -86,7 +81,7 @@ const shape = {
   AUTH_OIDC_ISSUER: issuer('oidc', true),
   AUTH_OIDC_ID: clientId(),
   AUTH_OIDC_SECRET: clientSecret(),
-  AUTH_OIDC_NAME: noted(text(), { default: builtInNames.oidc, example: 'Acme SSO' }),
+  AUTH_OIDC_NAME: noted(trimmedText(), { default: builtInNames.oidc, example: 'Acme SSO' }),
   AUTH_OIDC_SIGNUP: signupSetting(),
   AUTH_GITHUB_ID: clientId(),
   AUTH_GITHUB_SECRET: clientSecret(),

@@ -2,15 +2,8 @@ import * as z from 'zod/mini';
 import { builtinMails } from '../mail/builtin-templates.js';
 import type { MailCatalogue } from '../mail/catalogue.js';
 import { readTemplateDir, type TemplateOverrides } from '../mail/templates.js';
-import { integer } from './read/kinds.js';
+import { integer, optionalText } from './read/kinds.js';
 import { noted } from './read/notes.js';
-
-/** Empty means unset: platforms often cannot unset a variable. */
-const optionalText = () =>
-  z.pipe(
-    z.optional(z.string()),
-    z.transform((value) => (value === '' ? undefined : value)),
-  );
 
 /**
  * `no-reply@example.com` or `Name <no-reply@example.com>` (a name with `,;:<>@` in it is

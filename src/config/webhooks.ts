@@ -1,14 +1,7 @@
 import * as z from 'zod/mini';
 import { hasCredentials, redactedUrl } from '../util/redacted-url.js';
-import { integer } from './read/kinds.js';
+import { integer, trimmedText } from './read/kinds.js';
 import { noted } from './read/notes.js';
-
-/** A function: each variable needs a schema of its own for its note (notes.ts). */
-const optionalText = () =>
-  z.pipe(
-    z.optional(z.string()),
-    z.transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
-  );
 
 function isEndpoint(value: string): boolean {
   try {
@@ -39,11 +32,11 @@ export function webhookSecretBytes(value: string): Buffer | undefined {
 export const webhooks = z.pipe(
   z
     .object({
-      WEBHOOK_URL: noted(optionalText(), {
+      WEBHOOK_URL: noted(trimmedText(), {
         default: 'none (off)',
         example: 'https://app.example.com/hooks/gatehouse',
       }),
-      WEBHOOK_SECRET: noted(optionalText(), { example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+      WEBHOOK_SECRET: noted(trimmedText(), { example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
       // The first retry's delay; each further one doubles, up to an hour.
       WEBHOOK_RETRY_SECONDS: integer(1, 3600, 30),
     })

@@ -77,3 +77,22 @@ export async function deleteInBatches(
     await pacing?.end();
   }
 }
+
+/** The tables of single-use secrets kept by digest (`token_hash`) until they expire. */
+type ExpiringTable = 'signin_challenges' | 'identity_link_offers';
+
+/** Deletes the rows of `table` that expired before `before`, in batches. */
+export function deleteExpired(
+  db: Kysely<Database>,
+  table: ExpiringTable,
+  before: number,
+): Promise<number> {
+  return deleteInBatches(db, (limit) =>
+    db
+      .deleteFrom(table)
+      .where('token_hash', 'in', (eb) =>
+        eb.selectFrom(table).select('token_hash').where('expires_at', '<', before).limit(limit),
+      )
+      .executeTakeFirst(),
+  );
+}

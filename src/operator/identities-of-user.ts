@@ -7,6 +7,7 @@ import { readUser } from '../users/writes.js';
 import { recordOperatorEvent, type Actor, type OperatorPorts } from './actor.js';
 
 export type { Identity };
+export { identityAnswer } from '../account/identities/identity-store.js';
 
 /** The user's identities at providers (provider, address given, when linked and last used). */
 export async function listIdentitiesOfUser(

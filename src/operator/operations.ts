@@ -25,9 +25,13 @@ export { resetSecondFactor } from './reset-second-factor.js';
 export { revokeUserSessionsNow } from './revoke-user-sessions.js';
 export { setUserEmail, type SetEmail } from './set-user-email.js';
 export { setUserPassword } from './set-user-password.js';
-export { unlockEmail } from './unlock-email.js';
+export { unlockEmail, unlockUser } from './unlock.js';
 export { listSessionsOfUser, revokeSessionOfUser, type SessionView } from './sessions-of-user.js';
-export { listIdentitiesOfUser, removeIdentityOfUser, type Identity } from './identities-of-user.js';
-export { unlockUser } from './unlock-user.js';
+export {
+  identityAnswer,
+  listIdentitiesOfUser,
+  removeIdentityOfUser,
+  type Identity,
+} from './identities-of-user.js';
 export { listMail, listWebhooks, retryMail, retryWebhook } from './outboxes.js';
 export { verifyUserEmail } from './verify-user-email.js';

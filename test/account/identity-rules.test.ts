@@ -4,6 +4,7 @@ import { databaseBackends } from '../helpers/backends.js';
 import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
 import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { storedSoftPasskey } from '../helpers/soft-passkey.js';
 import { codeAt, proofsOf, turnOnTotp } from '../helpers/totp-codes.js';
 import type { AppConfig } from '../../src/app.js';
 
@@ -105,6 +106,30 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
       );
       expect(await errorCode(unlink)).toBe('409 last_sign_in_method');
       expect(await identitiesOf(browser)).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(backend.skip)(
+    'an account without a password keeps one way in: its last passkey or identity stays (409)',
+    async () => {
+      idp.login({ sub: 'keys-only', email: 'keys@example.com', emailVerified: true });
+      const browser = new Client(server.url);
+      await viaProvider(browser, idp);
+      const user = await server.services.users.findByEmail('keys@example.com');
+      const { id: passkeyId } = await storedSoftPasskey(server.db, user?.id ?? '', {
+        name: 'Laptop',
+        at: Date.now(),
+      });
+      // A passkey and an identity: either may go, not both.
+      const [identity] = await identitiesOf(browser);
+      const unlinked = await postWithCsrf(
+        browser,
+        `/api/account/identities/${identity?.id}/unlink`,
+        {},
+      );
+      expect(unlinked.status).toBe(204);
+      const removed = await postWithCsrf(browser, `/api/account/passkeys/${passkeyId}/remove`, {});
+      expect(await errorCode(removed)).toBe('409 last_sign_in_method');
     },
   );
 

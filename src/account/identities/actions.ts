@@ -4,7 +4,7 @@ import { answer, type AccountAction, type AccountDeps, type AccountOperation } f
 import { recentOrTypedPassword } from '../adapter.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { unlinkIdentity } from './identity-links.js';
-import { listIdentities } from './identity-store.js';
+import { identityAnswer, listIdentities } from './identity-store.js';
 
 /*
  * `/api/account/identities`: the list (session) and unlink (recent). The id is the path's
@@ -22,16 +22,7 @@ export const providerNamesOf = (deps: Pick<AccountDeps, 'identityProviders'>) =>
 /** `GET /api/account/identities`: `{identities: [{id, provider, email, linkedAt, lastUsedAt}]}`. */
 export const listAccountIdentities: AccountAction = async (deps, { signedIn }) => {
   const identities = await listIdentities(deps.db, signedIn.user.id);
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return answer({
-    identities: identities.map((identity) => ({
-      id: identity.id,
-      provider: identity.provider,
-      email: identity.email,
-      linkedAt: iso(identity.linkedAt),
-      lastUsedAt: iso(identity.lastUsedAt),
-    })),
-  });
+  return answer({ identities: identities.map(identityAnswer) });
 };
 
 /**

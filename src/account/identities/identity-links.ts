@@ -2,9 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { PagePaths } from '../paths.js';
-import { record } from '../model/events.js';
-import { lockFactors, lockedWaysIn } from '../model/factor-lock.js';
-import { queueSecurityNotice, type NoticedAccount } from '../model/security-notice.js';
+import { holds, lockFactors, lockedWaysIn } from '../model/factor-lock.js';
+import { recordWithNotice, type NoticedAccount } from '../model/security-notice.js';
 import { deleteIdentity, insertIdentity, type ProviderIdentity } from './identity-store.js';
 
 /*
@@ -43,23 +42,19 @@ export async function linkIn(
   const at = ports.now();
   const id = await insertIdentity(trx, account.id, identity, at);
   if (id === 'taken') return 'taken';
-  await record(trx, {
-    ip: client.ip,
-    device: client.device,
-    userId: account.id,
-    type: 'identity_linked',
-    detail: { identity: id, provider: identity.provider },
-  });
-  if (ports.mail !== undefined && !quiet) {
-    await queueSecurityNotice(trx, ports.mail, {
+  await recordWithNotice(
+    trx,
+    quiet ? undefined : ports.mail,
+    account,
+    { ...client, pages: ports.pages },
+    {
+      type: 'identity_linked',
+      detail: { identity: id, provider: identity.provider },
       kind: 'identity-linked-notice',
-      account,
-      origin: client.origin,
-      pages: ports.pages,
-      now: at,
       values: { providerName: ports.names(identity.provider) },
-    });
-  }
+      now: at,
+    },
+  );
   return 'linked';
 }
 
@@ -77,33 +72,23 @@ export async function unlinkIdentity(
   const at = ports.now();
   return ports.db.transaction().execute(async (trx) => {
     await lockFactors(trx, account.id);
-    const mine = await trx
-      .selectFrom('user_identities')
-      .select('id')
-      .where('id', '=', identityId)
-      .where('user_id', '=', account.id)
-      .executeTakeFirst();
-    if (mine === undefined) return 'missing';
+    if (!(await holds(trx, 'user_identities', identityId, account.id))) return 'missing';
     if ((await lockedWaysIn(trx, account.id)) <= 1) return 'last';
     const provider = await deleteIdentity(trx, account.id, identityId, at);
     if (provider === null) return 'missing';
-    await record(trx, {
-      ip: client.ip,
-      device: client.device,
-      userId: account.id,
-      type: 'identity_unlinked',
-      detail: { identity: identityId, provider },
-    });
-    if (ports.mail !== undefined) {
-      await queueSecurityNotice(trx, ports.mail, {
+    await recordWithNotice(
+      trx,
+      ports.mail,
+      account,
+      { ...client, pages: ports.pages },
+      {
+        type: 'identity_unlinked',
+        detail: { identity: identityId, provider },
         kind: 'identity-unlinked-notice',
-        account,
-        origin: client.origin,
-        pages: ports.pages,
-        now: at,
         values: { providerName: ports.names(provider) },
-      });
-    }
+        now: at,
+      },
+    );
     return 'unlinked';
   });
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { deleteInBatches } from '../../db/delete-in-batches.js';
+import { deleteExpired } from '../../db/delete-in-batches.js';
 import type { Database } from '../../db/schema.js';
 import { emitUserWebhook } from '../../webhooks/emit.js';
 
@@ -17,6 +17,19 @@ export interface Identity {
   email: string | null;
   linkedAt: number;
   lastUsedAt: number | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** An identity as the APIs answer it (the account's own, the admin API's): times as ISO 8601. */
+export function identityAnswer(identity: Identity) {
+  return {
+    id: identity.id,
+    provider: identity.provider,
+    email: identity.email,
+    linkedAt: iso(identity.linkedAt),
+    lastUsedAt: iso(identity.lastUsedAt),
+  };
 }
 
 /** Who a provider says signed in: its name for the person, where that is unique, the address. */
@@ -175,42 +188,7 @@ export async function takeOffer(
   return row === undefined ? null : row;
 }
 
-/** The offer the token names while it is live, for the sign-in page to say what it waits for. */
-export async function findOffer(
-  db: Kysely<Database>,
-  token: string,
-  now: number,
-): Promise<(ProviderIdentity & { userId: string }) | null> {
-  const row = await db
-    .selectFrom('identity_link_offers')
-    .select(['user_id', 'provider', 'issuer', 'subject', 'email'])
-    .where('token_hash', '=', digest(token))
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .executeTakeFirst();
-  return row === undefined
-    ? null
-    : {
-        userId: row.user_id,
-        provider: row.provider,
-        issuer: row.issuer,
-        subject: row.subject,
-        email: row.email,
-      };
-}
-
 /** Forgets offers past their time. */
 export async function pruneOffers(db: Kysely<Database>, now: number): Promise<void> {
-  await deleteInBatches(db, (limit) =>
-    db
-      .deleteFrom('identity_link_offers')
-      .where('token_hash', 'in', (eb) =>
-        eb
-          .selectFrom('identity_link_offers')
-          .select('token_hash')
-          .where('expires_at', '<=', now)
-          .limit(limit),
-      )
-      .executeTakeFirst(),
-  );
+  await deleteExpired(db, 'identity_link_offers', now);
 }

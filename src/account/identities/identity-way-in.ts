@@ -7,7 +7,6 @@ import { createAccountStore } from '../model/account-store.js';
 import type { AccountWayIn } from '../second-factors.js';
 import type { IdentityLinkPorts } from './identity-links.js';
 import { identityNotice } from './identity-notices.js';
-import { findOffer } from './identity-store.js';
 import { createOfferTaker, heldOffer, offerSetCookie } from './link-offer.js';
 import { createProviderJudge } from './provider-sign-in.js';
 import { authjsProvider } from './providers.js';
@@ -22,11 +21,14 @@ import { authjsProvider } from './providers.js';
 
 export interface IdentityWayInPorts extends IdentityLinkPorts {
   users: Pick<UserStore, 'findById'>;
+  /** The identity providers people may sign in with, and how long each call may take. */
   identityProviders: readonly IdentityProviderSetting[];
   identityProviderTimeoutSeconds: number;
+  /** SIGNUP=open: a provider's sign-in may make an account (AUTH_<ID>_SIGNUP overrides it). */
   signupOpen: boolean;
+  /** REAUTH_MAX_AGE: a browser signed in this recently links a new identity at once. */
   reauthMaxAgeSeconds: number;
-  /** Whether AUTH_URL is https (the cookies' prefix), else the request's scheme. */
+  /** AUTH_URL, which fixes the scheme the cookies are named for. */
   publicOrigin: string | undefined;
   log: {
     info(fields: object, message: string): void;
@@ -101,13 +103,8 @@ export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {
     refusalErrors: providerRefusals,
     routes: settings.flatMap(routes),
     async signInPage(request, params) {
-      const token = heldOffer(request.headers.cookie, secure(request));
-      let offered = false;
-      try {
-        offered = token !== undefined && (await findOffer(ports.db, token, ports.now())) !== null;
-      } catch {
-        return 'unavailable';
-      }
+      // The cookie lives as long as its offer and goes with the sign-in that takes it.
+      const offered = heldOffer(request.headers.cookie, secure(request)) !== undefined;
       const notice = identityNotice(
         params,
         (id) => (id === null ? 'the sign-in provider' : names(id)),

@@ -61,19 +61,31 @@ export async function lockedFactors(
  * as the transaction sees them after lockFactors.
  */
 export async function lockedWaysIn(trx: Kysely<Database>, userId: string): Promise<number> {
-  const [user, identities, passkeys] = await Promise.all([
+  const [user, identities, factors] = await Promise.all([
     trx.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst(),
     trx
       .selectFrom('user_identities')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('user_id', '=', userId)
       .executeTakeFirstOrThrow(),
-    trx
-      .selectFrom('passkeys')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('user_id', '=', userId)
-      .executeTakeFirstOrThrow(),
+    lockedFactors(trx, userId),
   ]);
   const password = user !== undefined && user.password_hash !== noPasswordHash ? 1 : 0;
-  return password + Number(identities.n) + Number(passkeys.n);
+  return password + Number(identities.n) + factors.passkeys;
+}
+
+/** Whether the account holds this passkey or identity, as the transaction sees it. */
+export async function holds(
+  trx: Kysely<Database>,
+  table: 'passkeys' | 'user_identities',
+  id: string,
+  userId: string,
+): Promise<boolean> {
+  const row = await trx
+    .selectFrom(table)
+    .select('id')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailKind, MailQueue } from '../../mail/mail-queue.js';
 import type { PagePaths } from '../paths.js';
+import { record, type AccountEventType } from './events.js';
 import { issue } from './secrets.js';
 
 /**
@@ -66,5 +67,42 @@ export async function queueSecurityNotice(
       lockLink: `${notice.origin}${notice.pages.lock}?token=${lock.token}`,
     },
     expiresAt: new Date(lock.expiresAt),
+  });
+}
+
+/** A change of the account's ways in: its event and the notice its owner is mailed. */
+export interface NoticedChange {
+  type: AccountEventType;
+  detail: Record<string, unknown>;
+  kind: MailKind;
+  values: Record<string, string>;
+}
+
+/**
+ * Records `change` (the account's event, and so the audit log) and, with mail on, queues its
+ * notice with the "this wasn't me" link, both in the caller's transaction.
+ */
+export async function recordWithNotice(
+  trx: Kysely<Database>,
+  mail: MailQueue | undefined,
+  account: Omit<NoticedAccount, 'movedTo'>,
+  client: { ip: string; device: string; origin: string; pages: PagePaths },
+  change: NoticedChange & { now: number },
+): Promise<void> {
+  await record(trx, {
+    ip: client.ip,
+    device: client.device,
+    userId: account.id,
+    type: change.type,
+    detail: change.detail,
+  });
+  if (mail === undefined) return;
+  await queueSecurityNotice(trx, mail, {
+    kind: change.kind,
+    account,
+    origin: client.origin,
+    pages: client.pages,
+    now: change.now,
+    values: change.values,
   });
 }

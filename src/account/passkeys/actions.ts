@@ -50,6 +50,8 @@ export const deletePasskey: AccountAction = async (deps, { signedIn, body, clien
   const outcome = await removePasskey(portsOf(deps), signedIn.user, id, client, keepLast);
   if (outcome === 'missing') throw noSuchPasskey();
   if (outcome === 'last') throw new HttpError('last_second_factor');
+  // No password and no identity: this passkey is the only way in.
+  if (outcome === 'last-way-in') throw new HttpError('last_sign_in_method');
   return answer({ status: 'removed' });
 };
 

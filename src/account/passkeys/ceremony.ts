@@ -92,6 +92,13 @@ export interface VerifiedRegistration {
   backedUp: boolean;
 }
 
+/** What a response is checked against: its challenge, this origin and relying party. */
+const expected = (rp: RelyingParty, expectedChallenge: string) => ({
+  expectedChallenge,
+  expectedOrigin: rp.origin,
+  expectedRPID: rp.id,
+});
+
 /** A registration response checked against its challenge; null when it does not verify. */
 export async function verifyRegistration(
   rp: RelyingParty,
@@ -103,9 +110,7 @@ export async function verifyRegistration(
   try {
     const result = await verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
-      expectedChallenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
+      ...expected(rp, expectedChallenge),
       requireUserVerification: false,
     });
     if (!result.verified) return null;
@@ -134,9 +139,7 @@ export async function verifyAssertion(
   try {
     const result = await verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,
-      expectedChallenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
+      ...expected(rp, expectedChallenge),
       credential: {
         id: credential.credentialId,
         publicKey: new Uint8Array(Buffer.from(credential.publicKey, 'base64url')),

@@ -2,9 +2,14 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import type { Client } from '../action.js';
-import { lockFactors, lockedFactors, voidChallenges } from '../model/factor-lock.js';
-import { record } from '../model/events.js';
-import { queueSecurityNotice, type NoticedAccount } from '../model/security-notice.js';
+import {
+  holds,
+  lockFactors,
+  lockedFactors,
+  lockedWaysIn,
+  voidChallenges,
+} from '../model/factor-lock.js';
+import { recordWithNotice, type NoticedAccount } from '../model/security-notice.js';
 import type { NewPasskey, PasskeyStore } from './passkey-store.js';
 
 /*
@@ -36,30 +41,22 @@ export async function addPasskey(
     if (id === null) return null;
     // A challenge a password left may no longer be taken for what it was issued for.
     await voidChallenges(trx, account.id, at);
-    await record(trx, {
-      ...client,
-      userId: account.id,
+    await recordWithNotice(trx, ports.mail, account, client, {
       type: 'passkey_added',
       detail: { passkey: id },
+      kind: 'passkey-added-notice',
+      values: { passkeyName: passkey.name },
+      now: at,
     });
-    if (ports.mail !== undefined) {
-      await queueSecurityNotice(trx, ports.mail, {
-        kind: 'passkey-added-notice',
-        account,
-        origin: client.origin,
-        pages: client.pages,
-        now: at,
-        values: { passkeyName: passkey.name },
-      });
-    }
     return id;
   });
 }
 
 /**
  * Removes one of the account's passkeys: 'missing' when it is not theirs (or gone already);
+ * 'last-way-in' when the account would have no way to sign in left (no password, no identity);
  * with `keepLastFactor` (SECOND_FACTOR=required) 'last' when it is the account's last second
- * factor, checked under the account's lock in the same transaction, so two removals racing
+ * factor. Checked under the account's lock in the same transaction, so two removals racing
  * cannot leave none.
  */
 export async function removePasskey(
@@ -68,40 +65,26 @@ export async function removePasskey(
   passkeyId: string,
   client: Client,
   keepLastFactor = false,
-): Promise<'removed' | 'missing' | 'last'> {
+): Promise<'removed' | 'missing' | 'last' | 'last-way-in'> {
   const at = ports.now();
   return ports.db.transaction().execute(async (trx) => {
     await lockFactors(trx, account.id);
+    if (!(await holds(trx, 'passkeys', passkeyId, account.id))) return 'missing';
+    if ((await lockedWaysIn(trx, account.id)) <= 1) return 'last-way-in';
     if (keepLastFactor) {
-      const mine = await trx
-        .selectFrom('passkeys')
-        .select('id')
-        .where('id', '=', passkeyId)
-        .where('user_id', '=', account.id)
-        .executeTakeFirst();
-      if (mine === undefined) return 'missing';
       const factors = await lockedFactors(trx, account.id);
       if (!factors.totp && factors.passkeys <= 1) return 'last';
     }
     const name = await ports.store.remove(trx, account.id, passkeyId, at);
     if (name === null) return 'missing';
     await voidChallenges(trx, account.id, at);
-    await record(trx, {
-      ...client,
-      userId: account.id,
+    await recordWithNotice(trx, ports.mail, account, client, {
       type: 'passkey_removed',
       detail: { passkey: passkeyId },
+      kind: 'passkey-removed-notice',
+      values: { passkeyName: name },
+      now: at,
     });
-    if (ports.mail !== undefined) {
-      await queueSecurityNotice(trx, ports.mail, {
-        kind: 'passkey-removed-notice',
-        account,
-        origin: client.origin,
-        pages: client.pages,
-        now: at,
-        values: { passkeyName: name },
-      });
-    }
     return 'removed';
   });
 }

@@ -58,3 +58,20 @@ export const onOff = () =>
     ),
     z.transform((value) => value === 'on' || value === 'true' || value === '1'),
   );
+
+/**
+ * Text where empty means unset (platforms often cannot unset a variable). A function: each
+ * variable needs a schema of its own for its note (notes.ts).
+ */
+export const optionalText = () =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((value) => (value === '' ? undefined : value)),
+  );
+
+/** Text trimmed, where blank means unset (a URL, an id or secret pasted with a newline). */
+export const trimmedText = () =>
+  z.pipe(
+    z.optional(z.string()),
+    z.transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim())),
+  );

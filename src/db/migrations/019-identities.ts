@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
 import { createIndex, optional, required, userId } from './schema-parts.js';
 
 /**
@@ -9,16 +9,23 @@ import { createIndex, optional, required, userId } from './schema-parts.js';
  * person proves the account in that browser. A sign-in challenge records the proof it stands
  * for (`first_proof`): a provider's sign-in waiting for its second step is not a password.
  */
+/**
+ * An identity's columns, linked or offered: the account, the provider, the issuer the subject is unique at (an
+ * OpenID Connect issuer, GitHub's base URL: a provider id pointed at another service never takes
+ * over the first one's identities), the subject, and the address it gave (shown to the owner).
+ */
+function identityColumns<TB extends string, C extends string>(table: CreateTableBuilder<TB, C>) {
+  return table
+    .$call(userId)
+    .$call(required({ provider: 'text', issuer: 'text', subject: 'text' }))
+    .$call(optional({ email: 'text' }));
+}
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('user_identities')
     .addColumn('id', 'text', (col) => col.primaryKey())
-    .$call(userId)
-    // The issuer the subject is unique at (an OpenID Connect issuer, GitHub's base URL): a
-    // provider id pointed at another service never takes over the first one's identities.
-    .$call(required({ provider: 'text', issuer: 'text', subject: 'text' }))
-    // The address the provider gave when it was linked (shown to the owner), if any.
-    .$call(optional({ email: 'text' }))
+    .$call(identityColumns)
     .$call(required({ linked_at: 'bigint' }))
     .$call(optional({ last_used_at: 'bigint' }))
     .addUniqueConstraint('user_identities_provider_issuer_subject', [
@@ -32,9 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('identity_link_offers')
     .addColumn('token_hash', 'text', (col) => col.primaryKey())
-    .$call(userId)
-    .$call(required({ provider: 'text', issuer: 'text', subject: 'text' }))
-    .$call(optional({ email: 'text' }))
+    .$call(identityColumns)
     .$call(required({ expires_at: 'bigint' }))
     .$call(optional({ used_at: 'bigint' }))
     .execute();

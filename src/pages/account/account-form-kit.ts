@@ -52,3 +52,18 @@ export function formNotice(view: FormView, form: AccountForm): SafeHtml | undefi
 
 export const csrfField = (view: FormView) =>
   markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">`;
+
+/**
+ * The current password a (recent) form asks for when the session is not recent, beside the
+ * account's address for password managers; `refused`: this form's post was just refused.
+ */
+export function currentPasswordField(
+  view: FormView,
+  form: AccountForm,
+  id: string,
+  refused: boolean,
+): SafeHtml {
+  return markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
+<label for="${id}">Current password</label>
+<input id="${id}" name="currentPassword" type="password" autocomplete="current-password" required${refused ? fieldState(view, form, 'currentPassword') : markup``}>`;
+}

@@ -1,5 +1,5 @@
 import type { AccountForm } from './account-notices.js';
-import { csrfField, fieldState, formNotice, type FormView } from './account-form-kit.js';
+import { csrfField, currentPasswordField, formNotice, type FormView } from './account-form-kit.js';
 import { markup, type SafeHtml } from '../html.js';
 
 /** An identity as the page lists it (`GET /api/account/identities`'s entries, named). */
@@ -48,12 +48,7 @@ export function identitiesSection(view: PlacedForm, identities: IdentitiesView):
 ${csrfField(view)}
 ${unlinking && formNotice(view, 'identity-unlink')}
 <input type="hidden" name="id" value="${identity.id}">
-${
-  askPassword &&
-  markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
-<label for="${password}">Current password</label>
-<input id="${password}" name="currentPassword" type="password" autocomplete="current-password" required${unlinking ? fieldState(view, 'identity-unlink', 'currentPassword') : markup``}>`
-}
+${askPassword && currentPasswordField(view, 'identity-unlink', password, unlinking)}
 <button type="submit" class="secondary">Unlink ${identity.providerName}</button>
 </form>
 </details>

@@ -1,6 +1,7 @@
 import type { AccountForm } from './account-notices.js';
 import {
   csrfField,
+  currentPasswordField,
   fieldState,
   formNotice,
   toldInForm,
@@ -216,12 +217,7 @@ ${renaming && formNotice(view, 'passkey-rename')}
 ${csrfField(view)}
 ${removing && formNotice(view, 'passkey-remove')}
 <input type="hidden" name="id" value="${passkey.id}">
-${
-  askPassword &&
-  markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
-<label for="${remove}">Current password</label>
-<input id="${remove}" name="currentPassword" type="password" autocomplete="current-password" required${removing ? fieldState(view, 'passkey-remove', 'currentPassword') : markup``}>`
-}
+${askPassword && currentPasswordField(view, 'passkey-remove', remove, removing)}
 <button type="submit" class="secondary">Remove this passkey</button>
 </form>
 </details>
@@ -243,12 +239,7 @@ ${list}
 ${csrfField(view)}
 <label for="passkeyName">Name for the new passkey <span class="hint">(optional)</span></label>
 <input id="passkeyName" name="passkeyName" type="text" maxlength="200" placeholder="My laptop">
-${
-  askPassword &&
-  markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
-<label for="${addPassword}">Current password</label>
-<input id="${addPassword}" name="currentPassword" type="password" autocomplete="current-password" required>`
-}
+${askPassword && currentPasswordField(view, 'passkey-remove', addPassword, false)}
 <button type="submit">Add a passkey</button>
 <p id="passkey-add-status" class="status notice notice-error" role="status"></p>
 </form>

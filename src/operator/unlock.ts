@@ -1,5 +1,6 @@
 import { createFactorThrottleStore } from '../account/model/factor-throttle-store.js';
 import type { Throttle } from '../auth/signin/throttle.js';
+import { readUser } from '../users/writes.js';
 import { auditOperatorAction, type Actor, type OperatorPorts } from './actor.js';
 
 /**
@@ -28,4 +29,17 @@ export async function unlockEmail(
     email: request.email,
   });
   return { lockedUntil };
+}
+
+/**
+ * `unlockEmail` for a user named by id (the admin API names users by id): the lock on the
+ * user's current address lifted. 'missing' when no such user exists.
+ */
+export async function unlockUser(
+  ports: OperatorPorts & { throttle: Pick<Throttle, 'unlockEmail' | 'emailLockedUntil'> },
+  request: { userId: string; actor: Actor },
+): Promise<{ lockedUntil: number | null } | 'missing'> {
+  const user = await readUser(ports.db, request.userId);
+  if (user === null) return 'missing';
+  return unlockEmail(ports, { email: user.email, actor: request.actor });
 }
