@@ -107,6 +107,7 @@ async function startGatehouse(config: Config, dir: string): Promise<Side & { log
   addUser(
     { DATABASE_URL: sqliteUrl(dataDir), DATA_DIR: dataDir },
     { email: 'bench@example.com', password: 'bench-password-correct-horse', name: 'Bench' },
+    config.dist === undefined ? undefined : path.join(config.dist, 'gatehouse-cli.cjs'),
   );
   const env = (port: number): Env => {
     // The default log level unless the row names one: benchEnv's warn is the flattering case.

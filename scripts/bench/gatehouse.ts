@@ -79,16 +79,18 @@ export function benchEnv({
 
 /**
  * `gatehouse users add` for `login` on the database `env` names (DATABASE_URL, else DATA_DIR's
- * SQLite file), the password on standard input as an operator would give it.
+ * SQLite file), the password on standard input as an operator would give it. `cli`: another
+ * build's (a compared build migrates its own database: a newer one's migrations stop it).
  */
 export function addUser(
   env: Env,
   { email: login, password: secret, name }: { email: string; password: string; name?: string },
+  cli = gatehouseCli,
 ): void {
   const result = spawnSync(
     process.execPath,
     [
-      gatehouseCli,
+      cli,
       'users',
       'add',
       '--email',
