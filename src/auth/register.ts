@@ -81,6 +81,14 @@ function authPaths(waysIn: MountedWaysIn): Record<string, readonly string[]> {
   };
 }
 
+/** What the session access outside Auth.js's routes takes of the configuration. */
+const sessionAccessSettings = (config: AuthSettings) => ({
+  sessionCookiePrefix: config.sessionCookiePrefix,
+  publicOrigin: config.authUrl,
+  secrets: config.authSecrets,
+  maxAgeSeconds: config.session.maxAgeSeconds,
+});
+
 /** How session tokens are read for the pages and the bridge, as Auth.js reads them. */
 function sessionTokens(
   config: AuthSettings,
@@ -211,10 +219,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       secure,
     );
   const sessions = createSessionAccess({
-    sessionCookiePrefix: config.sessionCookiePrefix,
-    publicOrigin: config.authUrl,
-    secrets: config.authSecrets,
-    maxAgeSeconds: config.session.maxAgeSeconds,
+    ...sessionAccessSettings(config),
     now,
     decode: decodeSessionToken,
     live: read.live,
@@ -244,10 +249,10 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       observer: deps.observer,
       ...(deps.events !== undefined && { events: deps.events }),
       waysIn,
-      async heldSession(request) {
-        const held = await sessions.current(request);
-        return held === null ? null : { userId: held.claims.sub, sessionId: held.claims.sid };
-      },
+      heldSession: async (request) =>
+        sessions
+          .current(request)
+          .then((held) => held && { userId: held.claims.sub, sessionId: held.claims.sid }),
     }));
     done();
   });

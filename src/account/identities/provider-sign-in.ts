@@ -56,6 +56,7 @@ export function refusalUrl(
 }
 
 interface Judging {
+  deps: ProviderJudgeDeps;
   setting: IdentityProviderSetting;
   context: AuthRequestContext;
   proceed: (user: User, firstProof: string) => Promise<SignedInUser | null>;
@@ -64,132 +65,140 @@ interface Judging {
   offered: (token: string) => void;
 }
 
-export function createProviderJudge(deps: ProviderJudgeDeps) {
-  const refuse = (judging: Judging, code: Refusal, why: object = {}): ProviderVerdict => {
-    deps.log.info(
-      { reason: code, provider: judging.setting.id, clientIp: judging.context.clientIp, ...why },
-      'provider sign-in refused',
-    );
-    judging.context.signInResult = 'invalid';
-    return {
-      redirect: refusalUrl(judging.context.origin, {
-        error: 'AccessDenied',
-        code,
-        provider: judging.setting.id,
-      }),
-    };
+/**
+ * Where a refusal sends the browser, noted on the request as the Auth.js error it is (an
+ * outcome, `invalid`, never an error of ours).
+ */
+function refusal(judging: Judging, error: string, code?: string): ProviderVerdict {
+  judging.context.signInResult = 'invalid';
+  judging.context.authError ??= error;
+  return {
+    redirect: refusalUrl(judging.context.origin, {
+      error,
+      ...(code !== undefined && { code }),
+      provider: judging.setting.id,
+    }),
   };
+}
 
-  const client = (context: AuthRequestContext) => ({
-    ip: context.clientIp,
-    device: context.userAgent ?? '',
-    origin: context.origin,
-  });
+function refuse(judging: Judging, code: Refusal, why: object = {}): ProviderVerdict {
+  const { context, setting } = judging;
+  judging.deps.log.info(
+    { reason: code, provider: setting.id, clientIp: context.clientIp, ...why },
+    'provider sign-in refused',
+  );
+  return refusal(judging, 'AccessDenied', code);
+}
 
-  /** Signs `user` in by its identity: the account's rules, then the checks. */
-  async function signInAs(judging: Judging, user: User | null): Promise<ProviderVerdict> {
-    if (user === null || user.disabled)
-      return refuse(judging, 'account_disabled', { userId: user?.id });
-    const signedIn = await judging.proceed(user, `identity:${judging.setting.id}`);
-    if (signedIn === null) {
-      return {
-        redirect: refusalUrl(judging.context.origin, {
-          error: 'CredentialsSignin',
-          code: 'credentials',
-          provider: judging.setting.id,
-        }),
-      };
-    }
-    return { signedIn };
-  }
+const clientOf = (context: AuthRequestContext) => ({
+  ip: context.clientIp,
+  device: context.userAgent ?? '',
+  origin: context.origin,
+});
 
-  /** A new account from the identity (sign-up open): no password, the address as asserted. */
-  async function signUp(judging: Judging, identity: ProviderIdentity, person: ProviderPerson) {
-    const email = person.email;
-    if (email === null) return refuse(judging, 'identity_no_address');
-    const { context } = judging;
-    const created = await deps.db.transaction().execute(async (trx) => {
-      const account = await createAccount(trx, {
-        email,
-        name: person.name,
-        passwordHash: noPasswordHash,
-        verified: person.emailVerified,
-        at: deps.now(),
-        event: { ip: context.clientIp, device: context.userAgent ?? '' },
-        via: { via: 'identity', provider: identity.provider },
-      });
-      if (account === null) return null;
-      const noticed = { id: account.userId, email, name: person.name, credentialVersion: 0 };
-      await linkIn(trx, deps, noticed, identity, client(context), true);
-      return account.userId;
+/** Signs `user` in by its identity: the account's rules, then the checks. */
+async function signInAs(judging: Judging, user: User | null): Promise<ProviderVerdict> {
+  if (user === null || user.disabled)
+    return refuse(judging, 'account_disabled', { userId: user?.id });
+  const signedIn = await judging.proceed(user, `identity:${judging.setting.id}`);
+  return signedIn === null ? refusal(judging, 'CredentialsSignin', 'credentials') : { signedIn };
+}
+
+/** A new account from the identity (sign-up open): no password, the address as asserted. */
+async function signUp(judging: Judging, identity: ProviderIdentity, person: ProviderPerson) {
+  const { deps, context } = judging;
+  const email = person.email;
+  if (email === null) return refuse(judging, 'identity_no_address');
+  const created = await deps.db.transaction().execute(async (trx) => {
+    const account = await createAccount(trx, {
+      email,
+      name: person.name,
+      passwordHash: noPasswordHash,
+      verified: person.emailVerified,
+      at: deps.now(),
+      event: { ip: context.clientIp, device: context.userAgent ?? '' },
+      via: { via: 'identity', provider: identity.provider },
     });
-    // The address was taken meanwhile: as if it had been when we looked.
-    if (created === null) return refuse(judging, 'identity_no_account', { race: true });
-    deps.log.info(
-      { userId: created, provider: identity.provider },
-      'account created by a provider',
-    );
-    return signInAs(judging, await deps.users.findById(created));
-  }
+    if (account === null) return null;
+    const noticed = { id: account.userId, email, name: person.name, credentialVersion: 0 };
+    await linkIn(trx, deps, noticed, identity, clientOf(context), true);
+    return account.userId;
+  });
+  // The address was taken meanwhile: as if it had been when we looked.
+  if (created === null) return refuse(judging, 'identity_no_account', { race: true });
+  deps.log.info({ userId: created, provider: identity.provider }, 'account created by a provider');
+  return signInAs(judging, await deps.users.findById(created));
+}
 
-  /** An identity nobody has linked yet. */
-  async function unknownIdentity(
-    judging: Judging,
-    identity: ProviderIdentity,
-    person: ProviderPerson,
-  ): Promise<ProviderVerdict> {
-    const { held, context } = judging;
-    if (held !== null) {
-      const until = await deps.recentUntil(held.sessionId);
-      const holder = await deps.users.findById(held.userId);
-      if (holder !== null && until !== null && deps.now() < until) {
-        const linked = await deps.db
-          .transaction()
-          .execute((trx) => linkIn(trx, deps, holder, identity, client(context)));
-        if (linked === 'taken') return refuse(judging, 'identity_linked_elsewhere');
-        return signInAs(judging, holder);
-      }
-      if (holder !== null) {
-        // Signed in, but not recently: the account is proven again in this browser first.
-        judging.offered(await offerIdentity(deps.db, holder.id, identity, deps.now()));
-        return {
-          redirect: refusalUrl(context.origin, {
-            error: 'OAuthAccountNotLinked',
-            code: 'reauthenticate',
-            provider: identity.provider,
-          }),
-        };
-      }
-    }
-    const holding = person.email === null ? null : await accountHolding(deps.db, person.email);
-    if (holding !== null) {
-      if (!person.emailVerified)
-        return refuse(judging, 'identity_address_unverified', { userId: holding.id });
-      judging.offered(await offerIdentity(deps.db, holding.id, identity, deps.now()));
-      deps.log.info(
-        { provider: identity.provider, userId: holding.id, clientIp: context.clientIp },
-        'identity offered for linking: the account must be proven first',
-      );
-      context.signInResult = 'invalid';
-      return {
-        redirect: refusalUrl(context.origin, {
-          error: 'OAuthAccountNotLinked',
-          provider: identity.provider,
-        }),
-      };
-    }
-    const open =
-      judging.setting.signup === undefined ? deps.signupOpen : judging.setting.signup === 'open';
-    if (!open) return refuse(judging, 'identity_no_account');
-    return signUp(judging, identity, person);
-  }
+/** An offer of the identity to `userId`'s account, waiting for this browser to prove it. */
+async function offer(
+  judging: Judging,
+  userId: string,
+  identity: ProviderIdentity,
+  code?: string,
+): Promise<ProviderVerdict> {
+  const { deps, context } = judging;
+  judging.offered(await offerIdentity(deps.db, userId, identity, deps.now()));
+  deps.log.info(
+    { provider: identity.provider, userId, clientIp: context.clientIp },
+    'identity offered for linking: the account must be proven first',
+  );
+  return refusal(judging, 'OAuthAccountNotLinked', code);
+}
 
+/**
+ * A browser signed in to an account: recently, the identity is linked to it at once; else it
+ * is offered, and the account proven again first. Null: no such account any more.
+ */
+async function linkToHeld(
+  judging: Judging,
+  held: HeldSession,
+  identity: ProviderIdentity,
+): Promise<ProviderVerdict | null> {
+  const { deps, context } = judging;
+  const [until, holder] = await Promise.all([
+    deps.recentUntil(held.sessionId),
+    deps.users.findById(held.userId),
+  ]);
+  if (holder === null) return null;
+  if (until === null || deps.now() >= until)
+    return offer(judging, holder.id, identity, 'reauthenticate');
+  const linked = await deps.db
+    .transaction()
+    .execute((trx) => linkIn(trx, deps, holder, identity, clientOf(context)));
+  if (linked === 'taken') return refuse(judging, 'identity_linked_elsewhere');
+  return signInAs(judging, holder);
+}
+
+/** An identity nobody has linked yet. */
+async function unknownIdentity(
+  judging: Judging,
+  identity: ProviderIdentity,
+  person: ProviderPerson,
+): Promise<ProviderVerdict> {
+  const { deps, setting } = judging;
+  if (judging.held !== null) {
+    const verdict = await linkToHeld(judging, judging.held, identity);
+    if (verdict !== null) return verdict;
+  }
+  const holding = person.email === null ? null : await accountHolding(deps.db, person.email);
+  if (holding !== null) {
+    if (!person.emailVerified)
+      return refuse(judging, 'identity_address_unverified', { userId: holding.id });
+    return offer(judging, holding.id, identity);
+  }
+  const open = setting.signup === undefined ? deps.signupOpen : setting.signup === 'open';
+  if (!open) return refuse(judging, 'identity_no_account');
+  return signUp(judging, identity, person);
+}
+
+export function createProviderJudge(deps: ProviderJudgeDeps) {
   return async function judge(
     setting: IdentityProviderSetting,
     profile: Record<string, unknown>,
-    judging: Omit<Judging, 'setting'>,
+    judging: Omit<Judging, 'setting' | 'deps'>,
   ): Promise<ProviderVerdict> {
-    const full = { ...judging, setting };
+    const full = { ...judging, setting, deps };
     const person = personOf(setting, profile);
     if (person === null) return refuse(full, 'identity_unreadable');
     const identity: ProviderIdentity = {
