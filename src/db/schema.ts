@@ -52,7 +52,9 @@ export type AccountTokenPurpose =
   | 'lock'
   | 'signup'
   /** An operator's one-time enrolment code (SECOND_FACTOR=required): no mail, no link. */
-  | 'enrolment';
+  | 'enrolment'
+  /** A code mailed to prove an account an identity is offered to (src/account/identities/). */
+  | 'identity_link';
 
 /** An e-mailed secret, kept only as hashes (src/account/model/secrets.ts). */
 export interface AccountTokensTable {

@@ -88,6 +88,7 @@ describe('docs/openapi.yaml', () => {
         '/api/auth/callback/passkey',
         // An identity provider's, for each one configured (none in this suite's server).
         '/api/auth/callback/{provider}',
+        '/api/auth/callback/identity-offer',
         '/api/auth/csrf',
         '/api/auth/enrolment/totp',
         '/api/auth/error',

@@ -35,6 +35,33 @@ function accessDenied(code: string | null, provider: string): Notice {
   }
 }
 
+/** The mailed code's answers (./offer-code.ts), as Auth.js's credentials refusals carry them. */
+function offerCodeNotice(code: string | null): Notice | undefined {
+  switch (code) {
+    case 'identity_code_sent':
+      return {
+        tone: 'info',
+        text: 'We mailed a code to the address of the account here. Enter it below to link your sign-in to it and continue. Nothing arrived? Check the spam folder, or send another.',
+      };
+    case 'identity_code_invalid':
+      return error(
+        'That is not the code we mailed, or it was tried too often or has expired. Check the mail and try again, or send another.',
+      );
+    case 'identity_code_limited':
+      return error(
+        'We have mailed this account several codes in the last few minutes, so no new one was sent. Please wait a few minutes, or sign in with the account’s password.',
+      );
+    case 'identity_code_unavailable':
+      return error('No code can be mailed here. Sign in with the account’s password or passkey.');
+    case 'identity_offer_expired':
+      return error(
+        'Linking took too long or was already done. Sign in with the provider again to link it.',
+      );
+    default:
+      return undefined;
+  }
+}
+
 /** The notice for these query parameters, or undefined when they are not an identity's. */
 export function identityNotice(
   params: URLSearchParams,
@@ -43,6 +70,8 @@ export function identityNotice(
 ): Notice | undefined {
   const provider = providerName(params.get('provider'));
   switch (params.get('error')) {
+    case 'CredentialsSignin':
+      return offerCodeNotice(params.get('code'));
     case 'OAuthAccountNotLinked':
       if (!offered)
         return error(

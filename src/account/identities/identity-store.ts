@@ -188,6 +188,24 @@ export async function takeOffer(
   return row === undefined ? null : row;
 }
 
+/** The live offer the token names: whose account it waits for, and the identity. */
+export async function findOffer(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<(ProviderIdentity & { userId: string }) | null> {
+  const row = await db
+    .selectFrom('identity_link_offers')
+    .select(['user_id', 'provider', 'issuer', 'subject', 'email'])
+    .where('token_hash', '=', digest(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  const { user_id: userId, ...identity } = row;
+  return { userId, ...identity };
+}
+
 /** Forgets offers past their time. */
 export async function pruneOffers(db: Kysely<Database>, now: number): Promise<void> {
   await deleteExpired(db, 'identity_link_offers', now);

@@ -8,6 +8,8 @@ import type { AccountWayIn } from '../second-factors.js';
 import type { IdentityLinkPorts } from './identity-links.js';
 import { identityNotice } from './identity-notices.js';
 import { createOfferTaker, heldOffer, offerSetCookie } from './link-offer.js';
+import { offerCodeRoute } from './offer-code.js';
+import type { MailRequestLimiter } from '../mail-limits.js';
 import { createProviderJudge } from './provider-sign-in.js';
 import { authjsProvider } from './providers.js';
 
@@ -21,6 +23,8 @@ import { authjsProvider } from './providers.js';
 
 export interface IdentityWayInPorts extends IdentityLinkPorts {
   users: Pick<UserStore, 'findById'>;
+  /** The account's share of mail, which a link code is charged to. */
+  mailRequests: Pick<MailRequestLimiter, 'chargeAccount'>;
   /** The identity providers people may sign in with, and how long each call may take. */
   identityProviders: readonly IdentityProviderSetting[];
   identityProviderTimeoutSeconds: number;
@@ -101,7 +105,7 @@ export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {
     id: 'identities',
     authjsProviders: settings.map((setting) => authjsProvider(setting, timeoutMs)),
     refusalErrors: providerRefusals,
-    routes: settings.flatMap(routes),
+    routes: [...settings.flatMap(routes), offerCodeRoute({ ...ports, names })],
     async signInPage(request, params) {
       // The cookie lives as long as its offer and goes with the sign-in that takes it.
       const offered = heldOffer(request.headers.cookie, secure(request)) !== undefined;
@@ -110,9 +114,17 @@ export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {
         (id) => (id === null ? 'the sign-in provider' : names(id)),
         offered,
       );
+      const code = params.get('code');
       return {
         providers: settings.map(({ id, name }) => ({ id, name })),
         ...(notice !== undefined && { notice }),
+        // The offer's browser may prove the account by a mailed code (./offer-code.ts).
+        ...(offered &&
+          ports.mail !== undefined && {
+            identityOffer: {
+              askCode: code === 'identity_code_sent' || code === 'identity_code_invalid',
+            },
+          }),
       };
     },
     afterSignIn: createOfferTaker({ ...ports, names }),

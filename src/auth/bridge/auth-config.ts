@@ -175,7 +175,9 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
         // A way in's own sign-in route brings its own check (src/auth/way-in.ts).
         authorize: (credentials) =>
           context.via?.authorize !== undefined
-            ? context.via.authorize(credentials, context)
+            ? context.via.authorize(credentials, context, (user, firstProof) =>
+                deps.authorize.afterProof(user, firstProof, context),
+              )
             : deps.authorize(credentials, context),
       }),
       ...(deps.providers ?? []),

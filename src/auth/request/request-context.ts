@@ -17,10 +17,14 @@ export interface SignedInUser {
  * (src/auth/way-in.ts).
  */
 export interface SignInVia {
-  /** Checks what was posted, in place of the password (Auth.js's `authorize`). */
+  /**
+   * Checks what was posted, in place of the password (Auth.js's `authorize`); `proceed` runs the
+   * checks that follow a right password for an account this way in proved.
+   */
   authorize?(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
+    proceed: (user: User, firstProof: string) => Promise<SignedInUser | null>,
   ): Promise<SignedInUser | null>;
   /**
    * Judges an identity provider's sign-in once Auth.js has checked the provider's answer

@@ -83,6 +83,11 @@ export interface PageView {
   providers?: readonly SignInProvider[] | undefined;
   /** A way in's own words for this page's query (its refusals), in place of the page's. */
   notice?: Notice | undefined;
+  /**
+   * An identity waits for this browser to prove the account it is offered to: the page offers a
+   * code by mail, and asks for it (`askCode`) once one was sent.
+   */
+  identityOffer?: { askCode: boolean } | undefined;
 }
 
 /** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
@@ -269,7 +274,7 @@ function formPostOf(pages: Pages, request: FastifyRequest): 'signin' | 'signout'
 function signInPage(
   pages: Pages,
   request: FastifyRequest,
-  { origin, secure, csrf, signedIn, enrolmentKey, providers, notice }: PageView,
+  { origin, secure, csrf, signedIn, enrolmentKey, providers, notice, identityOffer }: PageView,
 ): string {
   const { forgotPasswordUrl, signupUrl, basePath } = pages;
   const params = new URLSearchParams(queryOf(request.url));
@@ -303,6 +308,7 @@ function signInPage(
     // The forgot link exists exactly when mail is on (src/app.ts).
     notice: notice ?? signInNotice(params, email, forgotPasswordUrl !== undefined),
     providers,
+    identityOffer,
     email,
     secondStep,
     enrolment,

@@ -50,6 +50,32 @@ export interface SignInView {
   signedIn?: { user: SignedInUser; continueUrl: string; signOutUrl: string } | undefined;
   /** Identity providers, a button each (Auth.js's `signin/{id}` post). */
   providers?: readonly SignInProvider[] | undefined;
+  /** An identity offered to an account: a mailed code proves it, beside the password. */
+  identityOffer?: { askCode: boolean } | undefined;
+}
+
+/** The mailed code's forms: ask for one, then (once sent) type it. */
+function renderOfferCode(shell: PageShell, view: SignInView): SafeHtml | false {
+  const offer = view.identityOffer;
+  if (offer === undefined) return false;
+  const action = `${shell.basePath}/callback/identity-offer`;
+  const hidden = markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">
+<input type="hidden" name="callbackUrl" value="${view.callbackUrl}">`;
+  const ask = markup`<form method="post" action="${action}">
+${hidden}
+<input type="hidden" name="action" value="send">
+<button type="submit" class="secondary">${offer.askCode ? 'Send another code' : 'Email me a code instead'}</button>
+</form>`;
+  if (!offer.askCode) return ask;
+  return markup`<form method="post" action="${action}">
+${hidden}
+<input type="hidden" name="action" value="confirm">
+<label for="offerCode">Code from the mail</label>
+<input id="offerCode" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="16" required autofocus aria-describedby="${noticeId}">
+<button type="submit">Link and sign in</button>
+</form>
+${ask}
+<p class="or">or</p>`;
 }
 
 /** An identity provider as the sign-in page offers it. */
@@ -216,7 +242,14 @@ ${renderProviders(shell, view)}
 ${passkey}${links}`;
   let content: SafeHtml;
   if (signedIn === undefined) {
+    const offerCode = renderOfferCode(shell, view);
     content = markup`${renderNotice(notice)}
+${offerCode}${
+      offerCode !== false &&
+      view.identityOffer?.askCode === false &&
+      markup`
+<p class="or">or</p>`
+    }
 ${form}`;
   } else {
     // A notice here is about the form (a failed switch, a throttled one): show it open.
