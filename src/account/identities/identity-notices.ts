@@ -84,7 +84,7 @@ export function identityNotice(
           }
         : {
             tone: 'info',
-            text: `An account here already uses your ${provider} address. Sign in to it below once, with its password or a passkey, and ${provider} will be linked to it: next time ${provider} signs you in directly.`,
+            text: `An account here already uses your ${provider} address. Sign in to it below once (its password, a passkey, or a code we email to that address), and ${provider} will be linked to it: next time ${provider} signs you in directly.`,
           };
     case 'AccessDenied':
       return accessDenied(params.get('code'), provider);
