@@ -19,9 +19,10 @@ const clientId = 'gatehouse-rules';
 const clientSecret = 'another-long-client-secret-for-tests';
 
 /** The callback's answer after the provider signed the person in, as a browser gets it. */
-async function viaProvider(browser: Client, idp: IdentityProvider, callbackUrl = '/') {
+async function viaProvider(browser: Client, idp: IdentityProvider, intent?: 'link') {
   const csrfToken = await browser.csrfToken();
-  const start = await browser.postForm('/api/auth/signin/oidc', { csrfToken, callbackUrl });
+  const fields = { csrfToken, callbackUrl: '/', ...(intent !== undefined && { intent }) };
+  const start = await browser.postForm('/api/auth/signin/oidc', fields);
   if (start.status !== 302) throw new Error(`signin/oidc answered ${start.status}`);
   const back = new URL(await idp.followAuthorization(start.headers.get('location') ?? ''));
   const landed = await browser.get(`${back.pathname}${back.search}`);
@@ -153,7 +154,7 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
       // Linked from her recent session at once; the provider's sign-in itself still asks for
       // the code (her session stays until one succeeds).
       idp.login({ sub: 'tess', email: 'tess@elsewhere.example', emailVerified: true });
-      const linked = await viaProvider(browser, idp);
+      const linked = await viaProvider(browser, idp, 'link');
       expect(linked.location).toContain('code=second_factor_required');
       expect(await signedInAs(browser)).toBe('totp@example.com');
       expect(await identitiesOf(browser)).toEqual([expect.objectContaining({ provider: 'oidc' })]);
@@ -185,7 +186,7 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
     const browser = new Client(server.url);
     await browser.signIn('off@example.com', password);
     idp.login({ sub: 'off', email: 'off@example.com', emailVerified: true });
-    await viaProvider(browser, idp);
+    await viaProvider(browser, idp, 'link');
     const user = await server.services.users.findByEmail('off@example.com');
     await server.services.users.setDisabled(user?.id ?? '', true);
     const fresh = new Client(server.url);
@@ -202,11 +203,29 @@ describe.each(databaseBackends('identity-rules'))('a provider’s sign-in on $na
     await bob.signIn('bob@example.com', password);
     // `tess` is Tess's identity: Bob's recent session does not take it.
     idp.login({ sub: 'tess', email: 'tess@elsewhere.example', emailVerified: true });
-    const { location } = await viaProvider(bob, idp);
+    const { location } = await viaProvider(bob, idp, 'link');
     expect(location).toContain('error=AccessDenied&code=identity_linked_elsewhere');
     expect(await identitiesOf(bob)).toEqual([]);
     expect(await signedInAs(bob)).toBe('bob@example.com');
   });
+
+  it.skipIf(backend.skip)(
+    'a provider’s button on the sign-in page never links to whoever is signed in there',
+    async () => {
+      await addUser(server, 'carol@example.com', password);
+      const carol = new Client(server.url);
+      await carol.signIn('carol@example.com', password);
+      // Someone else at Carol's screen signs in with their own provider account (sign-up open):
+      // their own new account, and Carol's stays without it.
+      idp.login({ sub: 'dave', email: 'dave@example.com', emailVerified: true });
+      const { location } = await viaProvider(carol, idp);
+      expect(location).toBe(`${server.url}/`);
+      expect(await signedInAs(carol)).toBe('dave@example.com');
+      const check = new Client(server.url);
+      await check.signIn('carol@example.com', password);
+      expect(await identitiesOf(check)).toEqual([]);
+    },
+  );
 
   it.skipIf(backend.skip)(
     'a callback is single use and bound to the browser that started it',

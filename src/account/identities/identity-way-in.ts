@@ -7,7 +7,13 @@ import { createAccountStore } from '../model/account-store.js';
 import type { AccountWayIn } from '../second-factors.js';
 import type { IdentityLinkPorts } from './identity-links.js';
 import { identityNotice } from './identity-notices.js';
-import { createOfferTaker, heldOffer, offerSetCookie } from './link-offer.js';
+import {
+  createOfferTaker,
+  heldOffer,
+  intendsLink,
+  intentSetCookie,
+  offerSetCookie,
+} from './link-offer.js';
 import { offerCodeRoute } from './offer-code.js';
 import type { MailRequestLimiter } from '../mail-limits.js';
 import { createProviderJudge } from './provider-sign-in.js';
@@ -68,6 +74,10 @@ export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {
   });
   const timeoutMs = ports.identityProviderTimeoutSeconds * 1000;
   const secure = (request: FastifyRequest) => isSecure(request, ports.publicOrigin);
+  /** The post's `intent=link` (a form's field; Auth.js ignores it). */
+  const linkAsked = (request: FastifyRequest) =>
+    Buffer.isBuffer(request.body) &&
+    new URLSearchParams(request.body.toString('utf8')).get('intent') === 'link';
 
   function routes(setting: IdentityProviderSetting): WireRoute[] {
     return [
@@ -75,15 +85,26 @@ export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {
         action: `signin/${setting.id}`,
         methods: ['POST'],
         signsIn: true,
-        handler: (request, reply, kit) =>
-          kit.toProvider(request, reply, { failedAs: 'OAuthSignInError' }),
+        async handler(request, reply, kit) {
+          // The account page's "Link …" asks for a link from the session it is in.
+          const held = linkAsked(request) ? await kit.heldSession(request) : null;
+          return kit.toProvider(request, reply, {
+            failedAs: 'OAuthSignInError',
+            ...(held !== null && { cookies: [intentSetCookie(held.sessionId, secure(request))] }),
+          });
+        },
       },
       {
         action: `callback/${setting.id}`,
         methods: ['GET'],
         async handler(request, reply, kit: WireKit) {
-          const held = await kit.heldSession(request);
-          const cookies: string[] = [];
+          const session = await kit.heldSession(request);
+          const held =
+            session !== null &&
+            intendsLink(request.headers.cookie, secure(request), session.sessionId)
+              ? session
+              : null;
+          const cookies: string[] = held === null ? [] : [intentSetCookie(null, secure(request))];
           return kit.toProvider(request, reply, {
             cookies,
             detail: { method: 'identity', provider: setting.id },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SignedInBrowser } from '../../auth/way-in.js';
 import { parseCookies } from '../../auth/cookies/cookies.js';
 import type { IdentityLinkPorts, ProviderNames } from './identity-links.js';
@@ -22,6 +23,31 @@ export const offerCookieName = (secure: boolean) =>
 export function offerSetCookie(token: string, secure: boolean): string {
   const maxAge = token === '' ? 0 : linkOfferTtlSeconds;
   return `${offerCookieName(secure)}=${token}; Path=${cookiePath}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * A link started from the account page (`intent=link` beside Auth.js's fields): for ten minutes
+ * the browser holds the digest of the session that asked, and only a callback in that session
+ * links a new identity to it at once. A provider's button on the sign-in page carries no intent:
+ * there it signs in, as someone else if need be, and never links to whoever was signed in.
+ */
+const intentName = 'gatehouse.identity-link';
+
+export const intentCookieName = (secure: boolean) =>
+  secure ? `__Secure-${intentName}` : intentName;
+
+export const sessionDigest = (sessionId: string) =>
+  createHash('sha256').update(`link:${sessionId}`).digest('base64url');
+
+export function intentSetCookie(sessionId: string | null, secure: boolean): string {
+  const value = sessionId === null ? '' : sessionDigest(sessionId);
+  const maxAge = sessionId === null ? 0 : linkOfferTtlSeconds;
+  return `${intentCookieName(secure)}=${value}; Path=${cookiePath}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/** Whether this browser asked, from `sessionId`, to link the identity it signs in with. */
+export function intendsLink(cookieHeader: string | undefined, secure: boolean, sessionId: string) {
+  return parseCookies(cookieHeader).get(intentCookieName(secure)) === sessionDigest(sessionId);
 }
 
 /** The offer this browser holds, if any. */

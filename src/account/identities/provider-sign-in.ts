@@ -22,7 +22,8 @@ import { issuerOf, personOf, type ProviderPerson } from './providers.js';
  *   account, and linked once this browser proves the account (./link-offer.ts); an address the
  *   provider does not assert as verified is never offered, and never makes a verified account;
  * - an unknown one with an unknown address makes an account only where sign-up is open;
- * - a browser signed in recently links an unknown identity to its own account at once.
+ * - a link asked from the account page (the session's intent, ./link-offer.ts) links an unknown
+ *   identity to that account at once when the session is recent, else offers it.
  */
 
 export interface ProviderJudgeDeps extends IdentityLinkPorts {

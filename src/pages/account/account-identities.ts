@@ -67,6 +67,7 @@ ${rows.map((row) => markup`${row}\n`)}</ul>`;
       (provider) => markup`<form method="post" action="${view.authPath}/signin/${provider.id}">
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.accountPath}">
+<input type="hidden" name="intent" value="link">
 <button type="submit" class="secondary">Link ${provider.name}</button>
 </form>`,
     );
