@@ -132,3 +132,45 @@ describe.each(databaseBackends('identities'))('sign-in with OpenID Connect on $n
     expect(identities.identities).toEqual([]);
   });
 });
+
+describe('sign-in with OpenID Connect when the store does not answer', () => {
+  it('the callback answers 503 (the store's answer), never a refusal, a 500 or a session', async () => {
+    const idp = await startIdentityProvider();
+    const server = await startServer({
+      config: {
+        identityProviders: [
+          {
+            id: 'oidc',
+            name: 'Acme SSO',
+            clientId,
+            clientSecret,
+            issuer: idp.issuer,
+            signup: 'open',
+          },
+        ],
+      },
+    });
+    try {
+      idp.setClients([
+        { clientId, clientSecret, redirectUris: [`${server.url}/api/auth/callback/oidc`] },
+      ]);
+      idp.login({ sub: 'someone', email: 'someone@example.com', emailVerified: true });
+      const browser = new Client(server.url);
+      const csrfToken = await browser.csrfToken();
+      const start = await browser.postForm('/api/auth/signin/oidc', {
+        csrfToken,
+        callbackUrl: '/',
+      });
+      const back = new URL(await idp.followAuthorization(start.headers.get('location') ?? ''));
+      // The database goes away between the provider and the callback.
+      await server.db.destroy();
+      const landed = await browser.get(`${back.pathname}${back.search}`);
+      expect(landed.status).toBe(503);
+      expect(browser.sessionCookie()).toBeUndefined();
+    } finally {
+      await server.app.close();
+      await server.services.hasher.close();
+      await idp.close();
+    }
+  });
+});

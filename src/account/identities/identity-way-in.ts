@@ -1,4 +1,10 @@
+import { AuthError } from '@auth/core/errors';
 import type { FastifyRequest } from 'fastify';
+import {
+  interrupt,
+  StoreUnavailableError,
+  type AuthRequestContext,
+} from '../../auth/request/request-context.js';
 import type { WayIn, WireKit, WireRoute } from '../../auth/way-in.js';
 import type { IdentityProviderSetting } from '../../config/identity-providers.js';
 import { isSecure } from '../../auth/request/request-site.js';
@@ -44,6 +50,20 @@ export interface IdentityWayInPorts extends IdentityLinkPorts {
     info(fields: object, message: string): void;
     error(fields: object, message: string): void;
   };
+}
+
+/** `work`, with a failure that is no Auth.js refusal marked as the store's (503, logged). */
+async function fromStoreUnlessRefused<T>(
+  context: AuthRequestContext,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AuthError || error instanceof StoreUnavailableError) throw error;
+    interrupt(context, { kind: 'unavailable', error });
+    throw new StoreUnavailableError(error);
+  }
 }
 
 /** Auth.js's error types a provider sign-in's refusals and failures raise: outcomes, not bugs. */
@@ -109,13 +129,17 @@ export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {
             cookies,
             detail: { method: 'identity', provider: setting.id },
             failedAs: 'OAuthCallbackError',
+            // The judge's own work is the store's: a failure there is the 503 a password's
+            // sign-in gets when the store does not answer (a refusal passes as it is).
             provider: (signIn, context, proceed) =>
-              judge(setting, signIn.profile, {
-                context,
-                proceed,
-                held,
-                offered: (token) => cookies.push(offerSetCookie(token, secure(request))),
-              }),
+              fromStoreUnlessRefused(context, () =>
+                judge(setting, signIn.profile, {
+                  context,
+                  proceed,
+                  held,
+                  offered: (token) => cookies.push(offerSetCookie(token, secure(request))),
+                }),
+              ),
           });
         },
       },
