@@ -134,7 +134,7 @@ describe.each(databaseBackends('identities'))('sign-in with OpenID Connect on $n
 });
 
 describe('sign-in with OpenID Connect when the store does not answer', () => {
-  it('the callback answers 503 (the store's answer), never a refusal, a 500 or a session', async () => {
+  it('the callback answers 503, the store’s answer: never a refusal, a 500 or a session', async () => {
     const idp = await startIdentityProvider();
     const server = await startServer({
       config: {
