@@ -174,3 +174,42 @@ describe('sign-in with OpenID Connect when the store does not answer', () => {
     }
   });
 });
+
+describe('sign-in with OpenID Connect under SECOND_FACTOR=required', () => {
+  it('a new person signed up by the provider gets no session until an app is enrolled', async () => {
+    const idp = await startIdentityProvider();
+    const server = await startServer({
+      config: {
+        secondFactor: { mode: 'required', keys: [] },
+        identityProviders: [
+          {
+            id: 'oidc',
+            name: 'Acme SSO',
+            clientId,
+            clientSecret,
+            issuer: idp.issuer,
+            signup: 'open',
+          },
+        ],
+      },
+    });
+    try {
+      idp.setClients([
+        { clientId, clientSecret, redirectUris: [`${server.url}/api/auth/callback/oidc`] },
+      ]);
+      idp.login({ sub: 'required-1', email: 'req@example.com', emailVerified: true });
+      const browser = new Client(server.url);
+      const landed = await signInWithProvider(browser, idp);
+      // Mail is off here: the enrolment asks for an operator's code, as after a password.
+      const location = landed.headers.get('location') ?? '';
+      expect(location).toContain('error=CredentialsSignin&code=enrolment_code_required');
+      expect(await sessionOf(browser)).toBeNull();
+      // The enrolment step is the password's own: its challenge is held, its page shows the key.
+      const page = await browser.get(new URL(location).pathname + new URL(location).search);
+      expect(await page.text()).toContain('name="otp"');
+    } finally {
+      await server.close();
+      await idp.close();
+    }
+  });
+});
