@@ -1,13 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
-// Suites whose subject is a time: the service's latency under a flood, and how fast an
-// over-long password is refused next to any other. Run by `npm test` after the others, one file
-// at a time, so no other suite's browsers, builds or hashing share the two cores with what they
-// measure (a health probe's p99 is the service's promise, not the neighbour's).
+// Suites whose subject is a time: the service's latency under a flood, and whether an answer
+// takes as long for a taken address as for a new one, or for an over-long password as for any.
+// Run by `npm test` after the others, one file at a time, so no other suite's browsers, builds
+// or hashing share the two cores with what they measure (a health probe's p99 is the service's
+// promise, not the neighbour's; four workers made the address timings differ by a third).
+// The flood runs again with fast paths off (package.json); the rest are no fast path's subject.
 // `npx vitest run --config vitest.alone.config.ts` runs them by hand.
 export const aloneSuites = [
   'test/http/pipelined-flood.test.ts',
   'test/users/password-bound.test.ts',
+  'test/account/signup-answers.test.ts',
+  'test/account/email-change-answers.test.ts',
+  'test/account/password-reset-answers.test.ts',
 ];
 
 export default defineConfig({
