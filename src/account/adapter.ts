@@ -7,9 +7,11 @@ import { isLoopbackOrigin } from '../config/auth.js';
 import { originOf } from '../auth/request/request-site.js';
 import { HttpError, invalidField } from '../http/errors.js';
 import { storeUnavailable } from '../http/answer.js';
+import type { AccountForm } from '../pages/account/account-notices.js';
 import type {
   AccountAction,
   AccountDeps,
+  AccountOperation,
   ActionInput,
   ActionResult,
   Client,
@@ -207,3 +209,22 @@ export function formAction(operation: FormOperation): AccountAction {
 /** The page's guard: a typed password stands in for the route's (recent). */
 export const formGuard = (operation: FormOperation): 'session' | 'recent' =>
   operation.form.typedPassword === undefined ? operation.guard : 'session';
+
+/**
+ * A (recent) operation on one of the account's things named by the path's `{id}`, with its form
+ * on the account page naming it in an `id` field and asking for the current password when the
+ * session is not recent: a passkey's removal, an identity's unlink.
+ */
+export function recentByIdOperation(
+  path: string,
+  action: AccountAction,
+  form: { name: AccountForm; path: string },
+): AccountOperation {
+  return {
+    path,
+    method: 'POST',
+    guard: 'recent',
+    action,
+    form: { ...form, keep: ['id'], typedPassword: recentOrTypedPassword },
+  };
+}

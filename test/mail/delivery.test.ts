@@ -543,7 +543,11 @@ for (const backend of backends) {
       for (const id of ids) await waitForState(a.mail, id, ['sent']);
       await new Promise((resolve) => setTimeout(resolve, 300));
       await Promise.all([a.mail.worker.stop(), b.mail.worker.stop()]);
-      const got = smtp.received.slice(before).map((m) => m.envelopeTo[0]);
+      // This test's mails: an earlier test's worker, stopped past its drain, may still land one.
+      const got = smtp.received
+        .slice(before)
+        .map((m) => m.envelopeTo[0])
+        .filter((to) => to?.startsWith('many') === true);
       expect(got).toHaveLength(50);
       expect(new Set(got).size).toBe(50);
       expect(a.sent + b.sent).toBe(50);

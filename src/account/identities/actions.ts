@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction, type AccountDeps, type AccountOperation } from '../action.js';
-import { recentOrTypedPassword } from '../adapter.js';
+import { recentByIdOperation } from '../adapter.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { unlinkIdentity } from './identity-links.js';
 import { identityAnswer, listIdentities } from './identity-store.js';
@@ -47,16 +47,8 @@ export const unlinkAccountIdentity: AccountAction = async (deps, { signedIn, bod
 /** Identities' rows of the account's operations table (src/account/account-operations.ts). */
 export const identityOperations: readonly AccountOperation[] = [
   { path: '/identities', method: 'GET', guard: 'session', action: listAccountIdentities },
-  {
-    path: '/identities/:id/unlink',
-    method: 'POST',
-    guard: 'recent',
-    action: unlinkAccountIdentity,
-    form: {
-      name: 'identity-unlink',
-      path: '/identities/unlink',
-      keep: ['id'],
-      typedPassword: recentOrTypedPassword,
-    },
-  },
+  recentByIdOperation('/identities/:id/unlink', unlinkAccountIdentity, {
+    name: 'identity-unlink',
+    path: '/identities/unlink',
+  }),
 ];

@@ -1,6 +1,7 @@
 /*
  * Every call Gatehouse or Auth.js makes to an identity provider (discovery, the token, the
- * user's profile and addresses) goes through this fetch: bounded in time, so a provider that is
+ * user's profile and addresses; Entra ID's own fetch and photo read are replaced) goes through
+ * this fetch: bounded in time, so a provider that is
  * down or slow fails the sign-in with a page instead of holding it, and in size, so a huge
  * answer is refused before it is parsed. Written here because no fetch option bounds a body.
  */

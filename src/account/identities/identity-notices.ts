@@ -20,7 +20,7 @@ function accessDenied(code: string | null, provider: string): Notice {
       );
     case 'identity_address_unverified':
       return error(
-        `An account here already uses the email address your ${provider} account gives, but ${provider} has not confirmed that address belongs to you, so it cannot be linked. Sign in with your password, or confirm the address at ${provider} and try again.`,
+        `${provider} has not confirmed that the email address it gave belongs to you, so it cannot sign you in here. Confirm the address at ${provider} and try again, or sign in with your email and password.`,
       );
     case 'identity_linked_elsewhere':
       return error(

@@ -129,15 +129,6 @@ export async function deleteIdentity(
   return row.provider;
 }
 
-export async function countIdentities(db: Kysely<Database>, userId: string): Promise<number> {
-  const row = await db
-    .selectFrom('user_identities')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 export async function touchIdentity(db: Kysely<Database>, id: string, at: number): Promise<void> {
   await db.updateTable('user_identities').set({ last_used_at: at }).where('id', '=', id).execute();
 }

@@ -68,14 +68,12 @@ async function fromStoreUnlessRefused<T>(
 
 /** Auth.js's error types a provider sign-in's refusals and failures raise: outcomes, not bugs. */
 const providerRefusals = [
+  // Ours, words on the sign-in page (./provider-sign-in.ts).
   'AccessDenied',
   'OAuthAccountNotLinked',
+  // The browser's: a callback replayed, tampered with, cancelled at the provider.
   'OAuthCallbackError',
-  'OAuthSignInError',
   'InvalidCheck',
-  'OAuthProfileParseError',
-  'CallbackRouteError',
-  'SignInError',
 ];
 
 export function createIdentityWayIn(ports: IdentityWayInPorts): AccountWayIn {

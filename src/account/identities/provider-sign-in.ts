@@ -20,7 +20,7 @@ import { issuerOf, personOf, type ProviderPerson } from './providers.js';
  *   (a second factor, enrolment, a verified address), unless the account is disabled;
  * - an unknown one whose address belongs to an account gets no session: it is offered to that
  *   account, and linked once this browser proves the account (./link-offer.ts); an address the
- *   provider does not assert as verified is never offered, and never makes a verified account;
+ *   provider does not assert as verified is refused, never looked up, never an account's;
  * - an unknown one with an unknown address makes an account only where sign-up is open;
  * - a link asked from the account page (the session's intent, ./link-offer.ts) links an unknown
  *   identity to that account at once when the session is recent, else offers it.
@@ -182,12 +182,12 @@ async function unknownIdentity(
     const verdict = await linkToHeld(judging, judging.held, identity);
     if (verdict !== null) return verdict;
   }
+  // An address the provider does not vouch for is no address here: never looked up (whether an
+  // account holds it is nobody's business), never linked, never an account's (a pre-hijack).
+  if (person.email !== null && !person.emailVerified)
+    return refuse(judging, 'identity_address_unverified');
   const holding = person.email === null ? null : await accountHolding(deps.db, person.email);
-  if (holding !== null) {
-    if (!person.emailVerified)
-      return refuse(judging, 'identity_address_unverified', { userId: holding.id });
-    return offer(judging, holding.id, identity);
-  }
+  if (holding !== null) return offer(judging, holding.id, identity);
   const open = setting.signup === undefined ? deps.signupOpen : setting.signup === 'open';
   if (!open) return refuse(judging, 'identity_no_account');
   return signUp(judging, identity, person);

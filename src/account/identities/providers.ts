@@ -2,7 +2,9 @@ import { customFetch } from '@auth/core';
 import GitHub from '@auth/core/providers/github';
 import GitLab from '@auth/core/providers/gitlab';
 import Google from '@auth/core/providers/google';
-import MicrosoftEntraID from '@auth/core/providers/microsoft-entra-id';
+import MicrosoftEntraID, {
+  type MicrosoftEntraIDProfile,
+} from '@auth/core/providers/microsoft-entra-id';
 import type { Provider } from '@auth/core/providers';
 import type { IdentityProviderSetting } from '../../config/identity-providers.js';
 import { readEmail } from '../../users/email.js';
@@ -133,12 +135,24 @@ export function authjsProvider(setting: IdentityProviderSetting, timeoutMs: numb
     }
     case 'google':
       return Google({ ...common, checks: [...oidcChecks] });
-    case 'microsoft-entra-id':
-      return MicrosoftEntraID({
+    case 'microsoft-entra-id': {
+      const provider = MicrosoftEntraID({
         ...common,
         checks: [...oidcChecks],
         issuer: setting.issuer ?? publicIssuers['microsoft-entra-id'],
+        // Auth.js's own reads a photo from Microsoft Graph with an unbounded fetch: not needed.
+        profile: (profile: MicrosoftEntraIDProfile) => ({
+          id: profile.sub,
+          name: profile.name,
+          email: profile.email,
+          image: null,
+        }),
       });
+      // Ours in place of its own (a tenant rewrite of the discovery document, unbounded), on the
+      // provider as in its options, whichever Auth.js reads; a tenant's issuer needs no rewrite.
+      (provider as unknown as Record<symbol, unknown>)[customFetch] = fetcher;
+      return provider;
+    }
     case 'gitlab':
       return GitLab({ ...common, checks: ['pkce', 'state'] });
   }

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { HttpError } from '../../http/errors.js';
 import { answer, type AccountAction, type AccountDeps, type AccountOperation } from '../action.js';
-import { recentOrTypedPassword } from '../adapter.js';
+import { recentByIdOperation } from '../adapter.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 import { displayName } from '../display-name.js';
 import { removePasskey } from './enrolment.js';
@@ -69,16 +69,8 @@ export const passkeyOperations: readonly AccountOperation[] = [
     action: renamePasskey,
     form: { name: 'passkey-rename', path: '/passkeys/rename', keep: ['id', 'name'] },
   },
-  {
-    path: '/passkeys/:id/remove',
-    method: 'POST',
-    guard: 'recent',
-    action: deletePasskey,
-    form: {
-      name: 'passkey-remove',
-      path: '/passkeys/remove',
-      keep: ['id'],
-      typedPassword: recentOrTypedPassword,
-    },
-  },
+  recentByIdOperation('/passkeys/:id/remove', deletePasskey, {
+    name: 'passkey-remove',
+    path: '/passkeys/remove',
+  }),
 ];

@@ -103,7 +103,8 @@ async function judgeProviderSignIn(
   account: { type: string; provider: string } | null | undefined,
   profile: Record<string, unknown> | undefined,
 ): Promise<boolean | string> {
-  if (account?.type !== 'oauth' && account?.type !== 'oidc') return true;
+  if (account?.type === 'credentials') return true;
+  if (account?.type !== 'oauth' && account?.type !== 'oidc') return false;
   const judge = context.via?.provider;
   if (judge === undefined) return false;
   const verdict = await judge(
