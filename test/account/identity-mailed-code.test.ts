@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
@@ -111,6 +112,28 @@ describe.each([
         action: 'send',
       });
       expect(theirs.headers.get('location')).toContain('code=identity_offer_expired');
+
+      // The owner is told, with the "this wasn't me" link; the lock takes the link back.
+      const notice = await mailed.smtp.mailTo(
+        'mia@example.com',
+        since,
+        /Sign-in with Acme SSO was added/,
+      );
+      const lockToken = /\/account\/lock\?token=([\w-]+)/.exec(notice.parsed.text ?? '')?.[1] ?? '';
+      const locked = await postWithCsrf(new Client(mailed.service.url), '/api/account/lock', {
+        token: lockToken,
+      });
+      expect(locked.status).toBe(200);
+      idp.login({ sub: 'mia-at-acme', email: 'mia@example.com', emailVerified: true });
+      const after = new Client(mailed.service.url);
+      const retry = await after.postForm('/api/auth/signin/oidc', {
+        csrfToken: await after.csrfToken(),
+        callbackUrl: '/',
+      });
+      const back2 = new URL(await idp.followAuthorization(retry.headers.get('location') ?? ''));
+      const answer = await after.get(`${back2.pathname}${back2.search}`);
+      // Unlinked: an offer again (not "this account is disabled", which a linked one would get).
+      expect(answer.headers.get('location')).toContain('error=OAuthAccountNotLinked');
     },
   );
 });

@@ -179,6 +179,29 @@ export async function takeOffer(
   return row === undefined ? null : row;
 }
 
+/**
+ * Removes the account's identities linked at or after `since`, in the caller's transaction, each
+ * with its webhook: a "this wasn't me" lock from a link's notice takes that link back.
+ */
+export async function removeIdentitiesSince(
+  trx: Kysely<Database>,
+  userId: string,
+  since: number,
+  at: number,
+): Promise<{ id: string; provider: string }[]> {
+  const rows = await trx
+    .deleteFrom('user_identities')
+    .where('user_id', '=', userId)
+    .where('linked_at', '>=', since)
+    .returning(['id', 'provider'])
+    .execute();
+  for (const row of rows)
+    await emitUserWebhook(trx, 'user.updated', userId, at, {
+      identity: { id: row.id, provider: row.provider, change: 'unlinked' },
+    });
+  return rows;
+}
+
 /** The live offer the token names: whose account it waits for, and the identity. */
 export async function findOffer(
   db: Kysely<Database>,

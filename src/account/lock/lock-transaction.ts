@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import { changeCredential, type EventClient } from '../model/credential-change.js';
+import { record } from '../model/events.js';
 import { consume, findLive } from '../model/secrets.js';
+import { removeIdentitiesSince } from '../identities/identity-store.js';
 
 /**
  * "This wasn't me" (accounts spec, "Security notices"), in one transaction: the notice's `lock`
@@ -11,7 +13,8 @@ import { consume, findLive } from '../model/secrets.js';
  * asked for, and every sign-in in flight is void), every session ended, and `account_locked`
  * recorded, and the `account-locked-notice` queued to the account's current address (what
  * happened and that the operator unlocks it): a lock by whoever else holds a link is not
- * silent. An account already disabled stays so and answers the same: the holder of a valid
+ * silent. Identities linked since the link was mailed are unlinked (a link's notice carries one).
+ * An account already disabled stays so and answers the same: the holder of a valid
  * link learns nothing new. Returns the user's id, or null when the secret is not valid.
  */
 export async function lockAccount(
@@ -31,6 +34,15 @@ export async function lockAccount(
     });
     // The claim saw the user in this transaction; a removal since rolls nothing forward.
     if (changed === null) return null;
+    // An identity linked since the link was mailed (its notice is one such mail) is taken back:
+    // re-enabled, the account must not open to it again.
+    for (const removed of await removeIdentitiesSince(trx, userId, token.createdAt, at))
+      await record(trx, {
+        ...lock.event,
+        userId,
+        type: 'identity_unlinked',
+        detail: { identity: removed.id, provider: removed.provider, reason: 'account_locked' },
+      });
     // No lock link in it: the account is locked already, and a link would be one more secret.
     await lock.mail.enqueue(trx, {
       kind: 'account-locked-notice',
