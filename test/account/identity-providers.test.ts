@@ -148,3 +148,22 @@ describe('sign-in with OpenID Connect under SECOND_FACTOR=required', () => {
     }
   });
 });
+
+describe('sign-in with OpenID Connect counts as a sign-in attempt', () => {
+  it('against the address’s rate, successes too: past it the callback answers rate_limited, no session', async () => {
+    const service = await startProviderService({ signup: 'open', throttle: { ipMaxAttempts: 3 } });
+    try {
+      service.idp.login({ sub: 'counted', email: 'counted@example.com', emailVerified: true });
+      for (let i = 0; i < 3; i += 1) {
+        const browser = new Client(service.server.url);
+        expect((await viaProvider(browser, service.idp)).location).toBe(`${service.server.url}/`);
+      }
+      const fourth = new Client(service.server.url);
+      const { location } = await viaProvider(fourth, service.idp);
+      expect(location).toContain('error=CredentialsSignin&code=rate_limited');
+      expect(await signedInAs(fourth)).toBeUndefined();
+    } finally {
+      await service.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import type { AppConfig } from '../../src/app.js';
 import type { Client } from './client.js';
 import { startIdentityProvider, type IdentityProvider } from './oidc-idp.js';
-import { startServer, type TestServer } from './server.js';
+import { startServer, type TestServer, type TestServerOptions } from './server.js';
 
 /*
  * The service with one OpenID Connect provider (`oidc`, "Acme SSO") configured, and that
@@ -26,12 +26,14 @@ export async function startProviderService(
     databaseUrl?: string;
     signup?: 'open' | 'closed';
     config?: Partial<AppConfig>;
+    throttle?: TestServerOptions['throttle'];
     otherClients?: readonly string[];
   } = {},
 ): Promise<ProviderService> {
   const idp = await startIdentityProvider();
   const server = await startServer({
     ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
+    ...(options.throttle !== undefined && { throttle: options.throttle }),
     config: {
       identityProviders: [
         {

@@ -345,14 +345,26 @@ export function createAuthorize(deps: AuthorizeDeps) {
    * A way in's own proof of an enabled account (an identity provider's sign-in): the checks
    * that follow a right password, then the session, as after one.
    */
-  const afterProof = (user: User, firstProof: string, context: AuthRequestContext) =>
-    afterPassword(deps, user, {
+  async function afterProof(user: User, firstProof: string, context: AuthRequestContext) {
+    // Every sign-in attempt counts against the address's and the account's rates, successes
+    // too (decisions.md): a way in's own proof as a password's, and a lock holds for it.
+    const admission = await fromStore(context, () =>
+      deps.throttle.admit(user.email, context.clientIp, deps.now(), false),
+    );
+    if (!admission.admitted) {
+      interrupt(context, { kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
+      deps.log.info({ reason: 'throttled', clientIp: context.clientIp }, 'sign-in refused');
+      context.signInResult = 'invalid';
+      throw new RateLimited();
+    }
+    return afterPassword(deps, user, {
       credentials: {},
       context,
       knownDevice: false,
       password: null,
       firstProof,
     });
+  }
   return Object.assign(authorize, { afterProof });
 
   async function authorize(
