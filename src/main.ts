@@ -237,6 +237,8 @@ async function startAdmin(
           inviteTtlSeconds: config.inviteTtlSeconds,
           auditRetentionDays: config.auditRetentionDays,
           sessionLifetime: config.session,
+          providerName: (id: string) =>
+            config.identityProviders.find((provider) => provider.id === id)?.name ?? id,
         },
         logger: deps.logger,
         isDraining: deps.isDraining,

@@ -27,6 +27,8 @@ export interface AdminPorts {
   auditRetentionDays: number;
   /** SESSION_MAX_AGE and SESSION_ABSOLUTE_MAX_AGE: the sessions a user's list still shows. */
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
+  /** An identity provider's configured name, by id (the owner's notice of a removal). */
+  providerName?: ((id: string) => string) | undefined;
 }
 
 /** One call as a route sees it: the path's and query's values, the JSON body, who asks. */

@@ -17,11 +17,25 @@ export const userIdentities: AdminHandler = async (call) => {
 export const removeUserIdentity: AdminHandler = async (call) => {
   const identityId = call.params.identity ?? '';
   if (identityId === '' || identityId.length > 64) throw notFound('identity');
-  const outcome = await removeIdentityOfUser(call.ports, {
-    userId: idParam(call, 'user'),
-    identityId,
-    actor: call.actor,
-  });
+  const { ports } = call;
+  // The owner is mailed, as for an unlink of their own, where mail is on and AUTH_URL is set.
+  const notice =
+    ports.mail?.enabled === true && ports.origin !== undefined
+      ? {
+          mail: ports.mail,
+          origin: ports.origin,
+          accountPagesPath: ports.accountPagesPath,
+          names: ports.providerName ?? ((id: string) => id),
+        }
+      : undefined;
+  const outcome = await removeIdentityOfUser(
+    { ...ports, notice },
+    {
+      userId: idParam(call, 'user'),
+      identityId,
+      actor: call.actor,
+    },
+  );
   if (outcome === 'missing') throw notFound('identity');
   return { status: 204 };
 };

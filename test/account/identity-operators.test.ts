@@ -122,6 +122,17 @@ describe.runIf(firstPass)('identities, as operators see them', () => {
       method: 'POST',
     });
     expect(removed.status).toBe(204);
+    // The owner is told, as for an unlink of their own (mail is held in development).
+    const outbox = (await (await api('/mail?limit=100')).json()) as {
+      mail: { kind: string; to: string; subject: string }[];
+    };
+    expect(outbox.mail).toContainEqual(
+      expect.objectContaining({
+        kind: 'identity-unlinked-notice',
+        to: 'opal@example.com',
+        subject: 'Sign-in with Acme SSO was removed from your Gatehouse account',
+      }),
+    );
     expect((await (await api(`/users/${user.id}/identities`)).json()) as unknown).toEqual({
       identities: [],
     });

@@ -1,4 +1,5 @@
 import { listIdentitiesOfUser, removeIdentityOfUser } from '../../operator/operations.js';
+import { createMail, mailSettingsOf } from '../../mail/start.js';
 import { CliError } from '../prompt.js';
 import { onNamedUser, type CliContext } from '../context.js';
 
@@ -35,8 +36,28 @@ export async function list(context: CliContext, values: { email?: string; json?:
 export async function remove(context: CliContext, values: { email?: string; id?: string }) {
   const identityId = values.id;
   if (identityId === undefined || identityId === '') throw new CliError('--id is required', 2);
+  const { config } = context;
+  // Queued for the running service to deliver, as an invitation is; none without mail or AUTH_URL.
+  const mail =
+    config.authUrl === undefined
+      ? undefined
+      : await createMail(context.db, context.dialect, mailSettingsOf(config), {
+          log: { info: () => undefined, warn: () => undefined },
+          events: { mailSent: () => undefined, mailFailed: () => undefined },
+          deliver: false,
+        });
+  const notice =
+    mail !== undefined && mail.mode !== 'off' && config.authUrl !== undefined
+      ? {
+          mail: mail.queue,
+          origin: config.authUrl,
+          accountPagesPath: config.page.accountPagesPath,
+          names: (id: string) =>
+            config.identityProviders.find((provider) => provider.id === id)?.name ?? id,
+        }
+      : undefined;
   const { user, result } = await onNamedUser(context, values.email, async (ports, target) => {
-    const outcome = await removeIdentityOfUser(ports, { ...target, identityId });
+    const outcome = await removeIdentityOfUser({ ...ports, notice }, { ...target, identityId });
     // The user is there (just looked up): 'missing' is the identity.
     return outcome === 'missing' ? ('no-such-identity' as const) : outcome;
   });
