@@ -30,7 +30,8 @@ COPY --from=build /out/node_modules ./node_modules
 # package.json only for the version /api/health reports.
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/dist/gatehouse /src/dist/gatehouse.mjs /src/dist/gatehouse.cjs \
-     /src/dist/gatehouse-cli.cjs /src/dist/healthcheck.cjs /src/dist/argon2-worker.cjs ./dist/
+     /src/dist/gatehouse-cli.cjs /src/dist/healthcheck.cjs /src/dist/argon2-worker.cjs \
+     /src/dist/legacy-hashes.cjs ./dist/
 # /data belongs to the runtime user, so a named volume mounted there starts out writable by it.
 # The V8 code cache is made here, by one start of the exact command the container runs, so V8
 # accepts it at every start (it rejects a cache made under other flags or another Node); the

@@ -1,3 +1,4 @@
+import type { FirebaseScryptParams } from './users/legacy-hashes.cjs';
 import type { Kysely } from 'kysely';
 import { createLastSeen } from './sessions/last-seen.js';
 import { createKyselySessionStore } from './sessions/session-store.js';
@@ -20,6 +21,8 @@ export interface ServiceSettings extends RawHandles {
   hashConcurrency: number;
   hashQueueMax: number;
   hashNice: number;
+  /** For imported Firebase hashes (`IMPORT_FIREBASE_SCRYPT`). */
+  firebaseScrypt?: FirebaseScryptParams | null;
 }
 
 /** The stores and workers the app and the CLI share, over one open database. */
@@ -34,6 +37,7 @@ export function createServices(
     concurrency: settings.hashConcurrency,
     queueMax: settings.hashQueueMax,
     nice: settings.hashNice,
+    firebase: settings.firebaseScrypt ?? undefined,
   });
   observer.watchHasher(hasher.load, hasher.limits);
   return {

@@ -23,6 +23,7 @@ const commonJs: BuildOptions = {
   // they stay out of the file V8 must parse at every start.
   external: [
     '@node-rs/argon2',
+    '@node-rs/bcrypt',
     // Loads its own worker script from its folder, and that loads @napi-rs/nice.
     'piscina',
     'pg',
@@ -111,8 +112,7 @@ export function bundleOptions(root: string): Bundles {
 
 /** The hashing threads' script, copied beside the bundle (src/users/hasher.ts finds it there). */
 export function copyWorker(root: string): void {
-  fs.copyFileSync(
-    path.join(root, 'src/users/argon2-worker.cjs'),
-    path.join(root, 'dist/argon2-worker.cjs'),
-  );
+  for (const script of ['argon2-worker.cjs', 'legacy-hashes.cjs']) {
+    fs.copyFileSync(path.join(root, 'src/users', script), path.join(root, 'dist', script));
+  }
 }

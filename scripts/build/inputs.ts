@@ -30,6 +30,7 @@ export const outputs = [
   'gatehouse.cjs',
   'gatehouse-cli.cjs',
   'argon2-worker.cjs',
+  'legacy-hashes.cjs',
   'healthcheck.cjs',
   'gatehouse',
 ];

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(fileURLToPath(new URL('../../package.json', import.meta.url)));
-const runtimeRoots = ['@node-rs/argon2', 'piscina', '@napi-rs/nice', 'pg'];
+const runtimeRoots = ['@node-rs/argon2', '@node-rs/bcrypt', 'piscina', '@napi-rs/nice', 'pg'];
 // Needed only to compile a native module from source, never at run time.
 const installOnly = new Set(['node-addon-api', 'node-gyp-build', 'prebuild-install']);
 

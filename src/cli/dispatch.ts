@@ -3,6 +3,7 @@ import * as add from './commands/add.js';
 import * as audit from './commands/audit.js';
 import * as enrolmentCode from './commands/enrolment-code.js';
 import * as identities from './commands/identities.js';
+import * as importUsers from './commands/import-users.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail-outbox.js';
@@ -42,6 +43,12 @@ const commands: Record<string, Command> = {
     run: add.run,
   },
   list: { help: list.help, options: { json: { type: 'boolean' } }, run: list.run },
+  import: {
+    help: importUsers.help,
+    options: { check: { type: 'boolean' }, json: { type: 'boolean' } },
+    positional: 'file',
+    run: importUsers.run,
+  },
   invite: {
     help: invite.help,
     options: { ...email, name: { type: 'string' }, 'print-link': { type: 'boolean' } },
@@ -165,6 +172,7 @@ const usersUsage = (cli: string) => `Usage: gatehouse users <command> [options]
 Commands:
   add               create a user (password from a hidden prompt or --password-stdin)
   list              list users
+  import FILE       import users from JSON Lines, keeping their ids and password hashes
   invite            invite someone by a link to choose their own password (mailed, or --print-link)
   set-password      set a user's password and end their sessions
   disable           refuse sign-in and end the user's sessions

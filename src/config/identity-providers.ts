@@ -8,6 +8,17 @@ export const providerKinds = ['oidc', 'github', 'google', 'microsoft-entra-id', 
 export type ProviderKind = (typeof providerKinds)[number];
 
 /** One configured provider, as the identities way in builds it (src/account/identities/). */
+export const publicIssuers: Record<string, string> = {
+  github: 'https://github.com',
+  google: 'https://accounts.google.com',
+  'microsoft-entra-id': 'https://login.microsoftonline.com/common/v2.0',
+  gitlab: 'https://gitlab.com',
+};
+
+/** Where the provider's subjects are unique: its issuer, or the service's base URL. */
+export const issuerOf = (setting: IdentityProviderSetting): string =>
+  setting.issuer ?? publicIssuers[setting.id] ?? '';
+
 export interface IdentityProviderSetting {
   /** Auth.js's provider id: `signIn("github")`, `/api/auth/callback/github`. */
   id: ProviderKind;

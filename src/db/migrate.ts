@@ -18,6 +18,7 @@ import * as factorThrottle from './migrations/016-factor-throttle.js';
 import * as auditSeal from './migrations/017-audit-seal.js';
 import * as enrolmentCodes from './migrations/018-enrolment-codes.js';
 import * as identities from './migrations/019-identities.js';
+import * as imports from './migrations/020-imports.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '017-audit-seal': auditSeal,
   '018-enrolment-codes': enrolmentCodes,
   '019-identities': identities,
+  '020-imports': imports,
 };
 
 const provider: MigrationProvider = {

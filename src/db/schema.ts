@@ -13,6 +13,10 @@ export interface UsersTable {
   email_verified_at: number | null;
   created_at: number;
   updated_at: number;
+  /** When an import carried the user over from another service; null: made here (migration 020). */
+  imported_at: number | null;
+  /** Set when all the user's sessions ended: old sessions not yet exchanged end too. */
+  legacy_sessions_closed_at: number | null;
 }
 
 export interface SessionsTable {
@@ -269,6 +273,17 @@ export interface PasskeyChallengesUsedTable {
   expires_at: number;
 }
 
+/** An old app's session token exchanged for a Gatehouse session (migration 020). */
+export interface LegacySessionsTable {
+  /** SHA-256 of the old token, hex. */
+  token_hash: string;
+  user_id: string;
+  session_id: string;
+  created_at: number;
+  /** When the old token would have expired: the row goes after that. */
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -286,5 +301,6 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_challenges_used: PasskeyChallengesUsedTable;
   user_identities: UserIdentitiesTable;
+  legacy_sessions: LegacySessionsTable;
   identity_link_offers: IdentityLinkOffersTable;
 }

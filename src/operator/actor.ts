@@ -44,6 +44,7 @@ export function recordOperatorEvent(
 /** An operator's action the user's own record does not list, kept in the audit log only. */
 export type OperatorActionType =
   | 'user_created'
+  | 'users_imported'
   | 'user_invited'
   | 'user_enabled'
   | 'user_renamed'

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type * as Argon2 from '@node-rs/argon2';
 import type { Piscina } from 'piscina';
+import type { FirebaseScryptParams } from './legacy-hashes.cjs';
 
 const require = createRequire(import.meta.url);
 // Beside this module in src/ (the tests), beside the bundle in dist/ (scripts/build/bundle.ts).
@@ -12,7 +13,7 @@ const idleThreadMs = 60_000;
 
 export type Argon2Task =
   | { op: 'hash'; password: string; params: Argon2.Options }
-  | { op: 'verify'; hash: string; password: string };
+  | { op: 'verify'; hash: string; password: string; firebase: FirebaseScryptParams | null };
 
 export interface Argon2Pool {
   run<T>(task: Argon2Task): Promise<T>;

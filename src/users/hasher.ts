@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import type * as Argon2 from '@node-rs/argon2';
 import { createArgon2Pool } from './argon2-pool.js';
+import { readHash, type FirebaseScryptParams } from './legacy-hashes.cjs';
+import { createTimingFloor } from './timing-floor.js';
 import { WorkGate, type GateLoad } from '../traffic/work-gate.js';
 
 // The native module loads on the first check of a stored hash's parameters.
@@ -50,22 +52,40 @@ export interface HasherOptions {
    * one core took the CPU from the thread answering probes and session reads.
    */
   nice: number;
+  /** Firebase's scrypt parameters (`IMPORT_FIREBASE_SCRYPT`), for hashes imported from it. */
+  firebase?: FirebaseScryptParams | undefined;
 }
 
 /**
  * argon2id on worker threads of lower priority (argon2-pool.ts), behind a bounded gate (a
- * flood gets GateFullError); the gate's concurrency is the pool's size.
+ * flood gets GateFullError); the gate's concurrency is the pool's size. Hashes imported from
+ * other services (legacy-hashes.cjs) are verified there too, and every verification lasts at
+ * least as long as the slowest kind seen (timing-floor.ts), so an imported user's old hash does
+ * not tell a stranger the address is there.
  */
 export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const gate = new WorkGate(options.concurrency, options.queueMax);
   const pool = createArgon2Pool(options.concurrency, options.nice);
+  const floor = createTimingFloor();
+  const firebase = options.firebase ?? null;
   return {
     limits: { concurrency: options.concurrency, queueMax: options.queueMax },
     load: gate,
     close: () => pool.close(),
     hash: (password) => gate.run(() => pool.run<string>({ op: 'hash', password, params })),
-    verify: (passwordHash, password) =>
-      gate.run(() => pool.run<boolean>({ op: 'verify', hash: passwordHash, password })),
+    async verify(passwordHash, password) {
+      const { matched, ms } = await gate.run(() =>
+        pool.run<{ matched: boolean; ms: number }>({
+          op: 'verify',
+          hash: passwordHash,
+          password,
+          firebase,
+        }),
+      );
+      const reading = readHash(passwordHash, firebase);
+      await floor.pad(reading.ok ? reading.cost : 'unreadable', ms);
+      return matched;
+    },
     needsRehash(passwordHash) {
       try {
         const current = native().parseOptions(passwordHash);

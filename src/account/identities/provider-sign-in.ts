@@ -11,7 +11,8 @@ import {
   touchIdentity,
   type ProviderIdentity,
 } from './identity-store.js';
-import { issuerOf, personOf, type ProviderPerson } from './providers.js';
+import { personOf, type ProviderPerson } from './providers.js';
+import { issuerOf } from '../../config/identity-providers.js';
 
 /*
  * What an identity provider's sign-in signs in, once Auth.js has checked the provider's answer

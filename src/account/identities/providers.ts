@@ -6,7 +6,7 @@ import MicrosoftEntraID, {
   type MicrosoftEntraIDProfile,
 } from '@auth/core/providers/microsoft-entra-id';
 import type { Provider } from '@auth/core/providers';
-import type { IdentityProviderSetting } from '../../config/identity-providers.js';
+import { publicIssuers, type IdentityProviderSetting } from '../../config/identity-providers.js';
 import { readEmail } from '../../users/email.js';
 import { boundedFetch } from './bounded-fetch.js';
 
@@ -26,17 +26,6 @@ export interface ProviderPerson {
   emailVerified: boolean;
   name: string;
 }
-
-const publicIssuers: Record<string, string> = {
-  github: 'https://github.com',
-  google: 'https://accounts.google.com',
-  'microsoft-entra-id': 'https://login.microsoftonline.com/common/v2.0',
-  gitlab: 'https://gitlab.com',
-};
-
-/** Where the provider's subjects are unique: its issuer, or the service's base URL. */
-export const issuerOf = (setting: IdentityProviderSetting): string =>
-  setting.issuer ?? publicIssuers[setting.id] ?? '';
 
 const isTrue = (value: unknown) => value === true || value === 'true';
 const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
