@@ -1,4 +1,5 @@
 import type { FirebaseScryptParams } from './users/legacy-hashes.cjs';
+import { createLegacySessionStore } from './users/legacy-sessions.js';
 import type { Kysely } from 'kysely';
 import { createLastSeen } from './sessions/last-seen.js';
 import { createKyselySessionStore } from './sessions/session-store.js';
@@ -40,9 +41,11 @@ export function createServices(
     firebase: settings.firebaseScrypt ?? undefined,
   });
   observer.watchHasher(hasher.load, hasher.limits);
+  const sessions = createKyselySessionStore(db, settings, observer);
   return {
     users: createKyselyUserStore(db, now),
-    sessions: createKyselySessionStore(db, settings, observer),
+    sessions,
+    legacySessions: createLegacySessionStore(db, sessions),
     throttle: createThrottle(
       // The service times shared counters by the database's clock; a test's injected clock
       // (which stands still or jumps) must time them itself.

@@ -14,6 +14,8 @@ import { authCookieNames } from './cookies/cookie-names.js';
 import { heldSessionToken, parseCookies } from './cookies/cookies.js';
 import { createDeviceCookies } from './cookies/device-cookie.js';
 import { createFrontRead } from './session/front-read.js';
+import { createLegacyExchange, type LegacyExchange } from './session/legacy-exchange.js';
+import type { LegacySessionStore } from '../users/legacy-sessions.js';
 import type { JweCodec } from './session/jwe-codec.js';
 import type { AccountEventSink } from './request/account-events.js';
 import { authRoutes, registerAuthRoutes, type PageViewOf } from './bridge/routes.js';
@@ -28,6 +30,8 @@ export type AuthSettings = Pick<
   Config,
   'authSecrets' | 'authUrl' | 'sessionCookiePrefix' | 'session' | 'bodyLimitBytes' | 'fastPaths'
 > &
+  // Optional: apps built without it (tests) take no old sessions.
+  Partial<Pick<Config, 'legacySessions'>> &
   // Optional: apps built without it (tests) get the default branding.
   Partial<Pick<Config, 'page'>>;
 
@@ -55,6 +59,8 @@ export interface AuthRegistration {
   lastSeen?: Pick<LastSeen, 'seen'>;
   /** The sign-in challenge (src/challenge/); absent: every sign-in needs the password. */
   signInChallenges?: SignInChallenges;
+  /** Old sessions exchanged (src/users/legacy-sessions.ts); used with LEGACY_AUTH_SECRET. */
+  legacySessions?: LegacySessionStore;
 }
 
 /** What other route groups use of the auth wing. */
@@ -143,11 +149,17 @@ function signInGate(hasher: PasswordHasher): WorkGate {
 }
 
 /** The session reads answered in front of Fastify, when the site allows it and fast paths are on. */
-function frontReadFor(site: Site, config: AuthSettings, fastReader: FastReader | undefined) {
+function frontReadFor(
+  site: Site,
+  config: AuthSettings,
+  fastReader: FastReader | undefined,
+  legacy: LegacyExchange | undefined,
+) {
   const frontRead =
     site.answersInFront && fastReader !== undefined
       ? createFrontRead({
           reader: fastReader,
+          declines: legacy?.mayHold,
           publicOrigin: config.authUrl,
           isDraining: site.isDraining,
           log: () => site.app.log,
@@ -158,6 +170,23 @@ function frontReadFor(site: Site, config: AuthSettings, fastReader: FastReader |
       : undefined;
   if (frontRead !== undefined) site.addFront(frontRead.front);
   return frontRead;
+}
+
+/** The exchange of an old app's session cookies, while LEGACY_AUTH_SECRET is set. */
+function legacyExchangeFor(site: Site, deps: AuthRegistration): LegacyExchange | undefined {
+  const { config } = deps;
+  if (config.legacySessions === undefined || deps.legacySessions === undefined) return undefined;
+  return createLegacyExchange({
+    settings: config.legacySessions,
+    store: deps.legacySessions,
+    sessions: deps.sessions,
+    secrets: config.authSecrets,
+    sessionCookiePrefix: config.sessionCookiePrefix,
+    maxAgeSeconds: config.session.maxAgeSeconds,
+    now: site.now,
+    events: deps.events,
+    log: site.app.log,
+  });
 }
 
 /**
@@ -226,7 +255,8 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
     codec,
   });
   const fastReader = read.fast;
-  const frontRead = frontReadFor(site, config, fastReader);
+  const legacy = legacyExchangeFor(site, deps);
+  const frontRead = frontReadFor(site, config, fastReader, legacy);
   const signIns = signInGate(deps.hasher);
   deps.observer.watchDoor(signIns);
   site.declareRoutes(authPaths(waysIn));
@@ -238,6 +268,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
       configs: { http: configFor(false), https: configFor(true) },
       fastReader,
       frontRead,
+      legacy,
       sessionCookiePrefix: config.sessionCookiePrefix,
       readsAsSessionToken: async (token, secure) =>
         (await decodeSessionToken(token, secure)) !== null,

@@ -6,6 +6,7 @@ import { auth } from './auth.js';
 import { database } from './database.js';
 import { factors } from './second-factor.js';
 import { hashing } from './hashing.js';
+import { legacySessions } from './legacy-sessions.js';
 import { http } from './http.js';
 import { identityProviders } from './identity-providers.js';
 import type { MailCatalogue } from '../mail/catalogue.js';
@@ -48,6 +49,7 @@ export const capabilities = (requireSecret: boolean, mails?: MailCatalogue) =>
     admin,
     webhooks,
     identityProviders,
+    legacySessions,
   ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];

@@ -50,3 +50,40 @@ export async function insertImportedUsers(
     )
     .execute();
 }
+
+/**
+ * Ends an imported user's old sessions not yet exchanged (src/auth/session/legacy-exchange.ts),
+ * in the transaction that ends all their sessions: a password change, a lock, an operator's or
+ * their own "sign out everywhere". A user made here has none: nothing is written for them.
+ */
+export async function closeLegacySessions(
+  trx: Kysely<Database>,
+  userId: string,
+  at: number,
+): Promise<void> {
+  await trx
+    .updateTable('users')
+    .set({ legacy_sessions_closed_at: at })
+    .where('id', '=', userId)
+    .where('imported_at', 'is not', null)
+    .where('legacy_sessions_closed_at', 'is', null)
+    .execute();
+}
+
+/** An imported user whose old sessions may still be exchanged, or null. */
+export async function legacySessionHolder(
+  db: Kysely<Database>,
+  userId: string,
+): Promise<{ id: string; credentialVersion: number } | null> {
+  const row = await db
+    .selectFrom('users')
+    .select(['id', 'credential_version'])
+    .where('id', '=', userId)
+    .where('imported_at', 'is not', null)
+    .where('legacy_sessions_closed_at', 'is', null)
+    .where('disabled', '=', 0)
+    .executeTakeFirst();
+  return row === undefined
+    ? null
+    : { id: row.id, credentialVersion: Number(row.credential_version) };
+}

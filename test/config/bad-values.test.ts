@@ -70,6 +70,8 @@ const badValues: Record<string, string | null> = {
   AUTH_MICROSOFT_ENTRA_ID_SECRET: null,
   AUTH_GITLAB_ID: null,
   AUTH_GITLAB_SECRET: null,
+  // Any text is an old app's secret; alone, it is LEGACY_SESSIONS_UNTIL that is missing.
+  LEGACY_AUTH_SECRET: null,
   AUTH_OIDC_ISSUER: 'login.example.com',
   AUTH_GITHUB_ENTERPRISE_URL: 'http://github.example.com',
   AUTH_MICROSOFT_ENTRA_ID_ISSUER: 'https://login.example.com/?tenant=x',

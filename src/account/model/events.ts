@@ -26,7 +26,9 @@ export type AccountEventType =
   // Not in the spec's list: wrong codes locked the second factor's step (model/factor-throttle.ts).
   | 'second_factor_locked'
   // Not in the spec's list: how an account came to be (an accepted invitation, open sign-up).
-  | 'account_created';
+  | 'account_created'
+  // Not in the spec's list of events but in its §3: an old app's session carried over.
+  | 'session_migrated';
 
 export interface NewAccountEvent {
   userId: string;

@@ -10,6 +10,7 @@ import { guardAuthBody } from '../request/body-guard.js';
 import type { AccountEventSink } from '../request/account-events.js';
 import type { SessionCookiePrefix } from '../cookies/cookie-names.js';
 import type { FrontRead } from '../session/front-read.js';
+import type { LegacyExchange } from '../session/legacy-exchange.js';
 import { CrossSiteError, loginCsrfGuard } from '../signin/login-csrf-guard.js';
 import { createPageCsrf } from './page-csrf.js';
 import { homeRoute, pageRoute, type PageRouteDeps, type PageViewOf } from './page-routes.js';
@@ -52,6 +53,8 @@ export interface AuthRouteDeps {
   fastReader: FastReader | undefined;
   /** The same reads answered in front of Fastify, when the site allows it. */
   frontRead: FrontRead | undefined;
+  /** An old app's session cookies exchanged at the session read (LEGACY_AUTH_SECRET). */
+  legacy?: LegacyExchange | undefined;
   sessionCookiePrefix: SessionCookiePrefix;
   /** Whether a session token reads, with the codec Auth.js is configured with for the scheme. */
   readsAsSessionToken: (token: string, secure: boolean) => Promise<boolean>;

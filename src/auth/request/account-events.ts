@@ -4,7 +4,7 @@
  * answer's timing depends on whether the account exists.
  */
 export interface PendingAccountEvent {
-  type: 'signin' | 'signin_failed' | 'throttled' | 'signout';
+  type: 'signin' | 'signin_failed' | 'throttled' | 'signout' | 'session_migrated';
   /** The account, when the request already knows it. */
   userId?: string;
   /** Else the normalised address typed: recorded only if an account has it. */

@@ -18,6 +18,8 @@ import { readCache } from '../../sessions/caches.js';
 
 export interface FrontReadOptions {
   reader: FastReader;
+  /** A session read whose cookies it leaves to the route (an old app's, src/auth/session/legacy-exchange.ts). */
+  declines?: ((cookieHeader: string | undefined) => boolean) | undefined;
   /** AUTH_URL's origin; without it the origin comes from the Host header, as in the route. */
   publicOrigin: string | undefined;
   isDraining: () => boolean;
@@ -170,6 +172,7 @@ export function createFrontRead(options: FrontReadOptions): FrontRead {
     if (!sees(request)) return false;
     const origin = originOf(request.headers.host) as string;
     const cookie = request.headers.cookie;
+    if (options.declines?.(cookie) === true && request.url === '/api/auth/session') return false;
     const startedAt = performance.now();
     let answer: FastAnswer | Promise<FastAnswer> | undefined;
     try {

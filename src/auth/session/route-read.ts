@@ -4,6 +4,7 @@ import { sendError } from '../../http/error-handler.js';
 import { StoreUnavailableError } from '../request/request-context.js';
 import { isSecure, originOf, routeOf } from '../request/request-site.js';
 import type { FrontRead } from './front-read.js';
+import type { LegacyExchange } from './legacy-exchange.js';
 import type { FastAnswer, FastReader } from './session-read.js';
 
 export interface RouteReadDeps {
@@ -12,6 +13,8 @@ export interface RouteReadDeps {
   /** The front in front of Fastify, when there is one: what it took, it answered or left to Auth.js. */
   frontRead: FrontRead | undefined;
   publicOrigin: string | undefined;
+  /** An old app's session cookies exchanged first (LEGACY_AUTH_SECRET); none: not taken. */
+  legacy?: LegacyExchange | undefined;
   /** Hands the request to Auth.js. */
   toAuthjs(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | FastifyReply;
 }
@@ -23,6 +26,19 @@ function sendFast(reply: FastifyReply, answer: FastAnswer): FastifyReply {
   return reply.send(Buffer.from(answer.body));
 }
 
+/** The request's Cookie header, as Fastify and Auth.js's bridge (its raw lines) both read it. */
+function replaceCookies(request: FastifyRequest, cookieHeader: string): void {
+  request.headers.cookie = cookieHeader;
+  const raw = request.raw.rawHeaders;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== 'cookie')
+      kept.push(raw[i] as string, raw[i + 1] as string);
+  }
+  kept.push('Cookie', cookieHeader);
+  raw.splice(0, raw.length, ...kept);
+}
+
 /**
  * The route's door to the session read: `GET /api/auth/session` and `GET /api/auth/csrf` that no
  * front answered (behind TRUST_PROXY, fast paths off, a query string, a POST) get session-read's
@@ -31,8 +47,8 @@ function sendFast(reply: FastifyReply, answer: FastAnswer): FastifyReply {
  * to Auth.js at once. A query string may carry callbackUrl, which only Auth.js's path handles.
  */
 export function routeRead(deps: RouteReadDeps, action: 'session' | 'csrf') {
-  const { fastReader, frontRead, publicOrigin } = deps;
-  return async function fastRead(request: FastifyRequest, reply: FastifyReply) {
+  const { fastReader, frontRead, publicOrigin, legacy } = deps;
+  const read = async function fastRead(request: FastifyRequest, reply: FastifyReply) {
     if (
       fastReader === undefined ||
       frontRead?.sees(request.raw) === true ||
@@ -56,5 +72,45 @@ export function routeRead(deps: RouteReadDeps, action: 'session' | 'csrf') {
       return sendError(reply, storeUnavailable());
     }
     return answer === undefined ? deps.toAuthjs(request, reply) : sendFast(reply, answer);
+  };
+  if (legacy === undefined || action !== 'session') return read;
+  return async function exchangeThenRead(request: FastifyRequest, reply: FastifyReply) {
+    if (request.method !== 'GET') return read(request, reply);
+    let exchanged;
+    try {
+      exchanged = await legacy.exchange(request.headers.cookie, isSecure(request, publicOrigin), {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'] ?? '',
+      });
+    } catch (error) {
+      request.log.error({ err: error }, 'database unavailable during an old session’s exchange');
+      return sendError(reply, storeUnavailable());
+    }
+    if (exchanged === undefined) return read(request, reply);
+    // The read goes on with the new session's cookie in place of the old ones.
+    replaceCookies(request, exchanged.cookieHeader);
+    reply.header('set-cookie', exchanged.clears);
+    // Auth.js sets the session's cookie itself (renewed); the fast branch only when due, which
+    // a token made this instant is not, so it is set here.
+    if (fastReader === undefined || routeOf(request).search !== '')
+      return deps.toAuthjs(request, reply);
+    let answer: FastAnswer | undefined;
+    try {
+      answer = await fastReader.session(
+        exchanged.cookieHeader,
+        originOf(request, publicOrigin),
+        isSecure(request, publicOrigin),
+      );
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      request.log.error({ err: error.cause }, 'database unavailable during session read');
+      return sendError(reply, storeUnavailable());
+    }
+    if (answer === undefined) return deps.toAuthjs(request, reply);
+    const session = exchanged.sessionCookie;
+    return sendFast(
+      reply,
+      session === undefined ? answer : { ...answer, cookies: [...answer.cookies, session] },
+    );
   };
 }

@@ -13,6 +13,7 @@ export const fileVariables = [
   'AUTH_GOOGLE_SECRET',
   'AUTH_MICROSOFT_ENTRA_ID_SECRET',
   'AUTH_GITLAB_SECRET',
+  'LEGACY_AUTH_SECRET',
 ] as const;
 
 export interface FileVariablesResult {

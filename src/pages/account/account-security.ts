@@ -55,6 +55,7 @@ const eventWords: Record<string, string> = {
   identity_unlinked: 'Sign-in with a provider removed',
   account_locked: 'Account locked',
   account_created: 'Account created',
+  session_migrated: 'Signed-in session carried over from the old app',
 };
 
 const csrfField = (view: SecurityView) =>
