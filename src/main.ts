@@ -1,3 +1,4 @@
+import { issuerOf } from './config/identity-providers.js';
 import cluster from 'node:cluster';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -183,7 +184,7 @@ type Services = ReturnType<typeof createServices>;
 /** Every ten minutes, rows past their use: throttle entries, sessions, account records. */
 function schedulePruning(
   db: Kysely<Database>,
-  services: Pick<Services, 'throttle' | 'sessions'>,
+  services: Pick<Services, 'throttle' | 'sessions' | 'legacySessions'>,
   config: Config,
   log: FastifyBaseLogger,
 ): NodeJS.Timeout {
@@ -192,6 +193,8 @@ function schedulePruning(
     Promise.all([
       services.throttle.prune(now),
       services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
+      // Old tokens past their own expiry (and its 15 s of tolerance) are never taken again.
+      services.legacySessions.prune(now - 15_000),
       // Events past what a user's list shows; secrets a day after they expired or were used;
       // audit entries past AUDIT_RETENTION_DAYS.
       pruneAccountRecords(db, now, config.auditRetentionDays),
@@ -239,6 +242,11 @@ async function startAdmin(
           sessionLifetime: config.session,
           providerName: (id: string) =>
             config.identityProviders.find((provider) => provider.id === id)?.name ?? id,
+          issuerOf: (id: string) => {
+            const provider = config.identityProviders.find((setting) => setting.id === id);
+            return provider === undefined ? null : issuerOf(provider);
+          },
+          firebaseScrypt: config.firebaseScrypt,
         },
         logger: deps.logger,
         isDraining: deps.isDraining,

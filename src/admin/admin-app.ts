@@ -1,9 +1,11 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { sendError } from '../http/error-handler.js';
 import { HttpError } from '../http/errors.js';
 import { createSite, type SiteConfig } from '../http/site.js';
 import type { AdminPorts } from './admin-call.js';
 import { adminRoutes } from './routes.js';
+import { importMediaTypes } from './import-routes.js';
 import type { AdminTokens } from './tokens.js';
 
 export interface AdminAppDeps {
@@ -40,6 +42,8 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
   const { app } = site;
   // JSON only: a text body would otherwise be read as a string.
   app.removeContentTypeParser('text/plain');
+  // An import's JSON Lines stay a stream: the import reads them as they arrive.
+  app.addContentTypeParser(importMediaTypes, (_request, payload, done) => done(null, payload));
   const actors = new WeakMap<object, string>();
   app.addHook('onRequest', (request, reply, done) => {
     const label = deps.tokens.authenticate(request.headers.authorization);
@@ -65,7 +69,8 @@ export function buildAdminApp(deps: AdminAppDeps): FastifyInstance {
         const answer = await route.handle({
           params: request.params as Record<string, string>,
           query: request.query as Record<string, string | undefined>,
-          body: isRecord(request.body) ? request.body : {},
+          body: isRecord(request.body) && !(request.body instanceof Readable) ? request.body : {},
+          stream: request.body instanceof Readable ? request.body : undefined,
           actor,
           ports: deps.ports,
         });

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Throttle } from '../auth/signin/throttle.js';
 import type { Database } from '../db/schema.js';
@@ -6,6 +7,8 @@ import type { OutboxQueue } from '../mail/outbox-queue.js';
 import type { OutboxStore } from '../mail/mail-outbox-store.js';
 import type { Observer } from '../observe/observer.js';
 import type { Actor } from '../operator/operations.js';
+import { importedIdPattern } from '../operator/import/import-line.js';
+import type { FirebaseScryptParams } from '../users/legacy-hashes.cjs';
 import type { WebhookStore } from '../webhooks/webhook-outbox-store.js';
 
 /** What the admin routes hand the operator operations (src/operator/). */
@@ -29,6 +32,10 @@ export interface AdminPorts {
   sessionLifetime: { maxAgeSeconds: number; absoluteMaxAgeSeconds: number };
   /** An identity provider's configured name, by id (the owner's notice of a removal). */
   providerName?: ((id: string) => string) | undefined;
+  /** A configured provider's issuer, by id, or null (an import's identities). */
+  issuerOf?: ((id: string) => string | null) | undefined;
+  /** IMPORT_FIREBASE_SCRYPT, for imported Firebase hashes. */
+  firebaseScrypt?: FirebaseScryptParams | null | undefined;
 }
 
 /** One call as a route sees it: the path's and query's values, the JSON body, who asks. */
@@ -36,6 +43,8 @@ export interface AdminCall {
   params: Record<string, string>;
   query: Record<string, string | undefined>;
   body: Record<string, unknown>;
+  /** A streamed body (JSON Lines, an import), read as it arrives; else undefined. */
+  stream?: Readable | undefined;
   actor: Actor;
   ports: AdminPorts;
 }
@@ -53,12 +62,17 @@ export const ok = (body: unknown, status = 200): AdminAnswer => ({ status, body 
 /** 404 naming what was not found. */
 export const notFound = (what: string) => new HttpError('not_found', {}, `No such ${what}.`);
 
-/** Ids are UUIDs: anything else names nothing (and is not looked up). */
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Ids are UUIDs, in any case, or an imported user's kept id (src/operator/import/import-line.ts),
+ * as it is: anything else names nothing (and is not looked up).
+ */
 export function idParam(call: AdminCall, what: string): string {
   const id = call.params.id ?? '';
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
-    throw notFound(what);
-  return id.toLowerCase();
+  if (uuid.test(id)) return id.toLowerCase();
+  if (!importedIdPattern.test(id)) throw notFound(what);
+  return id;
 }
 
 /** `limit` from the query: 1-`max`, `fallback` when absent; else 422 naming it. */

@@ -1,4 +1,5 @@
 import { removeUserIdentity, userIdentities } from './identity-routes.js';
+import { importUsersRoute } from './import-routes.js';
 import type { AdminHandler } from './admin-call.js';
 import { mailList, mailRetry, webhookList, webhookRetry } from './outbox-routes.js';
 import {
@@ -28,6 +29,7 @@ const route = (method: AdminRoute['method'], path: string, handle: AdminHandler)
  */
 export const adminRoutes: readonly AdminRoute[] = [
   route('GET', '/users', users.listUsers),
+  route('POST', '/users/import', importUsersRoute),
   route('GET', '/users/:id', users.getUser),
   route('DELETE', '/users/:id', users.remove),
   route('POST', '/invitations', users.invite),

@@ -172,6 +172,21 @@ function frontReadFor(
   return frontRead;
 }
 
+/** Sign-in's check of what was typed (src/auth/signin/authorize.ts), with the ways in's checks. */
+function authorizeFor(site: Site, deps: AuthRegistration, waysIn: MountedWaysIn) {
+  return createAuthorize({
+    users: deps.users,
+    hasher: deps.hasher,
+    throttle: deps.throttle,
+    deviceCookies: createDeviceCookies(deps.config.authSecrets),
+    checks: waysIn.checks,
+    challenges: deps.signInChallenges,
+    challengeOpenedBy: waysIn.challengeOpenedBy,
+    now: site.now,
+    log: site.app.log,
+  });
+}
+
 /** The exchange of an old app's session cookies, while LEGACY_AUTH_SECRET is set. */
 function legacyExchangeFor(site: Site, deps: AuthRegistration): LegacyExchange | undefined {
   const { config } = deps;
@@ -199,17 +214,7 @@ export function registerAuth(site: Site, deps: AuthRegistration): AuthRegistered
   const now = site.now;
   const codec = config.fastPaths ? deps.codec : undefined;
   const waysIn = mountWaysIn(deps.waysIn ?? []);
-  const authorize = createAuthorize({
-    users: deps.users,
-    hasher: deps.hasher,
-    throttle: deps.throttle,
-    deviceCookies: createDeviceCookies(config.authSecrets),
-    checks: waysIn.checks,
-    challenges: deps.signInChallenges,
-    challengeOpenedBy: waysIn.challengeOpenedBy,
-    now,
-    log: site.app.log,
-  });
+  const authorize = authorizeFor(site, deps, waysIn);
   // One answer to "is this a live session, and what is the answer?" (src/auth/session/session-read.ts),
   // for Auth.js's jwt callback and, with fast paths on, for the reads answered without Auth.js.
   const read = createSessionRead({

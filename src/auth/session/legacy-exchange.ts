@@ -93,23 +93,10 @@ export function createLegacyExchange(deps: LegacyExchangeDeps) {
       const current = sid === null ? null : await claimsOf(sid);
       const name = authCookieNames(secure, deps.sessionCookiePrefix).session;
       const oldNames = new Set(held.flatMap((cookie) => cookie.cookieNames));
-      // The other cookies as they came, their encoding untouched.
-      const kept = cookieHeader
-        .split(';')
-        .map((part) => part.trim())
-        .filter((part) => {
-          const cookie = part.slice(0, Math.max(0, part.indexOf('=')));
-          return part !== '' && !oldNames.has(cookie) && cookie !== name;
-        });
+      const kept = keptCookies(cookieHeader, oldNames, name);
       const clears = [...oldNames]
         .filter((cookie) => cookie !== name)
-        .map((cookie) =>
-          serializeCookie(cookie, '', {
-            expires: new Date(0),
-            maxAgeSeconds: 0,
-            secure: secure || cookie.startsWith('__'),
-          }),
-        );
+        .map((cookie) => clearing(cookie, secure));
       if (current === null) {
         deps.log.info(
           {
@@ -154,3 +141,22 @@ export function createLegacyExchange(deps: LegacyExchangeDeps) {
 }
 
 export type LegacyExchange = ReturnType<typeof createLegacyExchange>;
+
+/** The request's other cookies as they came (their encoding untouched), without `old` and `name`. */
+function keptCookies(cookieHeader: string, old: ReadonlySet<string>, name: string): string[] {
+  return cookieHeader
+    .split(';')
+    .map((part) => part.trim())
+    .filter((part) => {
+      const cookie = part.slice(0, Math.max(0, part.indexOf('=')));
+      return part !== '' && !old.has(cookie) && cookie !== name;
+    });
+}
+
+/** A Set-Cookie that clears `cookie`, Secure where its prefix or the site needs it. */
+const clearing = (cookie: string, secure: boolean) =>
+  serializeCookie(cookie, '', {
+    expires: new Date(0),
+    maxAgeSeconds: 0,
+    secure: secure || cookie.startsWith('__'),
+  });

@@ -8,8 +8,8 @@ export interface LineProblem {
   message: string;
 }
 
-// An Auth.js id: a cuid, a UUID, an ObjectId, a number (Prisma's `Int @id`).
-const idPattern = /^[A-Za-z0-9_\-:.@]{1,128}$/;
+/** An imported user's id: a cuid, a UUID, an ObjectId, a number (Prisma's `Int @id`). */
+export const importedIdPattern = /^[A-Za-z0-9_\-:.@]{1,128}$/;
 const idText = z.pipe(
   z.union([z.string(), z.int().check(z.nonnegative())], {
     error: 'must be a string (or a whole number)',
@@ -17,7 +17,7 @@ const idText = z.pipe(
   z.transform(String),
 );
 const id = idText.check(
-  z.refine((value) => idPattern.test(value), {
+  z.refine((value) => importedIdPattern.test(value), {
     error: 'must be 1 to 128 letters, digits or _-:.@',
   }),
 );
