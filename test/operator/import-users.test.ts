@@ -12,6 +12,7 @@ import {
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import { openDatabase } from '../../src/db/open.js';
+import { softPasskey } from '../helpers/soft-passkey.js';
 
 const testRequire = createRequire(new URL('../package.json', import.meta.url));
 const bcryptjs = testRequire('bcryptjs') as { hashSync(password: string, cost: number): string };
@@ -21,9 +22,11 @@ const djangoSalt = 'c2FsdHlzYWx0';
 const django = `pbkdf2_sha256$600000$${djangoSalt}$${crypto
   .pbkdf2Sync(password, djangoSalt, 600_000, 32, 'sha256')
   .toString('base64')}`;
+// A passkey the old app registered: its key pair stays on the person's device.
+const oldKey = softPasskey();
 const passkey = {
-  credentialId: crypto.randomBytes(32).toString('base64url'),
-  publicKey: crypto.randomBytes(77).toString('base64url'),
+  credentialId: oldKey.id,
+  publicKey: oldKey.publicKey,
   counter: 7,
   transports: ['internal', 'hybrid'],
 };
@@ -208,6 +211,26 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         expect((await again.signIn(email, password)).status).toBe(200);
         expect(((await again.session()) as { user: { id: string } }).user.id).toMatch(/^clx0/);
       }
+    });
+
+    it('an imported passkey signs in as it did in the old app', async () => {
+      const client = new Client(service.url);
+      const got = (await (
+        await client.get('/api/auth/webauthn-options/passkey?action=authenticate')
+      ).json()) as { options: { challenge: string } };
+      const data = oldKey.assert({
+        challenge: got.options.challenge,
+        origin: service.url,
+        userVerified: true,
+        counter: 8,
+      });
+      const answer = await client.postForm(
+        '/api/auth/callback/passkey',
+        { csrfToken: await client.csrfToken(), action: 'authenticate', data },
+        { 'x-auth-return-redirect': '1' },
+      );
+      expect(answer.status).toBe(200);
+      expect(((await client.session()) as { user: { id: string } }).user.id).toBe('42');
     });
   });
 }
