@@ -13,13 +13,22 @@ export interface ImportedUser {
 }
 
 /** The users among `values` of `column` (a batch of an import's ids or addresses). */
-export function usersHolding(
+export async function usersHolding(
   db: Kysely<Database>,
   column: 'id' | 'email',
   values: readonly string[],
-): Promise<Array<{ id: string; email: string }>> {
-  if (values.length === 0) return Promise.resolve([]);
-  return db.selectFrom('users').select(['id', 'email']).where(column, 'in', values).execute();
+): Promise<Array<{ id: string; email: string; importedAt: number | null }>> {
+  if (values.length === 0) return [];
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'email', 'imported_at'])
+    .where(column, 'in', values)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    email: row.email,
+    importedAt: row.imported_at === null ? null : Number(row.imported_at),
+  }));
 }
 
 /**

@@ -129,6 +129,20 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expect(await listed()).toEqual([]);
     });
 
+    it('a line repeating one of an earlier batch is found too (the store remembers, not the process)', async () => {
+      const many = Array.from({ length: 600 }, (_, i) => ({
+        id: `many-${i}`,
+        email: `many-${i}@example.com`,
+      }));
+      many.push({ id: 'many-last', email: 'many-3@example.com' });
+      const result = await service.cli(['users', 'import', '--check', file('many.jsonl', many)]);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(
+        'line 601: email many-3@example.com is on an earlier line too',
+      );
+      expect(await listed()).toEqual([]);
+    });
+
     it('--check reports what would be imported and writes nothing', async () => {
       const result = await service.cli(['users', 'import', '--check', file('check.jsonl', users)]);
       expect(result.code).toBe(0);

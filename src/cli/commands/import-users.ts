@@ -18,8 +18,8 @@ are (bcrypt, argon2, scrypt, PBKDF2-SHA256, Django, Better Auth, Firebase scrypt
 argon2id at the user's first sign-in. The file imports whole or not at all: a bad line, or an
 id, address, identity or passkey that belongs to another user here, is named by line and
 field, and nothing is written. A user already here with the same id and address is left as
-they are, so a second run of the same file changes nothing. --check reads and reports
-without writing. Exit status: 0 imported (or, with --check, would be), 1 problems found.`;
+they are, so a second run of the same file changes nothing. --check reports without
+writing (the import runs in a transaction it takes back). Exit status: 0 imported (or, with --check, would be), 1 problems found.`;
 
 /** The report as lines an operator reads. */
 function describe(report: ImportReport, check: boolean): string[] {

@@ -10,7 +10,7 @@ import { existingRows, writeBatch } from './import-writes.js';
 export type SourceLine = { line: number } & ({ record: ImportRecord } | { problem: LineProblem });
 
 export interface ImportOptions {
-  /** Read and report only: nothing is written. */
+  /** Report only: the import runs, and its transaction is taken back. */
   check: boolean;
   actor: Actor;
   /** For imported Firebase hashes (`IMPORT_FIREBASE_SCRYPT`). */
@@ -47,10 +47,12 @@ class TakenBack extends Error {}
 /**
  * Imports users line by line in batches, as one transaction: a file imports whole or not at
  * all. Each line is checked (its fields, its hash's format and cost, its providers), then each
- * batch against the file so far and the store: an id or address, identity or passkey that
- * belongs to someone else is a problem naming the line; a user already here with the same id
- * and address is left as it is, so a second run of a file changes nothing. Past the first
- * problem nothing more is written, but every line is still read, so one run reports them all.
+ * batch against the store, where this transaction has written the batches before it: an id or
+ * address, identity or passkey that belongs to someone else, or to an earlier line, is a
+ * problem naming the line; a user already here with the same id and address is left as it is,
+ * so a second run of a file changes nothing. Every line is read, so one run reports every
+ * problem; with any, or with `check`, the transaction is taken back. Memory holds one batch:
+ * the store, not the process, remembers what the file said before.
  */
 export async function importUsers(
   ports: OperatorPorts,
@@ -68,40 +70,32 @@ export async function importUsers(
     moreProblems: 0,
     written: false,
   };
-  const run = async (db: Kysely<Database>) => {
-    const seen = new SeenInFile();
-    const at = ports.now();
-    let batch: Array<{ line: number; record: ImportRecord }> = [];
-    const flush = async () => {
-      await importBatch(db, batch, at, options, report, seen);
-      batch = [];
-      options.progress?.(report.lines);
-    };
-    for await (const item of source) {
-      report.lines = item.line;
-      if ('problem' in item) problem(report, item.line, item.problem);
-      else {
-        const found = recordProblem(item.record, options);
-        if (found === null) batch.push(item);
-        else problem(report, item.line, found);
-      }
-      if (batch.length >= batchSize) await flush();
-    }
-    await flush();
-    if (!options.check && report.added > 0 && !hasProblems(report))
-      await auditOperatorAction(db, options.actor, 'users_imported', null, {
-        added: report.added,
-        unchanged: report.unchanged,
-      });
-  };
-  if (options.check) {
-    await run(ports.db);
-    return report;
-  }
+  const at = ports.now();
   try {
     await ports.db.transaction().execute(async (trx) => {
-      await run(trx);
-      if (hasProblems(report)) throw new TakenBack();
+      let batch: Array<{ line: number; record: ImportRecord }> = [];
+      const flush = async () => {
+        await importBatch(trx, batch, at, options, report);
+        batch = [];
+        options.progress?.(report.lines);
+      };
+      for await (const item of source) {
+        report.lines = item.line;
+        if ('problem' in item) problem(report, item.line, item.problem);
+        else {
+          const found = recordProblem(item.record, options);
+          if (found === null) batch.push(item);
+          else problem(report, item.line, found);
+        }
+        if (batch.length >= batchSize) await flush();
+      }
+      await flush();
+      if (options.check || hasProblems(report)) throw new TakenBack();
+      if (report.added > 0)
+        await auditOperatorAction(trx, options.actor, 'users_imported', null, {
+          added: report.added,
+          unchanged: report.unchanged,
+        });
     });
     report.written = true;
   } catch (error) {
@@ -133,25 +127,13 @@ function recordProblem(record: ImportRecord, options: ImportOptions): LineProble
   return null;
 }
 
-/** Ids, addresses, identities and passkeys of the lines read so far. */
-class SeenInFile {
-  private readonly keys = new Map<string, number>();
-  /** The earlier line that has `key`, or undefined (and `key` is now this line's). */
-  claim(key: string, line: number): number | undefined {
-    const earlier = this.keys.get(key);
-    if (earlier === undefined) this.keys.set(key, line);
-    return earlier;
-  }
-}
-
-/** A batch checked against the file so far and the store, then written unless a problem was found. */
+/** A batch checked against the file so far and the store, then written (taken back at the end if need be). */
 async function importBatch(
   db: Kysely<Database>,
   batch: Array<{ line: number; record: ImportRecord }>,
   at: number,
   options: ImportOptions,
   report: ImportReport,
-  seen: SeenInFile,
 ): Promise<void> {
   if (batch.length === 0) return;
   const identityKey = (provider: string, subject: string) =>
@@ -159,26 +141,24 @@ async function importBatch(
   const existing = await existingRows(
     db,
     batch.map((item) => item.record),
+    identityKey,
   );
-  const fresh: Array<{ line: number; record: ImportRecord }> = [];
-  for (const item of batch) {
-    const { record, line } = item;
-    const inFile = firstInFile(seen, record, line, identityKey);
-    if (inFile !== null) {
-      problem(report, line, inFile);
-      continue;
-    }
+  // The lines before, in this batch; earlier batches are in the store (this transaction's).
+  const inBatch = new Map<string, number>();
+  const fresh: ImportRecord[] = [];
+  for (const { record, line } of batch) {
     const byId = existing.usersById.get(record.id);
-    const byEmail = existing.usersByEmail.get(record.email);
-    if (byId !== undefined && byId.email === record.email) {
+    if (byId !== undefined && byId.email === record.email && byId.importedAt !== at) {
       report.unchanged += 1;
       continue;
     }
-    const held = heldElsewhere(existing, record, byId, byEmail, identityKey);
-    if (held !== null) problem(report, line, held);
-    else fresh.push(item);
+    const found =
+      repeatedInBatch(inBatch, record, line, identityKey) ??
+      heldElsewhere(existing, record, at, identityKey);
+    if (found !== null) problem(report, line, found);
+    else fresh.push(record);
   }
-  for (const { record } of fresh) {
+  for (const record of fresh) {
     report.added += 1;
     report.identities += record.identities.length;
     report.passkeys += record.passkeys.length;
@@ -188,62 +168,97 @@ async function importBatch(
         : ((readHash(record.passwordHash, options.firebase) as { format?: string }).format ?? '');
     report.hashFormats[format] = (report.hashFormats[format] ?? 0) + 1;
   }
-  if (!options.check && !hasProblems(report) && fresh.length > 0)
-    await writeBatch(
-      db,
-      fresh.map((item) => item.record),
-      at,
-      options.issuerOf,
-    );
+  await writeBatch(db, fresh, at, options.issuerOf);
 }
 
-/** The line's first key an earlier line of the file has, as a problem. */
-function firstInFile(
-  seen: SeenInFile,
+/** The keys a record claims: its id, address, identities and passkeys, each with its field. */
+function keysOf(
+  record: ImportRecord,
+  identityKey: (provider: string, subject: string) => string,
+): Array<{ field: string; key: string; shown: string }> {
+  return [
+    { field: 'id', key: `id ${record.id}`, shown: `id ${record.id}` },
+    { field: 'email', key: `email ${record.email}`, shown: record.email },
+    ...record.identities.map((identity, index) => ({
+      field: `identities.${index}`,
+      key: `identity ${identityKey(identity.provider, identity.subject)}`,
+      shown: `${identity.provider} identity ${identity.subject}`,
+    })),
+    ...record.passkeys.map((passkey, index) => ({
+      field: `passkeys.${index}.credentialId`,
+      key: `passkey ${passkey.credentialId}`,
+      shown: 'this passkey',
+    })),
+  ];
+}
+
+/** The record's first key an earlier line of its batch has, as a problem; else its keys are noted. */
+function repeatedInBatch(
+  inBatch: Map<string, number>,
   record: ImportRecord,
   line: number,
   identityKey: (provider: string, subject: string) => string,
 ): LineProblem | null {
-  const keys: Array<[string, string, string]> = [
-    ['id', `id ${record.id}`, `id ${record.id}`],
-    ['email', `email ${record.email}`, record.email],
-    ...record.identities.map((identity, index): [string, string, string] => [
-      `identities.${index}`,
-      `identity ${identityKey(identity.provider, identity.subject)}`,
-      `${identity.provider} identity ${identity.subject}`,
-    ]),
-    ...record.passkeys.map((passkey, index): [string, string, string] => [
-      `passkeys.${index}.credentialId`,
-      `passkey ${passkey.credentialId}`,
-      'this passkey',
-    ]),
-  ];
-  for (const [field, key, shown] of keys) {
-    const earlier = seen.claim(key, line);
+  const keys = keysOf(record, identityKey);
+  for (const { field, key, shown } of keys) {
+    const earlier = inBatch.get(key);
     if (earlier !== undefined) return { field, message: `${shown} is on line ${earlier} too` };
   }
+  for (const { key } of keys) inBatch.set(key, line);
   return null;
 }
 
-/** What of the record belongs to another user already, as a problem. */
+/**
+ * What of the record the store holds already, as a problem: another user's here, or, written by
+ * this import (`importedAt` is now), an earlier line's.
+ */
 function heldElsewhere(
   existing: Awaited<ReturnType<typeof existingRows>>,
   record: ImportRecord,
-  byId: { email: string } | undefined,
-  byEmail: { id: string } | undefined,
+  at: number,
   identityKey: (provider: string, subject: string) => string,
 ): LineProblem | null {
+  const owner = (importedAt: number | null, here: string, shown: string) =>
+    importedAt === at ? `${shown} is on an earlier line too` : here;
+  const byId = existing.usersById.get(record.id);
   if (byId !== undefined)
-    return { field: 'id', message: `belongs to another user here (${byId.email})` };
+    return {
+      field: 'id',
+      message: owner(
+        byId.importedAt,
+        `belongs to another user here (${byId.email})`,
+        `id ${record.id}`,
+      ),
+    };
+  const byEmail = existing.usersByEmail.get(record.email);
   if (byEmail !== undefined)
-    return { field: 'email', message: `belongs to another user here (id ${byEmail.id})` };
+    return {
+      field: 'email',
+      message: owner(
+        byEmail.importedAt,
+        `belongs to another user here (id ${byEmail.id})`,
+        record.email,
+      ),
+    };
   for (const [index, identity] of record.identities.entries()) {
-    if (existing.identities.has(identityKey(identity.provider, identity.subject)))
-      return { field: `identities.${index}`, message: 'is linked to another user here' };
+    const holder = existing.identities.get(identityKey(identity.provider, identity.subject));
+    if (holder !== undefined)
+      return {
+        field: `identities.${index}`,
+        message: owner(
+          holder,
+          'is linked to another user here',
+          `${identity.provider} identity ${identity.subject}`,
+        ),
+      };
   }
   for (const [index, passkey] of record.passkeys.entries()) {
-    if (existing.passkeys.has(passkey.credentialId))
-      return { field: `passkeys.${index}.credentialId`, message: 'belongs to another user here' };
+    const holder = existing.passkeys.get(passkey.credentialId);
+    if (holder !== undefined)
+      return {
+        field: `passkeys.${index}.credentialId`,
+        message: owner(holder, 'belongs to another user here', 'this passkey'),
+      };
   }
   return null;
 }

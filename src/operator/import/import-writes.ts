@@ -5,8 +5,15 @@ import { noPasswordHash } from '../../users/hasher.js';
 import { insertImportedUsers, usersHolding } from '../../users/imported-users.js';
 import type { ImportRecord } from './import-record.js';
 
-/** What of a batch's ids, addresses, identities and passkeys the store already has. */
-export async function existingRows(db: Kysely<Database>, records: readonly ImportRecord[]) {
+/**
+ * What of a batch's ids, addresses, identities and passkeys the store already has, each with
+ * its user's `imported_at` (an earlier line of the same import has the import's time).
+ */
+export async function existingRows(
+  db: Kysely<Database>,
+  records: readonly ImportRecord[],
+  identityKey: (provider: string, subject: string) => string,
+) {
   const ids = records.map((record) => record.id);
   const emails = records.map((record) => record.email);
   const subjects = records.flatMap((record) =>
@@ -20,25 +27,38 @@ export async function existingRows(db: Kysely<Database>, records: readonly Impor
       ? []
       : db
           .selectFrom('user_identities')
-          .select(['provider', 'issuer', 'subject'])
+          .select(['provider', 'issuer', 'subject', 'user_id'])
           .where('subject', 'in', subjects)
           .execute(),
     credentials.length === 0
       ? []
       : db
           .selectFrom('passkeys')
-          .select('credential_id')
+          .select(['credential_id', 'user_id'])
           .where('credential_id', 'in', credentials)
           .execute(),
   ]);
+  const owners = [...new Set([...identities, ...passkeys].map((row) => row.user_id))];
+  const importedAt = new Map(
+    (await usersHolding(db, 'id', owners)).map((row) => [row.id, row.importedAt]),
+  );
+  const ownerOf = (userId: string) => importedAt.get(userId) ?? null;
   return {
     usersById: new Map(byId.map((row) => [row.id, row])),
     usersByEmail: new Map(byEmail.map((row) => [row.email, row])),
-    // Keyed as the caller keys them: the issuer is the configured provider's.
-    identities: new Set(
-      identities.map((row) => `${row.provider} ${row.issuer} ${row.subject}`),
-    ) as ReadonlySet<string>,
-    passkeys: new Set(passkeys.map((row) => row.credential_id)) as ReadonlySet<string>,
+    // Keyed as the caller keys them (the issuer is the configured provider's), with the owner's import time.
+    identities: new Map(
+      identities
+        .filter(
+          (row) =>
+            identityKey(row.provider, row.subject) ===
+            `${row.provider} ${row.issuer} ${row.subject}`,
+        )
+        .map((row) => [`${row.provider} ${row.issuer} ${row.subject}`, ownerOf(row.user_id)]),
+    ) as ReadonlyMap<string, number | null>,
+    passkeys: new Map(
+      passkeys.map((row) => [row.credential_id, ownerOf(row.user_id)]),
+    ) as ReadonlyMap<string, number | null>,
   };
 }
 
