@@ -6,7 +6,7 @@ import { GateFullError } from '../../traffic/work-gate.js';
 import type { ChallengePurpose, SignInChallenges } from '../../challenge/challenges.js';
 import type { DeviceCookies } from '../cookies/device-cookie.js';
 import { fromStore, interrupt, type AuthRequestContext } from '../request/request-context.js';
-import { provePassword, type Proof } from './password-proof.js';
+import { attempt, provePassword, type Proof } from './password-proof.js';
 import {
   RateLimited,
   SignInCheckRefused,
@@ -347,12 +347,15 @@ export function createAuthorize(deps: AuthorizeDeps) {
    */
   async function afterProof(user: User, firstProof: string, context: AuthRequestContext) {
     // Every sign-in attempt counts against the address's and the account's rates, successes
-    // too (decisions.md): a way in's own proof as a password's, and a lock holds for it.
-    const admission = await fromStore(context, () =>
-      deps.throttle.admit(user.email, context.clientIp, deps.now(), false),
+    // too (decisions.md): a way in's own proof as a password's, through the same protocol (its
+    // failure charge taken back, as a right password's is), and a lock holds for it.
+    const admitted = await attempt(
+      { throttle: deps.throttle, now: deps.now, store: (work) => fromStore(context, work) },
+      { email: user.email, ip: context.clientIp, knownDevice: false },
+      () => Promise.resolve({ right: true as const, value: undefined }),
     );
-    if (!admission.admitted) {
-      interrupt(context, { kind: 'throttled', retryAfterSeconds: admission.retryAfterSeconds });
+    if ('throttled' in admitted) {
+      interrupt(context, { kind: 'throttled', retryAfterSeconds: admitted.retryAfterSeconds });
       deps.log.info({ reason: 'throttled', clientIp: context.clientIp }, 'sign-in refused');
       context.signInResult = 'invalid';
       throw new RateLimited();
