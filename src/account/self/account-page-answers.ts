@@ -204,8 +204,9 @@ export async function accountPageData(
   };
 }
 
-/** `password`, `passkey`, or a provider's configured name (`Acme SSO`). */
+/** `password`, `passkey`, a provider's configured name (`Acme SSO`), or the old app's session. */
 function methodName(deps: AccountDeps, method: string): string {
+  if (method === 'carried_over') return 'the session of the app before (carried over)';
   return method === 'password' || method === 'passkey' ? method : providerNamesOf(deps)(method);
 }
 
