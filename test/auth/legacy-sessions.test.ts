@@ -212,3 +212,32 @@ describe('after LEGACY_SESSIONS_UNTIL', () => {
     }
   });
 });
+
+describe('the old app’s secret kept as AUTH_SECRET (the guide’s way, so a roll-back keeps sessions too)', () => {
+  it('an old cookie that opens under the current secret is still exchanged, and a Gatehouse cookie is not', async () => {
+    const database = await serviceDatabase('sqlite');
+    const service = await startAccountService(database.env, {
+      AUTH_SECRET: oldSecret,
+      LEGACY_AUTH_SECRET: oldSecret,
+      LEGACY_SESSIONS_UNTIL: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    try {
+      expect((await service.cli(['users', 'import', '-'], jsonl)).code).toBe(0);
+      const old = await v5Token(claimsOf(users[0]!));
+      const browser = browserWith(service.url, sessionCookieName, old);
+      expect((await sessionOf(browser))?.user?.id).toBe(users[0]!.id);
+      const exchanged = browser.sessionCookie();
+      expect(exchanged).not.toBe(old);
+      // The Gatehouse cookie reads as itself: no second exchange, no second session.
+      expect((await sessionOf(browser))?.user?.id).toBe(users[0]!.id);
+      expect(browser.sessionCookie()).toBe(exchanged);
+      const listed = (await (await browser.get('/api/account/sessions')).json()) as {
+        sessions: unknown[];
+      };
+      expect(listed.sessions).toHaveLength(1);
+    } finally {
+      await service.stop();
+      await database.dispose();
+    }
+  });
+});
