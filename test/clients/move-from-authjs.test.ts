@@ -263,17 +263,15 @@ describe.skipIf(skip !== '')(
       // Signing out ends it; the old cookie, put back, opens nothing.
       await page.getByRole('button', { name: 'Sign out' }).click();
       await status('unauthenticated');
-      await page
-        .context()
-        .addCookies([
-          {
-            name: 'authjs.session-token',
-            value: oldCookie ?? '',
-            url: origin,
-            httpOnly: true,
-            sameSite: 'Lax',
-          },
-        ]);
+      await page.context().addCookies([
+        {
+          name: 'authjs.session-token',
+          value: oldCookie ?? '',
+          url: origin,
+          httpOnly: true,
+          sameSite: 'Lax',
+        },
+      ]);
       await page.reload();
       await status('unauthenticated');
 
