@@ -31,7 +31,7 @@ for (let i = 0; i < users; i += 1) {
     ...(i % 10 === 0 && { identities: [{ provider: 'github', subject: String(1_000_000 + i) }] }),
   };
   if (!out.write(`${JSON.stringify(line)}\n`))
-    await new Promise((resolve) => out.once('drain', resolve));
+    await new Promise<void>((resolve) => out.once('drain', () => resolve()));
 }
 await new Promise((resolve) => out.end(resolve));
 const megabytes = fs.statSync(file).size / 1024 / 1024;

@@ -19,6 +19,7 @@ const users = [
   { id: 'clx0dee0000004', email: 'dee@example.com', name: 'Dee' },
   { id: 'clx0eve0000005', email: 'eve@example.com', name: 'Eve' },
   { id: 'clx0fay0000006', email: 'fay@example.com', name: 'Fay' },
+  { id: 'clx0gus0000007', email: 'gus@example.com', name: 'Gus' },
 ];
 const jsonl = users.map((user) => JSON.stringify(user)).join('\n');
 
@@ -135,6 +136,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           const replay = browserWith(service.url, sessionCookieName, old);
           expect(await sessionOf(replay)).toBeNull();
           expect(replay.sessionCookie()).toBeUndefined();
+        });
+
+        it('a sign-out posted with an old cookie never read before ends it for good too', async () => {
+          const old = await v5Token(claimsOf(users[6]!));
+          const browser = browserWith(service.url, sessionCookieName, old);
+          expect((await browser.signOut()).status).toBe(200);
+          expect(browser.sessionCookie()).toBeUndefined();
+          expect(await sessionOf(browserWith(service.url, sessionCookieName, old))).toBeNull();
         });
 
         it('refused: another secret, expired, a user not imported or unknown, a disabled one', async () => {

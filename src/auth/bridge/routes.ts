@@ -14,7 +14,7 @@ import type { LegacyExchange } from '../session/legacy-exchange.js';
 import { CrossSiteError, loginCsrfGuard } from '../signin/login-csrf-guard.js';
 import { createPageCsrf } from './page-csrf.js';
 import { homeRoute, pageRoute, type PageRouteDeps, type PageViewOf } from './page-routes.js';
-import { routeRead } from '../session/route-read.js';
+import { exchangeFirst, routeRead } from '../session/route-read.js';
 import { isSecure, originOf, routeOf } from '../request/request-site.js';
 import type { FastReader } from '../session/session-read.js';
 import { signInDoor } from '../signin/signin-door.js';
@@ -36,6 +36,17 @@ const wingRoutes = {
   signout: ['GET', 'POST'],
   error: ['GET'],
 } as const satisfies Record<string, readonly Method[]>;
+
+/**
+ * `/api/auth/signout`: a sign-out post that holds an old app's session cookie exchanges it
+ * first (LEGACY_AUTH_SECRET), so the sign-out ends that old token for good too.
+ */
+function signOutRoute(deps: AuthRouteDeps, page: Handler): Handler {
+  if (deps.legacy === undefined) return page;
+  const exchanging = exchangeFirst(deps.legacy, deps.publicOrigin, page);
+  return async (request, reply) =>
+    request.method === 'POST' ? exchanging(request, reply) : page(request, reply);
+}
 
 /** Every /api/auth route Gatehouse serves, with its methods (the rest is 404 or 405). */
 export function authRoutes(
@@ -233,7 +244,7 @@ export function registerAuthRoutes(
     signin: pageRoute(pageDeps, 'signin'),
     'signin/credentials': toAuthjs,
     'callback/credentials': toAuthjs,
-    signout: pageRoute(pageDeps, 'signout'),
+    signout: signOutRoute(deps, pageRoute(pageDeps, 'signout')),
     error: toAuthjs,
     ...Object.fromEntries(
       deps.waysIn.routes.map((route) => [

@@ -4,7 +4,7 @@ import { sendError } from '../../http/error-handler.js';
 import { StoreUnavailableError } from '../request/request-context.js';
 import { isSecure, originOf, routeOf } from '../request/request-site.js';
 import type { FrontRead } from './front-read.js';
-import type { LegacyExchange } from './legacy-exchange.js';
+import type { Exchanged, LegacyExchange } from './legacy-exchange.js';
 import type { FastAnswer, FastReader } from './session-read.js';
 
 export interface RouteReadDeps {
@@ -74,25 +74,10 @@ export function routeRead(deps: RouteReadDeps, action: 'session' | 'csrf') {
     return answer === undefined ? deps.toAuthjs(request, reply) : sendFast(reply, answer);
   };
   if (legacy === undefined || action !== 'session') return read;
-  return async function exchangeThenRead(request: FastifyRequest, reply: FastifyReply) {
-    if (request.method !== 'GET') return read(request, reply);
-    let exchanged;
-    try {
-      exchanged = await legacy.exchange(request.headers.cookie, isSecure(request, publicOrigin), {
-        ip: request.ip,
-        userAgent: request.headers['user-agent'] ?? '',
-      });
-    } catch (error) {
-      request.log.error({ err: error }, 'database unavailable during an old session’s exchange');
-      return sendError(reply, storeUnavailable());
-    }
-    if (exchanged === undefined) return read(request, reply);
-    // The read goes on with the new session's cookie in place of the old ones.
-    replaceCookies(request, exchanged.cookieHeader);
-    reply.header('set-cookie', exchanged.clears);
+  return exchangeFirst(legacy, publicOrigin, read, async (request, reply, exchanged) => {
     // Auth.js sets the session's cookie itself (renewed); the fast branch only when due, which
     // a token made this instant is not, so it is set here.
-    if (fastReader === undefined || routeOf(request).search !== '')
+    if (request.method !== 'GET' || fastReader === undefined || routeOf(request).search !== '')
       return deps.toAuthjs(request, reply);
     let answer: FastAnswer | undefined;
     try {
@@ -112,5 +97,41 @@ export function routeRead(deps: RouteReadDeps, action: 'session' | 'csrf') {
       reply,
       session === undefined ? answer : { ...answer, cookies: [...answer.cookies, session] },
     );
+  });
+}
+
+type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
+/**
+ * An old app's session cookie exchanged (src/auth/session/legacy-exchange.ts) before the request
+ * goes on: then `exchanged` answers it with the request's cookies replaced, else `next` as it
+ * came. A session read (GET or POST) takes the new session; a sign-out ends it, so the old token
+ * is ended for good with it.
+ */
+export function exchangeFirst(
+  legacy: LegacyExchange,
+  publicOrigin: string | undefined,
+  next: Handler,
+  exchanged: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: Exchanged,
+  ) => Promise<FastifyReply> = next,
+): Handler {
+  return async function exchangeThenGoOn(request, reply) {
+    let done: Exchanged | undefined;
+    try {
+      done = await legacy.exchange(request.headers.cookie, isSecure(request, publicOrigin), {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'] ?? '',
+      });
+    } catch (error) {
+      request.log.error({ err: error }, 'database unavailable during an old session’s exchange');
+      return sendError(reply, storeUnavailable());
+    }
+    if (done === undefined) return next(request, reply);
+    replaceCookies(request, done.cookieHeader);
+    reply.header('set-cookie', done.clears);
+    return exchanged(request, reply, done);
   };
 }
