@@ -239,7 +239,10 @@ describe('the old app’s secret kept as AUTH_SECRET (the guide’s way, so a ro
       expect(exchanged).not.toBe(old);
       // The Gatehouse cookie reads as itself: no second exchange, no second session.
       expect((await sessionOf(browser))?.user?.id).toBe(users[0]!.id);
-      expect(browser.sessionCookie()).toBe(exchanged);
+      const events = (await (await browser.get('/api/account/events')).json()) as {
+        events: Array<{ type: string }>;
+      };
+      expect(events.events.filter((event) => event.type === 'session_migrated')).toHaveLength(1);
       const listed = (await (await browser.get('/api/account/sessions')).json()) as {
         sessions: unknown[];
       };

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Auth } from '@auth/core';
 import Credentials from '@auth/core/providers/credentials';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +14,8 @@ import {
   type AccountService,
 } from '../account/account-service.js';
 import { hasChromium, launchChromium } from '../helpers/chromium.js';
-import { nextMissing, nextModules } from '../helpers/next-app.js';
+import { nextMissing } from '../helpers/next-app.js';
+import { buildNextAuthPage } from '../helpers/next-auth-page.js';
 import { freePort } from '../helpers/processes.js';
 
 // The move from Auth.js as a user lives it (issue 38): a real Auth.js app (Auth.js's own
@@ -32,7 +32,6 @@ const bcryptjs = testRequire('bcryptjs') as {
   hashSync(password: string, cost: number): string;
   compareSync(password: string, hash: string): boolean;
 };
-const fixtures = path.resolve(import.meta.dirname, '../fixtures');
 const oldSecret = 'the-old-apps-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const password = 'correct horse battery staple';
 const ada = { id: 'clx0ada0000001', email: 'ada@example.com', name: 'Ada Lovelace' };
@@ -162,26 +161,7 @@ describe.skipIf(skip !== '')(
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-move-'));
       const www = path.join(dir, 'www');
       fs.mkdirSync(www);
-      fs.copyFileSync(
-        path.join(fixtures, 'next-auth-page/index.html'),
-        path.join(www, 'index.html'),
-      );
-      await build({
-        entryPoints: [path.join(fixtures, 'next-auth-page/page.jsx')],
-        outfile: path.join(www, 'app.js'),
-        bundle: true,
-        format: 'esm',
-        jsx: 'automatic',
-        minify: true,
-        logLevel: 'silent',
-        nodePaths: [nextModules],
-        define: {
-          'process.env.NODE_ENV': '"production"',
-          'process.env.NEXTAUTH_URL': 'undefined',
-          'process.env.NEXTAUTH_URL_INTERNAL': 'undefined',
-          'process.env.VERCEL_URL': 'undefined',
-        },
-      });
+      await buildNextAuthPage(www);
       oldDb = oldAppDatabase(path.join(dir, 'old-app.db'));
       const port = await freePort();
       origin = `http://127.0.0.1:${port}`;

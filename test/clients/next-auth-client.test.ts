@@ -3,18 +3,12 @@ import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath, hasChromium, launchChromium } from '../helpers/chromium.js';
 import { nginxPath, startNginx, type Nginx } from '../helpers/nginx.js';
-import {
-  buildNextApp,
-  nextMissing,
-  nextModules,
-  startNextApp,
-  type BuiltNextApp,
-} from '../helpers/next-app.js';
+import { buildNextAuthPage } from '../helpers/next-auth-page.js';
+import { buildNextApp, nextMissing, startNextApp, type BuiltNextApp } from '../helpers/next-app.js';
 import { canRun, freePort, type ServerProcess } from '../helpers/processes.js';
 import { addUser, startServer, testSecret, type TestServer } from '../helpers/server.js';
 import { selfSignedCertificate, type Certificate } from '../helpers/tls.js';
@@ -142,34 +136,12 @@ describe.skipIf(missing.length > 0 || noNext !== '')(
     beforeAll(async () => {
       fs.mkdirSync(artifacts, { recursive: true });
       www = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-next-auth-page-'));
-      fs.copyFileSync(
-        path.join(fixtures, 'next-auth-page/index.html'),
-        path.join(www, 'index.html'),
-      );
       const started = Date.now();
       // Settled, not Promise.all: a failed launch must not leave a Next.js build or server
       // starting after afterAll has run.
       const [launched, bundled] = await Promise.allSettled([
         launchChromium(),
-        build({
-          entryPoints: [path.join(fixtures, 'next-auth-page/page.jsx')],
-          outfile: path.join(www, 'app.js'),
-          bundle: true,
-          format: 'esm',
-          jsx: 'automatic',
-          minify: true,
-          logLevel: 'silent',
-          // next-auth/react and React from the example app's install, as the reader's build.
-          nodePaths: [nextModules],
-          // What Next.js would inline for a client bundle: no NEXTAUTH_URL, so next-auth/react
-          // calls the relative /api/auth on the page's own origin.
-          define: {
-            'process.env.NODE_ENV': '"production"',
-            'process.env.NEXTAUTH_URL': 'undefined',
-            'process.env.NEXTAUTH_URL_INTERNAL': 'undefined',
-            'process.env.VERCEL_URL': 'undefined',
-          },
-        }),
+        buildNextAuthPage(www),
         noNext
           ? undefined
           : startNextReader().catch((error: unknown) => {
