@@ -17,6 +17,7 @@ export const aloneSuites = [
   // Leases, renewals and a relay's timeouts measured in real time: two CI runs under four
   // workers saw a renewal come late (a second attempt) and another test's late mail.
   'test/mail/delivery.test.ts',
+  'test/users/old-hash-timing.test.ts',
 ];
 
 export default defineConfig({

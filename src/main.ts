@@ -1,4 +1,7 @@
 import { issuerOf } from './config/identity-providers.js';
+import { learnImportedHashKinds } from './users/imported-users.js';
+import { readHash } from './users/legacy-hashes.cjs';
+import { unknownUserPasswordHash } from './users/hasher.js';
 import cluster from 'node:cluster';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -124,6 +127,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
       ? undefined
       : await during('metrics', config, () => metrics.listen(metricsConfig, app.log));
   const prune = schedulePruning(db, services, config, app.log);
+  learnOldHashKinds(db, services, config, app.log);
   // Signals are handled from before the port opens: a SIGTERM that comes right after readiness
   // (an orchestrator's quick restart) drains and exits 0, never the default death by signal.
   const shutdown = (signal: string) => {
@@ -180,6 +184,27 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
 }
 
 type Services = ReturnType<typeof createServices>;
+
+/**
+ * In the background, on the hashing threads: the kinds of old hash imported users still have,
+ * timed once each, so the first sign-in against one answers in the time every address does.
+ */
+function learnOldHashKinds(
+  db: Kysely<Database>,
+  services: Pick<Services, 'hasher'>,
+  config: Config,
+  log: FastifyBaseLogger,
+): void {
+  const kindOf = (hash: string) => {
+    const reading = readHash(hash, config.firebaseScrypt);
+    return reading.ok ? reading.cost : null;
+  };
+  learnImportedHashKinds(db, services.hasher, kindOf, unknownUserPasswordHash)
+    .then((kinds) => {
+      if (kinds > 0) log.info({ kinds }, 'timed the old password hash kinds of imported users');
+    })
+    .catch((error: unknown) => log.warn({ err: error }, 'could not time the old hash kinds'));
+}
 
 /** Every ten minutes, rows past their use: throttle entries, sessions, account records. */
 function schedulePruning(

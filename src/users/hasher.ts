@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Argon2 from '@node-rs/argon2';
 import { createArgon2Pool } from './argon2-pool.js';
@@ -33,6 +34,11 @@ export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /** False for a wrong password and for a hash that cannot be read: never throws for input. */
   verify(passwordHash: string, password: string): Promise<boolean>;
+  /**
+   * Times one verification of `passwordHash` (with a password nobody has) for the timing floor,
+   * as a sign-in against it would be: the service learns the store's old kinds at start-up.
+   */
+  learn(passwordHash: string): Promise<void>;
   /** True when the hash was made with weaker or other parameters than today's. */
   needsRehash(passwordHash: string): boolean;
   /** Hashes and verifications it runs at once, and how many more may wait; past that it refuses. */
@@ -68,23 +74,27 @@ export function createArgon2Hasher(options: HasherOptions): PasswordHasher {
   const pool = createArgon2Pool(options.concurrency, options.nice);
   const floor = createTimingFloor();
   const firebase = options.firebase ?? null;
+  const timed = (hash: string, password: string) =>
+    gate.run(() =>
+      pool.run<{ matched: boolean; ms: number }>({ op: 'verify', hash, password, firebase }),
+    );
+  const kindOf = (hash: string) => {
+    const reading = readHash(hash, firebase);
+    return reading.ok ? reading.cost : 'unreadable';
+  };
   return {
     limits: { concurrency: options.concurrency, queueMax: options.queueMax },
     load: gate,
     close: () => pool.close(),
     hash: (password) => gate.run(() => pool.run<string>({ op: 'hash', password, params })),
     async verify(passwordHash, password) {
-      const { matched, ms } = await gate.run(() =>
-        pool.run<{ matched: boolean; ms: number }>({
-          op: 'verify',
-          hash: passwordHash,
-          password,
-          firebase,
-        }),
-      );
-      const reading = readHash(passwordHash, firebase);
-      await floor.pad(reading.ok ? reading.cost : 'unreadable', ms);
+      const { matched, ms } = await timed(passwordHash, password);
+      await floor.pad(kindOf(passwordHash), ms);
       return matched;
+    },
+    async learn(passwordHash) {
+      const { ms } = await timed(passwordHash, randomBytes(16).toString('base64url'));
+      floor.note(kindOf(passwordHash), ms);
     },
     needsRehash(passwordHash) {
       try {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { noPasswordHash } from './hasher.js';
 
 /** A user as an import writes them: the id and hash kept from the service they come from. */
 export interface ImportedUser {
@@ -95,4 +96,38 @@ export async function legacySessionHolder(
   return row === undefined
     ? null
     : { id: row.id, credentialVersion: Number(row.credential_version) };
+}
+
+/** Old hashes sampled at start-up: an import rarely has more than a few kinds. */
+const floorSample = 1000;
+
+/**
+ * Teaches the hasher's timing floor (timing-floor.ts) the old kinds of hash imported users still
+ * have, at start-up: one verification of each kind in a sample of them, and one of today's
+ * argon2id (`ownHash`), so the first sign-in against an old hash already answers in the time every
+ * other address does. Without imported users, nothing is read or verified.
+ */
+export async function learnImportedHashKinds(
+  db: Kysely<Database>,
+  hasher: { learn(passwordHash: string): Promise<void> },
+  kindOf: (passwordHash: string) => string | null,
+  ownHash: string,
+): Promise<number> {
+  const rows = await db
+    .selectFrom('users')
+    .select('password_hash')
+    .where('imported_at', 'is not', null)
+    .where('password_hash', 'not like', '$argon2id$%')
+    .where('password_hash', '<>', noPasswordHash)
+    .limit(floorSample)
+    .execute();
+  const kinds = new Map<string, string>();
+  for (const { password_hash: hash } of rows) {
+    const kind = kindOf(hash);
+    if (kind !== null && !kinds.has(kind)) kinds.set(kind, hash);
+  }
+  if (kinds.size === 0) return 0;
+  await hasher.learn(ownHash);
+  for (const hash of kinds.values()) await hasher.learn(hash);
+  return kinds.size;
 }
