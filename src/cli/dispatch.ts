@@ -3,6 +3,7 @@ import * as add from './commands/add.js';
 import * as audit from './commands/audit.js';
 import * as enrolmentCode from './commands/enrolment-code.js';
 import * as identities from './commands/identities.js';
+import * as importAuthjs from './commands/import-authjs.js';
 import * as importUsers from './commands/import-users.js';
 import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
@@ -159,6 +160,15 @@ Commands:
 
 ${databaseLine(cli)}`;
 
+const importUsage = (cli: string) => `Usage: gatehouse import <source> [options]
+
+Sources:
+  authjs --database URL   an Auth.js app's adapter tables (Prisma, Drizzle, Kysely; SQLite or
+                          PostgreSQL): users, identities, passkeys (--password-column TABLE.COLUMN)
+
+A file of users in JSON Lines: ${cli} users import --help.
+${databaseLine(cli)}`;
+
 const webhooksUsage = (cli: string) => `Usage: gatehouse webhooks <command> [options]
 
 Commands:
@@ -216,6 +226,22 @@ const groups: Record<
     commands: webhookCommands,
     summary: 'the webhook outbox: list deliveries, retry a failed one',
     usage: webhooksUsage,
+  },
+  import: {
+    commands: {
+      authjs: {
+        help: importAuthjs.help,
+        options: {
+          database: { type: 'string' },
+          'password-column': { type: 'string' },
+          check: { type: 'boolean' },
+          json: { type: 'boolean' },
+        },
+        run: importAuthjs.run,
+      },
+    },
+    summary: "users from another service's database: an Auth.js app's adapter tables",
+    usage: importUsage,
   },
 };
 

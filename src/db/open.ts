@@ -61,7 +61,7 @@ export function describeStore(url: string): string {
   return `sqlite ${file === ':memory:' ? file : path.resolve(file)}`;
 }
 
-function isPostgresUrl(url: string): boolean {
+export function isPostgresUrl(url: string): boolean {
   return url.startsWith('postgres://') || url.startsWith('postgresql://');
 }
 

@@ -22,7 +22,7 @@ they are, so a second run of the same file changes nothing. --check reports with
 writing (the import runs in a transaction it takes back). Exit status: 0 imported (or, with --check, would be), 1 problems found.`;
 
 /** The report as lines an operator reads. */
-function describe(report: ImportReport, check: boolean): string[] {
+export function describeReport(report: ImportReport, check: boolean): string[] {
   const formats = Object.entries(report.hashFormats)
     .map(([format, count]) => `${count} ${format}`)
     .join(', ');
@@ -75,7 +75,7 @@ export async function run(
   );
   if (terminal) process.stderr.write('\r\x1b[K');
   if (values.json === true) context.out(JSON.stringify(report));
-  else for (const line of describe(report, check)) context.out(line);
+  else for (const line of describeReport(report, check)) context.out(line);
   if (report.problems.length > 0 || report.moreProblems > 0)
     throw new CliError('the import was refused: nothing was written', 1);
 }
