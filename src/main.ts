@@ -1,11 +1,9 @@
 import { issuerOf } from './config/identity-providers.js';
-import { learnImportedHashKinds } from './users/imported-users.js';
-import { readHash } from './users/legacy-hashes.cjs';
-import { unknownUserPasswordHash } from './users/hasher.js';
+import { learnOldHashKinds, schedulePruning } from './boot/background-work.js';
 import cluster from 'node:cluster';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { countEventsWith, pruneAccountRecords } from './account/wing.js';
+import { countEventsWith } from './account/wing.js';
 import type { AdminListener } from './admin/start.js';
 import { buildApp } from './app.js';
 import { loadOrCreateDevSecret } from './auth/bridge/dev-secret.js';
@@ -39,8 +37,6 @@ import { noObserver, type Observer } from './observe/observer.js';
 import { createProcessMetrics, serveClusterMetrics } from './metrics/start.js';
 import { createServices } from './services.js';
 import { createWebhooks, type Webhooks } from './webhooks/start.js';
-
-const pruneIntervalMs = 10 * 60 * 1000;
 
 function loadConfig(): Config {
   // Before the problems: a misspelt name often explains one (AUTH_SECRT, then "AUTH_SECRET is
@@ -184,50 +180,6 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
 }
 
 type Services = ReturnType<typeof createServices>;
-
-/**
- * In the background, on the hashing threads: the kinds of old hash imported users still have,
- * timed once each, so the first sign-in against one answers in the time every address does.
- */
-function learnOldHashKinds(
-  db: Kysely<Database>,
-  services: Pick<Services, 'hasher'>,
-  config: Config,
-  log: FastifyBaseLogger,
-): void {
-  const kindOf = (hash: string) => {
-    const reading = readHash(hash, config.firebaseScrypt);
-    return reading.ok ? reading.cost : null;
-  };
-  learnImportedHashKinds(db, services.hasher, kindOf, unknownUserPasswordHash)
-    .then((kinds) => {
-      if (kinds > 0) log.info({ kinds }, 'timed the old password hash kinds of imported users');
-    })
-    .catch((error: unknown) => log.warn({ err: error }, 'could not time the old hash kinds'));
-}
-
-/** Every ten minutes, rows past their use: throttle entries, sessions, account records. */
-function schedulePruning(
-  db: Kysely<Database>,
-  services: Pick<Services, 'throttle' | 'sessions' | 'legacySessions'>,
-  config: Config,
-  log: FastifyBaseLogger,
-): NodeJS.Timeout {
-  const prune = setInterval(() => {
-    const now = Date.now();
-    Promise.all([
-      services.throttle.prune(now),
-      services.sessions.prune(now - config.session.absoluteMaxAgeSeconds * 1000),
-      // Old tokens past their own expiry (and its 15 s of tolerance) are never taken again.
-      services.legacySessions.prune(now - 15_000),
-      // Events past what a user's list shows; secrets a day after they expired or were used;
-      // audit entries past AUDIT_RETENTION_DAYS.
-      pruneAccountRecords(db, now, config.auditRetentionDays),
-    ]).catch((error: unknown) => log.warn({ err: error }, 'pruning old rows failed'));
-  }, pruneIntervalMs);
-  prune.unref();
-  return prune;
-}
 
 /** The admin listener, when ADMIN_PORT is set; its failure to listen stops the start. */
 async function startAdmin(

@@ -79,16 +79,18 @@ function scryptProblem(n, r, p) {
   return null;
 }
 
+/** A PHC string's salt and digest (its 4th and 5th parts) read, and the digest not too long. */
+const phcBytesRead = (parts) => {
+  const digest = decodeBase64(parts[4] ?? '');
+  return (
+    decodeBase64(parts[3] ?? '') !== null && digest !== null && digest.length <= digestMaxBytes
+  );
+};
+
 function readScryptPhc(hash) {
   const parts = hash.split('$');
   const params = parts.length === 5 ? readParams(parts[2], ['ln', 'r', 'p']) : null;
-  const digest = params === null ? null : decodeBase64(parts[4]);
-  if (
-    params === null ||
-    decodeBase64(parts[3]) === null ||
-    digest === null ||
-    digest.length > digestMaxBytes
-  )
+  if (params === null || !phcBytesRead(parts))
     return refused('a scrypt hash is $scrypt$ln=…,r=…,p=…$salt$hash');
   if (params.ln > 30) return refused('scrypt ln is over 30');
   const problem = scryptProblem(2 ** params.ln, params.r, params.p);
@@ -106,13 +108,7 @@ function readPbkdf2Phc(hash) {
     const params = readParams(parts[2], ['i', 'l']) ?? readParams(parts[2], ['i']);
     iterations = params === null ? null : params.i;
   }
-  const digest = iterations === null ? null : decodeBase64(parts[4]);
-  if (
-    iterations === null ||
-    decodeBase64(parts[3]) === null ||
-    digest === null ||
-    digest.length > digestMaxBytes
-  )
+  if (iterations === null || !phcBytesRead(parts))
     return refused('a PBKDF2 hash is $pbkdf2-sha256$i=…$salt$hash');
   return pbkdf2Cost('pbkdf2-sha256', iterations);
 }

@@ -21,8 +21,14 @@ async function openIdle(port: number, localAddress: string, count: number) {
         }),
     ),
   );
-  // The server closes refused ones at once; give it a moment to do so.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The server closes refused ones at once; give it a moment to do so, and more on a busy
+  // machine: until no more close for 300 ms (at most 3 s). A cap not held keeps them open.
+  const open = () => sockets.filter((socket) => !socket.destroyed && !socket.readableEnded).length;
+  let before = -1;
+  for (let waited = 0; waited < 3000 && open() !== before; waited += 300) {
+    before = open();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
   return sockets;
 }
 

@@ -221,44 +221,34 @@ function heldElsewhere(
   const owner = (importedAt: number | null, here: string, shown: string) =>
     importedAt === at ? `${shown} is on an earlier line too` : here;
   const byId = existing.usersById.get(record.id);
-  if (byId !== undefined)
-    return {
-      field: 'id',
-      message: owner(
-        byId.importedAt,
-        `belongs to another user here (${byId.email})`,
-        `id ${record.id}`,
-      ),
-    };
   const byEmail = existing.usersByEmail.get(record.email);
-  if (byEmail !== undefined)
-    return {
+  const others = [
+    {
+      field: 'id',
+      holder: byId === undefined ? undefined : byId.importedAt,
+      here: `belongs to another user here (${byId?.email})`,
+      shown: `id ${record.id}`,
+    },
+    {
       field: 'email',
-      message: owner(
-        byEmail.importedAt,
-        `belongs to another user here (id ${byEmail.id})`,
-        record.email,
-      ),
-    };
-  for (const [index, identity] of record.identities.entries()) {
-    const holder = existing.identities.get(identityKey(identity.provider, identity.subject));
-    if (holder !== undefined)
-      return {
-        field: `identities.${index}`,
-        message: owner(
-          holder,
-          'is linked to another user here',
-          `${identity.provider} identity ${identity.subject}`,
-        ),
-      };
-  }
-  for (const [index, passkey] of record.passkeys.entries()) {
-    const holder = existing.passkeys.get(passkey.credentialId);
-    if (holder !== undefined)
-      return {
-        field: `passkeys.${index}.credentialId`,
-        message: owner(holder, 'belongs to another user here', 'this passkey'),
-      };
-  }
+      holder: byEmail === undefined ? undefined : byEmail.importedAt,
+      here: `belongs to another user here (id ${byEmail?.id})`,
+      shown: record.email,
+    },
+    ...record.identities.map((identity, index) => ({
+      field: `identities.${index}`,
+      holder: existing.identities.get(identityKey(identity.provider, identity.subject)),
+      here: 'is linked to another user here',
+      shown: `${identity.provider} identity ${identity.subject}`,
+    })),
+    ...record.passkeys.map((passkey, index) => ({
+      field: `passkeys.${index}.credentialId`,
+      holder: existing.passkeys.get(passkey.credentialId),
+      here: 'belongs to another user here',
+      shown: 'this passkey',
+    })),
+  ];
+  for (const { field, holder, here, shown } of others)
+    if (holder !== undefined) return { field, message: owner(holder, here, shown) };
   return null;
 }
