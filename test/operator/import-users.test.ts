@@ -154,7 +154,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('imports with ids kept; a second run of the same file changes nothing', async () => {
-      const first = await service.cli(['users', 'import', '-'], jsonl(users));
+      // Saved by an editor that puts a byte-order mark first and ends lines the Windows way.
+      const first = await service.cli(
+        ['users', 'import', '-'],
+        `\uFEFF${jsonl(users).replace(/\n/g, '\r\n')}`,
+      );
       expect(first.code).toBe(0);
       expect(first.stdout).toContain('3 users added');
       const rows = await listed();

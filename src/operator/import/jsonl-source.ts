@@ -27,7 +27,11 @@ export async function* jsonlSource(
       tooLong = false;
       return { line, problem: { field: '(line)', message: 'is longer than 1 MiB' } };
     }
-    const text = bytes.toString('utf8').replace(/\r$/, '');
+    // A byte-order mark (a file saved by some editors) and Windows line ends are no content.
+    const text = bytes
+      .toString('utf8')
+      .replace(line === 1 ? /^\uFEFF/ : /^$/, '')
+      .replace(/\r$/, '');
     if (text.trim() === '') return null;
     return { line, ...readImportLine(text, importedAt) };
   };
