@@ -240,7 +240,7 @@ describe('gatehouse import authjs refuses what it cannot read', () => {
         `file:${path.join(dir, 'other.db')}`,
       ]);
       expect(none.code).toBe(2);
-      expect(none.stderr).toContain('not an Auth.js database: no users table');
+      expect(none.stderr).toContain('no Auth.js adapter tables in');
       const missing = await service.cli([
         'import',
         'authjs',
@@ -248,7 +248,7 @@ describe('gatehouse import authjs refuses what it cannot read', () => {
         `file:${path.join(dir, 'nope.db')}`,
       ]);
       expect(missing.code).toBe(2);
-      expect(missing.stderr).toContain('cannot open the SQLite file');
+      expect(missing.stderr).toContain('no SQLite file at');
       expect(fs.existsSync(path.join(dir, 'nope.db'))).toBe(false);
       const prisma = prismaSqlite(path.join(dir, 'dev.db'));
       const column = await service.cli([
@@ -260,7 +260,7 @@ describe('gatehouse import authjs refuses what it cannot read', () => {
         'User.hash',
       ]);
       expect(column.code).toBe(2);
-      expect(column.stderr).toContain('--password-column User.hash: User has no column hash');
+      expect(column.stderr).toContain('the password column\'s table "User" has no column "hash"');
       // Without the GitHub provider configured, the identities are named, and nothing written.
       const unconfigured = await service.cli(['import', 'authjs', '--database', prisma]);
       expect(unconfigured.code).toBe(1);

@@ -1,6 +1,10 @@
 import { issuerOf } from '../../config/identity-providers.js';
-import { AuthjsLayoutError, readAuthjsDatabase } from '../../operator/import/authjs-database.js';
-import { ForeignDatabaseError } from '../../operator/import/foreign-database.js';
+import {
+  AuthjsSourceError,
+  describeAuthjsLayout,
+  readAuthjsDatabase,
+} from '../../operator/import/authjs-database.js';
+import { authjsLines } from '../../operator/import/authjs-lines.js';
 import { importUsers } from '../../operator/import/import-users.js';
 import { cliActor, operatorPorts, type CliContext } from '../context.js';
 import { CliError } from '../prompt.js';
@@ -35,7 +39,15 @@ export async function run(
   try {
     report = await importUsers(
       operatorPorts(context),
-      readAuthjsDatabase({ databaseUrl, passwordColumn: values['password-column'] }),
+      authjsLines(
+        readAuthjsDatabase({
+          databaseUrl,
+          ...(values['password-column'] !== undefined && {
+            passwordColumn: values['password-column'],
+          }),
+          onLayout: (layout) => context.out(`reading ${describeAuthjsLayout(layout)}`),
+        }),
+      ),
       {
         check,
         actor: cliActor,
@@ -44,9 +56,7 @@ export async function run(
       },
     );
   } catch (error) {
-    if (error instanceof AuthjsLayoutError)
-      throw new CliError(`not an Auth.js database: ${error.message}`, 2);
-    if (error instanceof ForeignDatabaseError) throw new CliError(error.message, 2);
+    if (error instanceof AuthjsSourceError) throw new CliError(error.message, 2);
     throw error;
   }
   if (values.json === true) context.out(JSON.stringify(report));

@@ -1,257 +1,133 @@
-import { readEmail } from '../../users/email.js';
+import { detectAuthjsLayout, type AuthjsLayout } from './authjs-layout.js';
 import {
-  ForeignDatabaseError,
-  openForeignDatabase,
-  quoted,
-  type ForeignDatabase,
-} from './foreign-database.js';
-import { readImportLine } from './import-line.js';
-import type { ImportPasskey } from './import-record.js';
-import type { SourceLine } from './import-users.js';
+  accountRowId,
+  authenticatorRowId,
+  isNoIdentity,
+  recordOf,
+  type UserRows,
+} from './authjs-rows.js';
+import { authjsStatements, type AuthjsStatements } from './authjs-statements.js';
+import type { ImportRecord } from './import-record.js';
+import { openSourceDb } from './open-source-db.js';
+import { AuthjsSourceError, type SourceDb, type SourceRow } from './source-db.js';
+import type { SourceProblem } from './source-problem.js';
 
 /*
- * An Auth.js app's users read from its adapter's own tables (adoption spec §3), as records for
- * the import (import-users.ts): the Prisma and Kysely adapters' `User`, `Account`,
- * `Authenticator`, and the Drizzle adapter's `user`, `account`, `authenticator`, on SQLite or
- * PostgreSQL. Users are read a page at a time by id, with their accounts and authenticators.
+ * `gatehouse import authjs --database URL` (adoption spec §3): an Auth.js adapter's own tables
+ * (Prisma's, Drizzle's or the Kysely adapter's defaults, on SQLite or PostgreSQL) read into
+ * import records, a page of users at a time.
  */
 
+export { describeAuthjsLayout, type AuthjsAdapter, type AuthjsLayout } from './authjs-layout.js';
+export { AuthjsSourceError } from './source-db.js';
+export { describeSourceProblem, isSourceProblem, type SourceProblem } from './source-problem.js';
+
 export interface AuthjsSourceOptions {
-  /** A SQLite file (`file:./prisma/dev.db`) or a PostgreSQL URL. */
+  /** A SQLite file path or `file:` URL, or a `postgres://` / `postgresql://` URL (`?schema=` as Prisma's). */
   databaseUrl: string;
-  /** `TABLE.COLUMN` of the app's own password hashes: the users table's, or one keyed by user id. */
-  passwordColumn?: string | undefined;
+  /**
+   * `TABLE.COLUMN` holding the app's own password hashes: a column of the users table, or of
+   * another table that has a user-id column (`userId` / `user_id`). Optional.
+   */
+  passwordColumn?: string;
+  /** Users read per page (keyset pagination by user id), default 1000. */
   pageSize?: number;
+  /** Told which adapter's tables were found, before the first item is yielded. */
+  onLayout?: (layout: AuthjsLayout) => void;
 }
 
-/** A layout: the adapters' table names, each casing tried in order. */
-const tableNames = {
-  users: ['User', 'user', 'users'],
-  accounts: ['Account', 'account', 'accounts'],
-  authenticators: ['Authenticator', 'authenticator', 'authenticators'],
-};
-const userIdColumns = ['userId', 'user_id'];
+export const defaultAuthjsPageSize = 1000;
+// A page's ids go in as one list parameter; the bound keeps a page's rows in memory small.
+const maxPageSize = 10_000;
 
-/** Thrown for a database this reader cannot read as an Auth.js adapter's: the CLI prints it. */
-export class AuthjsLayoutError extends ForeignDatabaseError {}
-
-interface Layout {
-  users: string;
-  /** The users table's optional columns present. */
-  userColumns: Set<string>;
-  accounts: { table: string; userId: string } | undefined;
-  authenticators: { table: string; userId: string } | undefined;
-  password: { table: string; column: string; userId: string | undefined } | undefined;
+function pageSizeOf(options: AuthjsSourceOptions): number {
+  const pageSize = options.pageSize ?? defaultAuthjsPageSize;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > maxPageSize)
+    throw new AuthjsSourceError(`the page size must be a whole number from 1 to ${maxPageSize}`);
+  return pageSize;
 }
 
-async function findLayout(
-  db: ForeignDatabase,
-  passwordColumn: string | undefined,
-): Promise<Layout> {
-  const tables = new Set(await db.tables());
-  const pick = (names: string[]) => names.find((name) => tables.has(name));
-  const users = pick(tableNames.users);
-  if (users === undefined)
-    throw new AuthjsLayoutError(
-      `no users table: looked for ${tableNames.users.join(', ')} (the Prisma, Kysely and Drizzle adapters' names)`,
-    );
-  const userColumns = new Set(await db.columns(users));
-  for (const needed of ['id', 'email'])
-    if (!userColumns.has(needed))
-      throw new AuthjsLayoutError(`the users table ${users} has no column ${needed}`);
-  const keyed = async (name: string | undefined) => {
-    if (name === undefined) return undefined;
-    const columns = await db.columns(name);
-    const userId = userIdColumns.find((column) => columns.includes(column));
-    if (userId === undefined)
-      throw new AuthjsLayoutError(
-        `the table ${name} has no user id column (${userIdColumns.join(' or ')})`,
-      );
-    return { table: name, userId, columns };
-  };
-  const accounts = await keyed(pick(tableNames.accounts));
-  for (const needed of ['type', 'provider', 'providerAccountId'])
-    if (accounts !== undefined && !accounts.columns.includes(needed))
-      throw new AuthjsLayoutError(`the accounts table ${accounts.table} has no column ${needed}`);
-  const authenticators = await keyed(pick(tableNames.authenticators));
-  return {
-    users,
-    userColumns,
-    accounts: accounts && { table: accounts.table, userId: accounts.userId },
-    authenticators: authenticators && {
-      table: authenticators.table,
-      userId: authenticators.userId,
-    },
-    password: await passwordSource(db, passwordColumn, users, tables),
-  };
-}
-
-async function passwordSource(
-  db: ForeignDatabase,
-  passwordColumn: string | undefined,
-  users: string,
-  tables: Set<string>,
-): Promise<Layout['password']> {
-  if (passwordColumn === undefined) return undefined;
-  const dot = passwordColumn.lastIndexOf('.');
-  const table = passwordColumn.slice(0, dot);
-  const column = passwordColumn.slice(dot + 1);
-  if (dot < 1 || column === '' || !tables.has(table))
-    throw new AuthjsLayoutError(
-      `--password-column ${passwordColumn}: no such table (write TABLE.COLUMN, e.g. User.password)`,
-    );
-  const columns = await db.columns(table);
-  if (!columns.includes(column))
-    throw new AuthjsLayoutError(
-      `--password-column ${passwordColumn}: ${table} has no column ${column}`,
-    );
-  if (table === users) return { table, column, userId: undefined };
-  const userId = userIdColumns.find((name) => columns.includes(name));
-  if (userId === undefined)
-    throw new AuthjsLayoutError(
-      `--password-column ${passwordColumn}: ${table} is not the users table and has no user id column (${userIdColumns.join(' or ')})`,
-    );
-  return { table, column, userId };
-}
-
-/** A time as the adapters store it (epoch ms, seconds, ISO text, a Date), as epoch ms. */
-function timeOf(value: unknown): number | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value.getTime();
-  if (typeof value === 'number' || typeof value === 'bigint') {
-    const n = Number(value);
-    return n < 1e11 ? n * 1000 : n;
-  }
-  const parsed = Date.parse(String(value));
-  return Number.isNaN(parsed) ? null : parsed;
-}
-
-/** base64 or base64url, as base64url without padding; null when it is neither. */
-function base64url(value: unknown): string | null {
-  if (typeof value !== 'string' || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return null;
-  const bytes = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  return bytes.length === 0 ? null : bytes.toString('base64url');
-}
-
-/** Rows of `table` whose `column` is one of `ids`, grouped by it. */
-async function byUser(db: ForeignDatabase, table: string, column: string, ids: readonly string[]) {
-  const grouped = new Map<string, Record<string, unknown>[]>();
-  if (ids.length === 0) return grouped;
-  const rows = await db.all(
-    `select * from ${quoted(table)} where ${quoted(column)} in (${ids.map(() => '?').join(', ')})`,
-    ids,
-  );
+/** Rows grouped by their `userId` (as text). */
+function byUser(rows: SourceRow[]): Map<string, SourceRow[]> {
+  const groups = new Map<string, SourceRow[]>();
   for (const row of rows) {
-    const id = String(row[column]);
-    grouped.set(id, [...(grouped.get(id) ?? []), row]);
+    const userId = String(row.userId);
+    const group = groups.get(userId);
+    if (group === undefined) groups.set(userId, [row]);
+    else group.push(row);
   }
-  return grouped;
+  return groups;
 }
 
-/** A row's passkey, or what is wrong with it. */
-function passkeyOf(row: Record<string, unknown>): ImportPasskey | string {
-  const credentialId = base64url(row.credentialID);
-  const publicKey = base64url(row.credentialPublicKey);
-  if (credentialId === null) return 'credentialID is not base64';
-  if (publicKey === null) return 'credentialPublicKey is not base64';
-  const transports =
-    typeof row.transports === 'string' && row.transports !== '' ? row.transports.split(',') : [];
-  return {
-    credentialId,
-    publicKey,
-    counter: Number(row.counter ?? 0),
-    transports: transports.map((transport) => transport.trim()).filter(Boolean),
-    backedUp: row.credentialBackedUp === true || Number(row.credentialBackedUp) === 1,
-  };
+/** The rows of a page of users, each with its accounts, authenticators and passwords. */
+async function pageRows(db: SourceDb, statements: AuthjsStatements, users: SourceRow[]) {
+  const ids = users.map((user) => String(user.id));
+  const read = async (statement: string | null) =>
+    statement === null ? new Map<string, SourceRow[]>() : byUser(await db.all(statement, [ids]));
+  const accounts = await read(statements.accounts);
+  const authenticators = await read(statements.authenticators);
+  const passwords = await read(statements.passwords);
+  return users.map((user): UserRows => ({
+    user,
+    accounts: accounts.get(String(user.id)) ?? [],
+    authenticators: authenticators.get(String(user.id)) ?? [],
+    passwords: passwords.get(String(user.id)) ?? [],
+  }));
 }
 
 /**
- * The app's users as import lines, `line` counting users read: a user that cannot be imported
- * (no address, a key that is not base64) is a problem naming the table, its id and the field.
- * Throws AuthjsLayoutError for a database that is no Auth.js adapter's.
+ * Accounts and authenticators whose user is not in the users table (a SQLite file kept without
+ * foreign keys): nothing to import them into, so each is a problem rather than left unsaid. An
+ * account that is no identity (a passkey's twin, a mailed link's) had nothing to import.
+ */
+async function orphanProblems(db: SourceDb, layout: AuthjsLayout, statements: AuthjsStatements) {
+  const orphan = (table: string, rowId: string, row: SourceRow): SourceProblem => {
+    const userId = String(row.userId);
+    const reason = `"${userId}" names no row of "${layout.users}"`;
+    return { kind: 'problem', table, rowId, field: 'userId', reason, userId };
+  };
+  const problems = (await db.all(statements.orphanAccounts, []))
+    .filter((row) => !isNoIdentity(row))
+    .map((row) => orphan(layout.accounts, accountRowId(row), row));
+  const { authenticators } = layout;
+  if (statements.orphanAuthenticators !== null && authenticators !== null)
+    for (const row of await db.all(statements.orphanAuthenticators, []))
+      problems.push(orphan(authenticators, authenticatorRowId(row), row));
+  return problems;
+}
+
+/**
+ * Every user of an Auth.js adapter's tables as an import record, in id order, and every row
+ * that cannot be part of one as a `SourceProblem` (a user with such a row yields its problems
+ * and no record). Reads one page of users at a time, with that page's accounts, authenticators
+ * and passwords, all from one read snapshot; the database is closed however the reading ends.
+ * Throws an `AuthjsSourceError` when the source is not there or holds no Auth.js layout.
  */
 export async function* readAuthjsDatabase(
   options: AuthjsSourceOptions,
-): AsyncGenerator<SourceLine> {
-  const db = await openForeignDatabase(options.databaseUrl);
-  const pageSize = options.pageSize ?? 1000;
+): AsyncGenerator<ImportRecord | SourceProblem, void, undefined> {
+  const pageSize = pageSizeOf(options);
+  const db = await openSourceDb(options.databaseUrl);
   try {
-    const layout = await findLayout(db, options.passwordColumn);
-    const extra = ['name', 'emailVerified', 'createdAt'].filter((column) =>
-      layout.userColumns.has(column),
-    );
-    const select = ['id', 'email', ...extra].map(quoted).join(', ');
-    let after = '';
-    let line = 0;
+    const layout = detectAuthjsLayout(await db.tables(), db.where, options.passwordColumn);
+    options.onLayout?.(layout);
+    const statements = authjsStatements(db, layout);
+    let after: string | null = null;
     for (;;) {
-      const users = await db.all(
-        `select ${select} from ${quoted(layout.users)} where ${quoted('id')} > ? order by ${quoted('id')} limit ?`,
-        [after, pageSize],
-      );
-      if (users.length === 0) return;
-      const ids = users.map((user) => String(user.id));
-      after = ids[ids.length - 1] ?? after;
-      const [accounts, authenticators, passwords] = await Promise.all([
-        layout.accounts
-          ? byUser(db, layout.accounts.table, layout.accounts.userId, ids)
-          : new Map(),
-        layout.authenticators
-          ? byUser(db, layout.authenticators.table, layout.authenticators.userId, ids)
-          : new Map(),
-        layout.password
-          ? byUser(db, layout.password.table, layout.password.userId ?? 'id', ids)
-          : new Map(),
-      ]);
-      for (const user of users) {
-        line += 1;
-        const id = String(user.id);
-        const at = (field: string) => `${layout.users}(id=${id}).${field}`;
-        const email = typeof user.email === 'string' ? readEmail(user.email) : null;
-        if (email === null) {
-          yield { line, problem: { field: at('email'), message: 'is not an email address' } };
-          continue;
-        }
-        const passkeys: ImportPasskey[] = [];
-        let problem: string | undefined;
-        for (const row of (authenticators.get(id) ?? []) as Record<string, unknown>[]) {
-          const passkey = passkeyOf(row);
-          if (typeof passkey === 'string') problem = passkey;
-          else passkeys.push(passkey);
-        }
-        if (problem !== undefined) {
-          yield {
-            line,
-            problem: { field: `${layout.authenticators?.table}(userId=${id})`, message: problem },
-          };
-          continue;
-        }
-        const hashRow = ((passwords.get(id) ?? []) as Record<string, unknown>[])[0];
-        const hash = hashRow?.[layout.password?.column ?? ''];
-        // Through the import line's own checks, so a row is held to what a file's line is.
-        const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-        const read = readImportLine(
-          JSON.stringify({
-            id,
-            email,
-            name: typeof user.name === 'string' ? user.name.trim() : null,
-            emailVerified: iso(timeOf(user.emailVerified)),
-            passwordHash: typeof hash === 'string' && hash !== '' ? hash : null,
-            createdAt: iso(timeOf(user.createdAt)),
-            identities: ((accounts.get(id) ?? []) as Record<string, unknown>[])
-              .filter((row) => row.type === 'oauth' || row.type === 'oidc')
-              .map((row) => ({
-                provider: String(row.provider),
-                subject: String(row.providerAccountId),
-              })),
-            passkeys,
-          }),
-          Date.now(),
-        );
-        yield 'record' in read
-          ? { line, record: read.record }
-          : { line, problem: { field: at(read.problem.field), message: read.problem.message } };
+      const users: SourceRow[] = await (after === null
+        ? db.all(statements.firstPage, [pageSize])
+        : db.all(statements.nextPage, [pageSize, after]));
+      for (const rows of await pageRows(db, statements, users)) {
+        const problems: SourceProblem[] = [];
+        const record = recordOf(rows, layout, problems);
+        yield* problems;
+        if (record !== null) yield record;
       }
+      const last = users.at(-1);
+      if (users.length < pageSize || last === undefined) break;
+      after = String(last.id);
     }
+    yield* await orphanProblems(db, layout, statements);
   } finally {
     await db.close();
   }
