@@ -21,6 +21,7 @@ const users = [
   { id: 'clx0fay0000006', email: 'fay@example.com', name: 'Fay' },
   { id: 'clx0gus0000007', email: 'gus@example.com', name: 'Gus' },
   { id: 'clx0hal0000008', email: 'hal@example.com', name: 'Hal' },
+  { id: 'clx0ivo0000009', email: 'ivo@example.com', name: 'Ivo' },
 ];
 const jsonl = users.map((user) => JSON.stringify(user)).join('\n');
 
@@ -145,6 +146,24 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           await v4Token({ id: users[7]!.id, email: users[7]!.email }),
         );
         expect((await sessionOf(byId))?.user?.id).toBe(users[7]!.id);
+      });
+
+      it('an old cookie left beside a Gatehouse session does not replace it', async () => {
+        const first = browserWith(
+          service.url,
+          sessionCookieName,
+          await v5Token(claimsOf(users[8]!)),
+        );
+        expect((await sessionOf(first))?.user?.id).toBe(users[8]!.id);
+        // Nina signs in as herself; a stale old cookie of Ivo's is still in the jar.
+        await service.addUser('nina@example.com', 'a long and fine password');
+        const browser = new Client(service.url);
+        expect((await browser.signIn('nina@example.com', 'a long and fine password')).status).toBe(
+          200,
+        );
+        browser.cookies.set('next-auth.session-token', await v4Token(claimsOf(users[8]!)));
+        const session = (await sessionOf(browser)) as { user?: { email?: string } } | null;
+        expect(session?.user?.email).toBe('nina@example.com');
       });
 
       it('sign-out ends it for good: the old cookie opens nothing afterwards', async () => {

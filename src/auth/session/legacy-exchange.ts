@@ -3,7 +3,7 @@ import { authCookieNames, type SessionCookiePrefix } from '../cookies/cookie-nam
 import { parseCookies, serializeCookie } from '../cookies/cookies.js';
 import { createJweCodec } from './jwe-codec.js';
 import { legacyCookiesIn, mayHoldV4, openLegacyToken, type LegacyCookie } from './legacy-token.js';
-import type { GatehouseClaims } from './token-claims.js';
+import { readClaims, type GatehouseClaims } from './token-claims.js';
 import type { SessionStore } from '../../sessions/session-store.js';
 import type { LegacySessionStore } from '../../users/legacy-sessions.js';
 
@@ -42,6 +42,8 @@ export interface Exchanged {
 export function createLegacyExchange(deps: LegacyExchangeDeps) {
   const codec = createJweCodec({ now: deps.now });
   const active = () => deps.now() <= deps.settings.untilMs;
+  const isGatehouseToken = (token: string, name: string) =>
+    readClaims(codec.decode({ token, secret: [...deps.secrets], salt: name })) !== null;
 
   /** The claims of a live session `sid`, or null when it is over. */
   async function claimsOf(sid: string): Promise<GatehouseClaims | null> {
@@ -71,6 +73,11 @@ export function createLegacyExchange(deps: LegacyExchangeDeps) {
     ): Promise<Exchanged | undefined> {
       if (!active() || cookieHeader === undefined) return undefined;
       const cookies = parseCookies(cookieHeader);
+      // A Gatehouse session the browser holds wins over an old cookie left beside it (a v4
+      // cookie its browser kept, say): the old one is not exchanged over it.
+      const name = authCookieNames(secure, deps.sessionCookiePrefix).session;
+      const own = cookies.get(name);
+      if (own !== undefined && isGatehouseToken(own, name)) return undefined;
       const held = legacyCookiesIn(cookies);
       let opened:
         | { cookie: LegacyCookie; claims: NonNullable<ReturnType<typeof openLegacyToken>> }
@@ -91,7 +98,6 @@ export function createLegacyExchange(deps: LegacyExchangeDeps) {
         sid = await deps.store.exchange(claims, at, { ip: client.ip, userAgent: client.userAgent });
       }
       const current = sid === null ? null : await claimsOf(sid);
-      const name = authCookieNames(secure, deps.sessionCookiePrefix).session;
       const oldNames = new Set(held.flatMap((cookie) => cookie.cookieNames));
       const kept = keptCookies(cookieHeader, oldNames, name);
       const clears = [...oldNames]
