@@ -2,6 +2,7 @@ import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } fr
 import type { Kysely } from 'kysely';
 import { createPasskeyStore } from '../../src/account/passkeys/passkey-store.js';
 import type { Database } from '../../src/db/schema.js';
+import type { Client } from './client.js';
 
 /*
  * A passkey in software: an ES256 key pair and the bytes an authenticator signs, so a test can
@@ -146,4 +147,29 @@ export async function storedSoftPasskey(
     added.at,
   );
   return { key, id: id ?? '' };
+}
+
+/**
+ * A passkey sign-in as next-auth/webauthn makes it, over HTTP: the options, the assertion of
+ * their challenge by `key` (user verified, at `counter`), and the post; the post's answer.
+ */
+export async function signInWithSoftPasskey(
+  client: Client,
+  key: SoftPasskey,
+  counter: number,
+): Promise<Response> {
+  const got = (await (
+    await client.get('/api/auth/webauthn-options/passkey?action=authenticate')
+  ).json()) as { options: { challenge: string } };
+  const data = key.assert({
+    challenge: got.options.challenge,
+    origin: client.baseUrl,
+    userVerified: true,
+    counter,
+  });
+  return client.postForm(
+    '/api/auth/callback/passkey',
+    { csrfToken: await client.csrfToken(), action: 'authenticate', data },
+    { 'x-auth-return-redirect': '1' },
+  );
 }

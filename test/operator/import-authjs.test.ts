@@ -16,7 +16,7 @@ import {
   withPgClient,
   type TestDatabase,
 } from '../helpers/postgres.js';
-import { softPasskey } from '../helpers/soft-passkey.js';
+import { signInWithSoftPasskey, softPasskey } from '../helpers/soft-passkey.js';
 
 const testRequire = createRequire(new URL('../package.json', import.meta.url));
 const bcryptjs = testRequire('bcryptjs') as { hashSync(password: string, cost: number): string };
@@ -201,20 +201,7 @@ for (const source of ['Prisma on SQLite', 'Prisma on PostgreSQL', 'Drizzle on SQ
         expect(((await client.session()) as { user: { email: string } }).user.email).toBe(email);
         if (source.startsWith('Drizzle')) return;
         const browser = new Client(service.url);
-        const got = (await (
-          await browser.get('/api/auth/webauthn-options/passkey?action=authenticate')
-        ).json()) as { options: { challenge: string } };
-        const data = passkey.assert({
-          challenge: got.options.challenge,
-          origin: service.url,
-          userVerified: true,
-          counter: 4,
-        });
-        const answer = await browser.postForm(
-          '/api/auth/callback/passkey',
-          { csrfToken: await browser.csrfToken(), action: 'authenticate', data },
-          { 'x-auth-return-redirect': '1' },
-        );
+        const answer = await signInWithSoftPasskey(browser, passkey, 4);
         expect(answer.status).toBe(200);
         expect(((await browser.session()) as { user: { id: string } }).user.id).toBe(
           'clx0ada0000001',

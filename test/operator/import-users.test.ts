@@ -12,7 +12,7 @@ import {
 import { Client } from '../helpers/client.js';
 import { hasPostgres } from '../helpers/postgres.js';
 import { openDatabase } from '../../src/db/open.js';
-import { softPasskey } from '../helpers/soft-passkey.js';
+import { signInWithSoftPasskey, softPasskey } from '../helpers/soft-passkey.js';
 
 const testRequire = createRequire(new URL('../package.json', import.meta.url));
 const bcryptjs = testRequire('bcryptjs') as { hashSync(password: string, cost: number): string };
@@ -233,20 +233,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('an imported passkey signs in as it did in the old app', async () => {
       const client = new Client(service.url);
-      const got = (await (
-        await client.get('/api/auth/webauthn-options/passkey?action=authenticate')
-      ).json()) as { options: { challenge: string } };
-      const data = oldKey.assert({
-        challenge: got.options.challenge,
-        origin: service.url,
-        userVerified: true,
-        counter: 8,
-      });
-      const answer = await client.postForm(
-        '/api/auth/callback/passkey',
-        { csrfToken: await client.csrfToken(), action: 'authenticate', data },
-        { 'x-auth-return-redirect': '1' },
-      );
+      const answer = await signInWithSoftPasskey(client, oldKey, 8);
       expect(answer.status).toBe(200);
       expect(((await client.session()) as { user: { id: string } }).user.id).toBe('42');
     });
