@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { createAccountWing, type AccountWingSettings } from './account/wing.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
 import { createKyselyThrottleStore } from './auth/signin/throttle-store.js';
+import type { Config } from './config/index.js';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import type { Database } from './db/schema.js';
@@ -11,6 +12,9 @@ import { createSite, type SiteConfig } from './http/site.js';
 import type { MailQueue } from './mail/mail-queue.js';
 import { noObserver, type Observer } from './observe/observer.js';
 import { registerMetrics } from './metrics/register.js';
+import { tokens as tokenSettings } from './config/tokens.js';
+import { databaseKeyRing, fileKeyRing } from './tokens/key-ring.js';
+import { registerTokens } from './tokens/register.js';
 
 export type AppConfig = SiteConfig &
   AuthSettings &
@@ -27,7 +31,9 @@ export type AppConfig = SiteConfig &
     | 'env'
     | 'identityProviders'
     | 'identityProviderTimeoutSeconds'
-  >;
+  > &
+  // Optional: apps built without it (tests) get the configuration's defaults.
+  Partial<Pick<Config, 'tokens'>>;
 
 export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
   config: AppConfig;
@@ -42,6 +48,8 @@ export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
   /** The mail outbox (src/mail/); without it the mail flows answer 404. */
   mail?: MailQueue;
 }
+
+const tokenDefaults = tokenSettings.parse({}).tokens;
 
 /** Builds the whole service from its dependencies; never reads the environment, never listens. */
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -73,5 +81,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     waysIn: [...wing.forAuth.waysIn, ...(deps.waysIn ?? [])],
   });
   wing.register(site, auth);
+  const tokens = deps.config.tokens ?? tokenDefaults;
+  registerTokens(site, {
+    config: { authUrl: deps.config.authUrl, tokens, session: deps.config.session },
+    db: deps.db,
+    ring:
+      tokens.signingKeyPem === undefined
+        ? databaseKeyRing({
+            db: deps.db,
+            secrets: deps.config.authSecrets,
+            postgres: deps.dialect === 'postgres',
+            now: site.now,
+          })
+        : fileKeyRing(tokens.signingKeyPem),
+    sessions: auth.sessions,
+    now: site.now,
+  });
   return site.app;
 }

@@ -53,7 +53,7 @@ set -e
 here="$(dirname "$(readlink -f "$0")")"
 case "\${1:-serve}" in
   serve) shift $(($# > 0 ? 1 : 0)); exec node ${flags} "$here/gatehouse.mjs" "$@" ;;
-  users | mail | audit | webhooks | import) exec node "$here/gatehouse-cli.cjs" "$@" ;;
+  users | mail | audit | webhooks | import | tokens) exec node "$here/gatehouse-cli.cjs" "$@" ;;
   healthcheck) exec node "$here/healthcheck.cjs" ;;
   help | -h | --help)
     echo 'Usage: gatehouse [serve]              run the service (the default)'

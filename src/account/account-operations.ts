@@ -4,6 +4,7 @@ import { reauthenticatedByTypedPassword } from './adapter.js';
 import { changeEmail, plausibleNewEmail } from './email/change-email.js';
 import { resendVerification } from './email/resend-verification.js';
 import { verifyEmail } from './email/verify-address.js';
+import { accessTokenOperations } from './access-tokens/actions.js';
 import { acceptInvitationAction } from './invitation/accept.js';
 import { lockAccountAction } from './lock/lock.js';
 import type { PagePaths } from './paths.js';
@@ -120,7 +121,11 @@ const ownOperations: readonly AccountOperation[] = [
 ];
 
 /** Every /api/account operation, read as a table: its route, its guard, its form if any. */
-export const allOperations: readonly AccountOperation[] = [...ownOperations, ...waysInOperations];
+export const allOperations: readonly AccountOperation[] = [
+  ...ownOperations,
+  ...accessTokenOperations,
+  ...waysInOperations,
+];
 
 /** What is served: mail flows with mail on, second factors' with SECOND_FACTOR not off. */
 export interface Served {

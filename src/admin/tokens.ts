@@ -87,6 +87,8 @@ export function watchTokenFile(
   log: { warn(fields: object, message: string): void },
   first: TokenFileReading,
   now: () => number = () => Date.now(),
+  /** The variable naming the file, and what its tokens are, for the log. */
+  named = { setting: 'ADMIN_TOKEN_FILE', what: 'admin tokens' },
 ): AdminTokens {
   let tokens = first.tokens;
   let stamp = fileStamp(path);
@@ -100,10 +102,10 @@ export function watchTokenFile(
     const reading = readTokenFile(path);
     tokens = reading.tokens;
     for (const problem of reading.problems)
-      log.warn({ setting: 'ADMIN_TOKEN_FILE' }, `admin tokens: ${problem}`);
+      log.warn({ setting: named.setting }, `${named.what}: ${problem}`);
     log.warn(
-      { setting: 'ADMIN_TOKEN_FILE', tokens: tokens.length },
-      `admin tokens read again: ${tokens.length} in use`,
+      { setting: named.setting, tokens: tokens.length },
+      `${named.what} read again: ${tokens.length} in use`,
     );
   };
   return {

@@ -12,6 +12,7 @@ import * as resetSecondFactor from './commands/reset-second-factor.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
+import * as tokens from './commands/tokens.js';
 import * as webhooks from './commands/webhook-outbox.js';
 import { cliCommand } from '../boot/cli-command.js';
 import { parseConfig } from '../config/index.js';
@@ -20,7 +21,14 @@ import { describeStore } from '../db/open.js';
 import { openCliContext, type CliContext } from './context.js';
 import { CliError } from './prompt.js';
 import { closest } from './suggest.js';
-import { mailUsage, auditUsage, importUsage, webhooksUsage, usersUsage } from './usage.js';
+import {
+  mailUsage,
+  auditUsage,
+  importUsage,
+  tokensUsage,
+  webhooksUsage,
+  usersUsage,
+} from './usage.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -160,6 +168,18 @@ const groups: Record<
     commands: webhookCommands,
     summary: 'the webhook outbox: list deliveries, retry a failed one',
     usage: webhooksUsage,
+  },
+  tokens: {
+    commands: {
+      'rotate-key': {
+        help: tokens.rotateHelp,
+        options: { now: { type: 'boolean' } },
+        run: tokens.rotate,
+      },
+      keys: { help: tokens.keysHelp, options: { json: { type: 'boolean' } }, run: tokens.keys },
+    },
+    summary: 'the keys session tokens are signed with: list them, rotate them',
+    usage: tokensUsage,
   },
   import: {
     commands: {

@@ -33,6 +33,14 @@ Sources:
 A file of users in JSON Lines: ${cli} users import --help.
 ${databaseLine(cli)}`;
 
+export const tokensUsage = (cli: string) => `Usage: gatehouse tokens <command> [options]
+
+Commands:
+  keys              list the keys session tokens are signed with (--json)
+  rotate-key        make a new signing key: published now, signing in 6 minutes (--now: at once)
+
+${databaseLine(cli)}`;
+
 export const webhooksUsage = (cli: string) => `Usage: gatehouse webhooks <command> [options]
 
 Commands:

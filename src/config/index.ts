@@ -17,6 +17,7 @@ import { pages } from './pages.js';
 import { runtime } from './runtime.js';
 import { session } from './session.js';
 import { signIn } from './sign-in.js';
+import { tokens } from './tokens.js';
 import { webhooks } from './webhooks.js';
 import { fileVariables, readFileVariables } from './read/secret-files.js';
 import { keyReuse } from './read/key-reuse.js';
@@ -50,6 +51,7 @@ export const capabilities = (requireSecret: boolean, mails?: MailCatalogue) =>
     webhooks,
     identityProviders,
     legacySessions,
+    tokens,
   ] as const;
 
 type Capability = ReturnType<typeof capabilities>[number];

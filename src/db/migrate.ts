@@ -19,6 +19,7 @@ import * as auditSeal from './migrations/017-audit-seal.js';
 import * as enrolmentCodes from './migrations/018-enrolment-codes.js';
 import * as identities from './migrations/019-identities.js';
 import * as imports from './migrations/020-imports.js';
+import * as tokens from './migrations/021-tokens.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '018-enrolment-codes': enrolmentCodes,
   '019-identities': identities,
   '020-imports': imports,
+  '021-tokens': tokens,
 };
 
 const provider: MigrationProvider = {

@@ -284,6 +284,35 @@ export interface LegacySessionsTable {
   expires_at: number;
 }
 
+/** A key session tokens are signed with (migration 021; src/tokens/signing-keys.ts). */
+export interface TokenSigningKeysTable {
+  /** The JWK thumbprint (RFC 7638) of the public key: the tokens' `kid`. */
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  /** The private key (PKCS #8, DER) under AES-256-GCM with a key derived from AUTH_SECRET. */
+  private_sealed: string;
+  created_at: number;
+  /** Signs from then on; published from `created_at`. */
+  signs_from: number;
+  /** Published until then (its last token has expired); null: no newer key yet. */
+  published_until: number | null;
+}
+
+/** A personal access token (migration 021; src/users/access-tokens.ts). */
+export interface AccessTokensTable {
+  id: string;
+  user_id: string;
+  name: string;
+  /** SHA-256 of the whole token, hex. */
+  token_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  /** To within a minute. */
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -303,4 +332,6 @@ export interface Database {
   user_identities: UserIdentitiesTable;
   legacy_sessions: LegacySessionsTable;
   identity_link_offers: IdentityLinkOffersTable;
+  token_signing_keys: TokenSigningKeysTable;
+  access_tokens: AccessTokensTable;
 }

@@ -1,6 +1,6 @@
 import type { Observer } from '../observe/observer.js';
 import { revokeUserSessions } from '../sessions/session-store.js';
-import { closeLegacySessions } from '../users/imported-users.js';
+import { endHeldCredentials } from '../users/held-credentials.js';
 import type { User } from '../users/store.js';
 import { readUser } from '../users/writes.js';
 import { recordOperatorEvent, type Actor, type OperatorPorts } from './actor.js';
@@ -18,7 +18,7 @@ export async function revokeUserSessionsNow(
     const user = await readUser(trx, request.userId);
     if (user === null) return 'missing' as const;
     const ended = await revokeUserSessions(trx, user.id, ports.now());
-    await closeLegacySessions(trx, user.id, ports.now());
+    await endHeldCredentials(trx, user.id, ports.now());
     const revoked = Number(ended.numUpdatedRows);
     await recordOperatorEvent(trx, request.actor, user.id, 'session_revoked', {
       sessions: revoked,

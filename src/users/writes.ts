@@ -3,7 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, UsersTable } from '../db/schema.js';
 import { revokeUserSessions } from '../sessions/session-store.js';
 import { emitUserWebhook, emitWebhook, userData, withWebhooks } from '../webhooks/emit.js';
-import { closeLegacySessions } from './imported-users.js';
+import { endHeldCredentials } from './held-credentials.js';
 import type { NewUser, User } from './store.js';
 
 /*
@@ -93,7 +93,7 @@ export async function writeCredentialChange(
   if (row === undefined) return null;
   if (set.email !== undefined) await voidUnclaimedSecrets(trx, set.email.address, at);
   const ended = await revokeUserSessions(trx, id, at, change.keepSessionId ?? null);
-  await closeLegacySessions(trx, id, at);
+  await endHeldCredentials(trx, id, at);
   // The application's copy of the user follows (src/webhooks/): nothing is written when off.
   const data = userData(row);
   if (set.passwordHash !== undefined) await emitWebhook(trx, 'password.changed', data, at);

@@ -72,6 +72,10 @@ const badValues: Record<string, string | null> = {
   AUTH_GITLAB_SECRET: null,
   // Any text is an old app's secret; alone, it is LEGACY_SESSIONS_UNTIL that is missing.
   LEGACY_AUTH_SECRET: null,
+  // Any text is an audience (a URL or a name); the introspection file is read at start, as
+  // ADMIN_TOKEN_FILE (its problems are warnings: test/tokens/token-settings.test.ts).
+  TOKEN_AUDIENCE: null,
+  INTROSPECTION_TOKEN_FILE: null,
   AUTH_OIDC_ISSUER: 'login.example.com',
   AUTH_GITHUB_ENTERPRISE_URL: 'http://github.example.com',
   AUTH_MICROSOFT_ENTRA_ID_ISSUER: 'https://login.example.com/?tenant=x',

@@ -8,6 +8,7 @@ import { addUser, startServer, type TestServer } from '../helpers/server.js';
 import { accountPaths } from '../../src/account/register.js';
 import { buildAdminApp } from '../../src/admin/admin-app.js';
 import { adminRoutes, openApiPath } from '../../src/admin/routes.js';
+import { tokenPaths } from '../../src/tokens/register.js';
 import { createOutboxStore } from '../../src/mail/mail-outbox-store.js';
 import { noObserver } from '../../src/observe/observer.js';
 import { createWebhookStore } from '../../src/webhooks/webhook-outbox-store.js';
@@ -82,29 +83,34 @@ describe('docs/openapi.yaml', () => {
 
   it('is a valid OpenAPI 3.1 document that lists every route Gatehouse serves', () => {
     expect(Object.keys(spec.paths).sort()).toEqual(
+      // A path served for two methods (GET and POST /api/account/tokens) is one entry.
       [
-        '/',
-        '/api/auth/callback/credentials',
-        '/api/auth/callback/passkey',
-        // An identity provider's, for each one configured (none in this suite's server).
-        '/api/auth/callback/{provider}',
-        '/api/auth/callback/identity-offer',
-        '/api/auth/csrf',
-        '/api/auth/enrolment/totp',
-        '/api/auth/error',
-        '/api/auth/providers',
-        '/api/auth/session',
-        '/api/auth/signin',
-        '/api/auth/signin/credentials',
-        '/api/auth/signin/{provider}',
-        '/api/auth/signout',
-        '/api/auth/webauthn-options/passkey',
-        '/api/health',
-        '/api/health/ready',
-        // The account wing's own table says what it serves (src/account/register.ts).
-        ...accountPaths({ mail: true, accountPage: true }),
-        // The admin listener's, from its route table (src/admin/routes.ts).
-        ...new Set(adminRoutes.map((route) => openApiPath(route.path))),
+        ...new Set([
+          '/',
+          '/api/auth/callback/credentials',
+          '/api/auth/callback/passkey',
+          // An identity provider's, for each one configured (none in this suite's server).
+          '/api/auth/callback/{provider}',
+          '/api/auth/callback/identity-offer',
+          '/api/auth/csrf',
+          '/api/auth/enrolment/totp',
+          '/api/auth/error',
+          '/api/auth/providers',
+          '/api/auth/session',
+          '/api/auth/signin',
+          '/api/auth/signin/credentials',
+          '/api/auth/signin/{provider}',
+          '/api/auth/signout',
+          '/api/auth/webauthn-options/passkey',
+          '/api/health',
+          '/api/health/ready',
+          // Tokens for other backends (src/tokens/register.ts); introspection when configured.
+          ...Object.values(tokenPaths),
+          // The account wing's own table says what it serves (src/account/register.ts).
+          ...accountPaths({ mail: true, accountPage: true }),
+          // The admin listener's, from its route table (src/admin/routes.ts).
+          ...new Set(adminRoutes.map((route) => openApiPath(route.path))),
+        ]),
       ].sort(),
     );
   });
@@ -182,6 +188,55 @@ describe('docs/openapi.yaml', () => {
       await conforms(throttled, 'POST', route);
     },
   );
+
+  it('the token routes and personal access tokens answer as documented', async () => {
+    const client = new Client(server.url);
+    await conforms(await client.get('/api/auth/token'), 'GET', '/api/auth/token');
+    await client.signIn('grace@example.com', password);
+    await conforms(await client.get('/api/auth/token'), 'GET', '/api/auth/token');
+    await conforms(
+      await client.get('/api/auth/token', { authorization: 'Bearer gat_wrong' }),
+      'GET',
+      '/api/auth/token',
+    );
+    for (const path of [
+      tokenPaths.jwks,
+      tokenPaths.rootJwks,
+      tokenPaths.metadata,
+      tokenPaths.rootMetadata,
+    ])
+      await conforms(await fetch(url(path)), 'GET', path);
+    // Introspection is off without INTROSPECTION_TOKEN_FILE.
+    await conforms(
+      await fetch(url(tokenPaths.introspect), { method: 'POST' }),
+      'POST',
+      tokenPaths.introspect,
+    );
+    const tokens = '/api/account/tokens';
+    await conforms(await client.get(tokens), 'GET', tokens);
+    const csrfToken = await client.csrfToken();
+    const json = (body: object) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ csrfToken, ...body }),
+    });
+    const made = await client.request(tokens, json({ name: 'ci' }));
+    const { id } = (await made.clone().json()) as { id: string };
+    await conforms(made, 'POST', tokens);
+    await conforms(await client.request(tokens, json({ name: '' })), 'POST', tokens);
+    await conforms(await client.get(tokens), 'GET', tokens);
+    const revoke = '/api/account/tokens/{id}/revoke';
+    await conforms(
+      await client.request(`/api/account/tokens/${id}/revoke`, json({})),
+      'POST',
+      revoke,
+    );
+    await conforms(
+      await client.request(`/api/account/tokens/${id}/revoke`, json({})),
+      'POST',
+      revoke,
+    );
+  });
 
   it('the account pages answer as documented', async () => {
     const browser = { accept: 'text/html', origin: server.url, 'sec-fetch-site': 'same-origin' };

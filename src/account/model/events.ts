@@ -28,7 +28,10 @@ export type AccountEventType =
   // Not in the spec's list: how an account came to be (an accepted invitation, open sign-up).
   | 'account_created'
   // Not in the spec's list of events but in its §3: an old app's session carried over.
-  | 'session_migrated';
+  | 'session_migrated'
+  // Not in the spec's list: personal access tokens (adoption spec §4).
+  | 'access_token_created'
+  | 'access_token_revoked';
 
 export interface NewAccountEvent {
   userId: string;

@@ -206,7 +206,7 @@ export async function accountPageData(
 
 /** `password`, `passkey`, a provider's configured name (`Acme SSO`), or the old app's session. */
 function methodName(deps: AccountDeps, method: string): string {
-  if (method === 'carried_over') return 'the session of the app before (carried over)';
+  if (method === 'carried_over') return 'a session from before the move';
   return method === 'password' || method === 'passkey' ? method : providerNamesOf(deps)(method);
 }
 

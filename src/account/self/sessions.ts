@@ -5,7 +5,7 @@ import {
   listUserSessions,
   type SessionView,
 } from '../../sessions/user-sessions.js';
-import { closeLegacySessions } from '../../users/imported-users.js';
+import { endHeldCredentials } from '../../users/held-credentials.js';
 import { record } from '../model/events.js';
 import { answer, type AccountAction, type AccountDeps, type SignedIn } from '../action.js';
 
@@ -65,7 +65,7 @@ export const revokeOwnSession: AccountAction = async (deps, { signedIn, params, 
 /** `POST /api/account/sessions/revoke-others`: every session but this one ends; `{revoked}`. */
 export const revokeOtherSessions: AccountAction = async (deps, { signedIn, client }) => {
   const revoked = await deps.db.transaction().execute(async (trx) => {
-    await closeLegacySessions(trx, signedIn.user.id, deps.now());
+    await endHeldCredentials(trx, signedIn.user.id, deps.now());
     const count = await endOtherSessions(trx, {
       userId: signedIn.user.id,
       keepSessionId: signedIn.session.claims.sid,

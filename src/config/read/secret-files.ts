@@ -14,6 +14,7 @@ export const fileVariables = [
   'AUTH_MICROSOFT_ENTRA_ID_SECRET',
   'AUTH_GITLAB_SECRET',
   'LEGACY_AUTH_SECRET',
+  'TOKEN_SIGNING_KEY',
 ] as const;
 
 export interface FileVariablesResult {

@@ -56,6 +56,8 @@ const eventWords: Record<string, string> = {
   account_locked: 'Account locked',
   account_created: 'Account created',
   session_migrated: 'Signed-in session carried over from the old app',
+  access_token_created: 'Access token created',
+  access_token_revoked: 'Access token revoked',
 };
 
 const csrfField = (view: SecurityView) =>
