@@ -28,6 +28,7 @@ describe('the CLI an operator can find: `gatehouse --help` and hints that run as
       expect.stringMatching(/^ {2}mail {7}\S.*\(npx gatehouse mail --help\)$/),
       expect.stringMatching(/^ {2}audit {6}\S.*\(npx gatehouse audit --help\)$/),
       expect.stringMatching(/^ {2}webhooks {3}\S.*\(npx gatehouse webhooks --help\)$/),
+      expect.stringMatching(/^ {2}tokens {5}\S.*\(npx gatehouse tokens --help\)$/),
       expect.stringMatching(/^ {2}import {5}\S.*\(npx gatehouse import --help\)$/),
     ]);
     for (const alias of ['-h', 'help']) expect(await cli([alias])).toEqual(help);
