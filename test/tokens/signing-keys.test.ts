@@ -43,7 +43,7 @@ describe.each(databaseBackends('signing-keys'))('signing keys on $name', (backen
     ({ url, dispose } = await backend.create());
     // Two instances on one database (started one after the other: each migrates it); their
     // first tokens, asked for together, agree on one first key.
-    for (const _ of [0, 1])
+    for (let n = 0; n < 2; n++)
       servers.push(await startTokenServer(url, { ttlSeconds: 3600 }, { now, config: fleet }));
   });
   afterAll(async () => {
