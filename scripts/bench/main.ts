@@ -1,6 +1,6 @@
 // `npm run bench`: the session read as users run it (as-run.ts: `npm start`'s command, the default
 // log level, output to a file and to a pipe, a browser's cookie jar) against a bare node:http
-// floor, about 3 minutes. With `--full` (about 13 minutes) also throughput, latency, sign-in
+// floor, then the token routes the same way (token-routes.ts), about 4 minutes. With `--full` (about 13 minutes) also throughput, latency, sign-in
 // cost, start-up and memory of Gatehouse with fast paths on and off (LOG_LEVEL=warn), the
 // session read on PostgreSQL beside SQLite, what metrics cost it, and the fleet. With
 // `--compare <dist folder>` (repeatable), a copy of another build gets a row in the first table.
@@ -34,6 +34,7 @@ import { bail, cleanup, installCleanupHandlers, setup } from './processes.ts';
 import { prettyMarkdown, report } from './report.ts';
 import { benchSessionReadPostgres, postgresWrkRuns } from './session-read-postgres.ts';
 import { benchGatehouse } from './suite.ts';
+import { benchTokens, tokenRounds, tokensReport } from './token-routes.ts';
 
 // wrk runs of the two SQLite suites: health alternates three rounds on two servers, then three
 // more endpoints with fast paths on and four with them off.
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
 
   // Worst case per phase, so a hung step cannot keep the machine busy indefinitely: each wrk
   // run with its warm-up and checks, plus start-ups, sign-ins and the flood.
-  const asRunWrkRuns = asRunRounds * (4 + compareDists.length);
+  const asRunWrkRuns = asRunRounds * (4 + compareDists.length) + tokenRounds * 4;
   const wrkRuns =
     asRunWrkRuns + (full ? suiteWrkRuns + postgresWrkRuns + metricsWrkRuns + fleetWrkRuns : 0);
   const budgetS = (wrkRuns + 1) * (seconds + durations.warmup + 25) + (full ? 360 : 60);
@@ -116,7 +117,8 @@ async function main(): Promise<void> {
   );
 
   const asRun = await benchAsRun(durations, { compareDists });
-  const asRunText = asRunReport(asRun, durations);
+  const tokens = await benchTokens(durations);
+  const asRunText = `${asRunReport(asRun, durations)}\n## Tokens for other backends as users run them\n\n${tokensReport(tokens)}`;
   if (!full) {
     clearTimeout(watchdog);
     await cleanup();

@@ -35,7 +35,37 @@ export interface Endpoint {
   cookie?: string;
   /** Several sessions' cookies, one per request in turn (`cookie` is the first). */
   cookies?: string[];
+  /** A POST's body (`application/x-www-form-urlencoded`); GET when absent. */
+  form?: string;
+  /** Other request headers (printable ASCII), e.g. `authorization`. */
+  headers?: Record<string, string>;
   valid: (body: string) => boolean;
+}
+
+/** The request the endpoint sends, as fetch takes it: the check before the load. */
+function requestInit(endpoint: Endpoint, cookie = endpoint.cookie): RequestInit {
+  return {
+    ...(endpoint.form !== undefined && { method: 'POST', body: endpoint.form }),
+    headers: {
+      ...endpoint.headers,
+      ...(endpoint.form !== undefined && { 'content-type': 'application/x-www-form-urlencoded' }),
+      ...(cookie !== undefined && { cookie }),
+    },
+  };
+}
+
+/** wrk's Lua for the endpoint's method, body and headers (not its cookies), or ''. */
+function requestLua(endpoint: Endpoint): string {
+  const lines: string[] = [];
+  if (endpoint.form !== undefined)
+    lines.push(
+      'wrk.method = "POST"',
+      `wrk.body = ${JSON.stringify(endpoint.form)}`,
+      'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"',
+    );
+  for (const [name, value] of Object.entries(endpoint.headers ?? {}))
+    lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 /** Named groups of pids whose CPU time a measured run reports (read after the warm-up). */
@@ -113,9 +143,7 @@ export async function measure(
   { cpu }: { cpu?: CpuGroups | undefined } = {},
 ): Promise<WrkResult> {
   const url = `${server.base}${endpoint.path}`;
-  const { response, body } = await request(url, {
-    headers: endpoint.cookie ? { cookie: endpoint.cookie } : {},
-  });
+  const { response, body } = await request(url, requestInit(endpoint));
   if (response.status !== 200 || !endpoint.valid(body)) {
     throw new BenchError(
       `${server.label} ${endpoint.name}: unexpected answer ${response.status} ${body.slice(0, 300)}`,
@@ -124,7 +152,7 @@ export async function measure(
   // Every session of a set must read as the account, asked all at once (as the load will).
   if (endpoint.cookies) {
     const answers = await Promise.all(
-      endpoint.cookies.map((cookie) => request(url, { headers: { cookie } })),
+      endpoint.cookies.map((cookie) => request(url, requestInit(endpoint, cookie))),
     );
     const wrong = answers.filter((a) => a.response.status !== 200 || !endpoint.valid(a.body));
     if (wrong.length > 0) {
@@ -135,28 +163,35 @@ export async function measure(
   }
   let script: string | undefined;
   const cookies = endpoint.cookies ?? (endpoint.cookie ? [endpoint.cookie] : []);
+  const lua = requestLua(endpoint);
+  const sent = [...cookies, ...Object.values(endpoint.headers ?? {}), endpoint.form ?? ''];
+  if (!sent.every((value) => /^[\x20-\x7e]*$/.test(value)))
+    throw new BenchError('a cookie, header or body is not printable ASCII');
+  if (lua !== '' && cookies.length === 0) {
+    script = path.join(tmp, `${endpoint.key}.lua`);
+    fs.writeFileSync(script, lua);
+  }
   if (cookies.length > 0) {
-    if (!cookies.every((cookie) => /^[\x20-\x7e]+$/.test(cookie)))
-      throw new BenchError('cookie header is not printable ASCII');
     script = path.join(tmp, `${endpoint.key}.lua`);
     // A JSON string literal is a valid Lua string literal for printable ASCII. Several cookies
     // (several sessions) are sent in turn, one per request.
     fs.writeFileSync(
       script,
-      cookies.length === 1
-        ? `wrk.headers["Cookie"] = ${JSON.stringify(cookies[0])}\n`
-        : [
-            `local cookies = { ${cookies.map((cookie) => JSON.stringify(cookie)).join(', ')} }`,
-            'local i = 0',
-            'request = function()',
-            '  i = i + 1',
-            '  local headers = {}',
-            '  for name, value in pairs(wrk.headers) do headers[name] = value end',
-            '  headers["Cookie"] = cookies[(i % #cookies) + 1]',
-            '  return wrk.format(nil, nil, headers)',
-            'end',
-            '',
-          ].join('\n'),
+      lua +
+        (cookies.length === 1
+          ? `wrk.headers["Cookie"] = ${JSON.stringify(cookies[0])}\n`
+          : [
+              `local cookies = { ${cookies.map((cookie) => JSON.stringify(cookie)).join(', ')} }`,
+              'local i = 0',
+              'request = function()',
+              '  i = i + 1',
+              '  local headers = {}',
+              '  for name, value in pairs(wrk.headers) do headers[name] = value end',
+              '  headers["Cookie"] = cookies[(i % #cookies) + 1]',
+              '  return wrk.format(nil, nil, headers)',
+              'end',
+              '',
+            ].join('\n')),
     );
   }
   log(
@@ -181,9 +216,7 @@ export async function measure(
     throw new BenchError(`${server.label} ${endpoint.name}: could not read wrk's output`);
   }
   if (result.non2xx > 0) {
-    const after = await request(url, {
-      headers: endpoint.cookie ? { cookie: endpoint.cookie } : {},
-    });
+    const after = await request(url, requestInit(endpoint));
     throw new BenchError(
       `${server.label} ${endpoint.name}: ${result.non2xx} of ${result.requests} answers were not 2xx/3xx (now answers ${after.response.status})`,
     );

@@ -3,7 +3,9 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
+  createSecretKey,
   hkdfSync,
+  type KeyObject,
   randomBytes,
   randomUUID,
   timingSafeEqual,
@@ -19,8 +21,16 @@ export interface JweCodecOptions {
 
 type Enc = 'A256CBC-HS512' | 'A256GCM';
 type Claims = Record<string, unknown>;
+/**
+ * A secret's derived key, held as KeyObjects: Node 24 turns a Buffer key into one on every
+ * cipher and HMAC, which cost 8 µs more per call here than handing it a KeyObject (9.0 against
+ * 1.1 µs for createDecipheriv, 9.5 against 2.5 for createHmac).
+ */
 interface DerivedKey {
-  key: Buffer;
+  /** A256CBC-HS512: the HMAC key (the first half). */
+  mac: KeyObject;
+  /** A256CBC-HS512: the AES key (the second half); A256GCM: the whole key. */
+  cipher: KeyObject;
   kid: string;
   header: string; // the protected header encode writes; only used for A256CBC-HS512
 }
@@ -95,10 +105,10 @@ function secretList(secret: string | string[]): string[] {
   return secrets;
 }
 
-function cbcTag(key: Buffer, aad: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
+function cbcTag(key: KeyObject, aad: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
   const al = Buffer.alloc(8);
   al.writeBigUInt64BE(BigInt(aad.length * 8));
-  const mac = createHmac('sha512', key.subarray(0, 32));
+  const mac = createHmac('sha512', key);
   return mac.update(aad).update(iv).update(ciphertext).update(al).digest().subarray(0, 32);
 }
 
@@ -126,15 +136,15 @@ function parse(token: string) {
 
 type Parsed = NonNullable<ReturnType<typeof parse>>;
 
-function decrypt(p: Parsed, key: Buffer): Buffer | null {
+function decrypt(p: Parsed, key: DerivedKey): Buffer | null {
   try {
     if (p.enc === 'A256GCM') {
-      const gcm = createDecipheriv('aes-256-gcm', key, p.iv, { authTagLength: 16 });
+      const gcm = createDecipheriv('aes-256-gcm', key.cipher, p.iv, { authTagLength: 16 });
       gcm.setAAD(p.aad).setAuthTag(p.tag);
       return Buffer.concat([gcm.update(p.ciphertext), gcm.final()]);
     }
-    if (!timingSafeEqual(cbcTag(key, p.aad, p.iv, p.ciphertext), p.tag)) return null;
-    const cbc = createDecipheriv('aes-256-cbc', key.subarray(32), p.iv);
+    if (!timingSafeEqual(cbcTag(key.mac, p.aad, p.iv, p.ciphertext), p.tag)) return null;
+    const cbc = createDecipheriv('aes-256-cbc', key.cipher, p.iv);
     return Buffer.concat([cbc.update(p.ciphertext), cbc.final()]);
   } catch {
     // GCM tag mismatch or CBC padding error: jose's JWEDecryptionFailed.
@@ -194,7 +204,12 @@ export function createJweCodec(options: JweCodecOptions = {}): JweCodec {
       .update(jwk)
       .digest('base64url');
     const header = Buffer.from(JSON.stringify({ alg: 'dir', enc, kid })).toString('base64url');
-    derived = { key, kid, header };
+    derived = {
+      mac: createSecretKey(key.subarray(0, 32)),
+      cipher: createSecretKey(enc === 'A256GCM' ? key : key.subarray(32)),
+      kid,
+      header,
+    };
     // Secrets and cookie names come from configuration, so this only guards against misuse.
     if (cache.size >= MAX_CACHED_KEYS) cache.clear();
     cache.set(id, derived);
@@ -203,15 +218,15 @@ export function createJweCodec(options: JweCodecOptions = {}): JweCodec {
 
   function encode(params: JWTEncodeParams<Claims>): string {
     const { token = {}, secret, salt, maxAge = DEFAULT_MAX_AGE } = params;
-    const { key, header } = derive('A256CBC-HS512', secretList(secret)[0], salt);
+    const { mac, cipher: aes, header } = derive('A256CBC-HS512', secretList(secret)[0], salt);
     const iat = Math.floor(clock() / 1000);
     const exp = iat + maxAge;
     if (!Number.isFinite(exp)) throw new TypeError('Invalid maxAge');
     const plaintext = Buffer.from(JSON.stringify({ ...token, iat, exp, jti: randomUUID() }));
     const iv = randomBytes(16);
-    const cipher = createCipheriv('aes-256-cbc', key.subarray(32), iv);
+    const cipher = createCipheriv('aes-256-cbc', aes, iv);
     const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-    const tag = cbcTag(key, Buffer.from(header, 'ascii'), iv, ciphertext);
+    const tag = cbcTag(mac, Buffer.from(header, 'ascii'), iv, ciphertext);
     return `${header}..${[iv, ciphertext, tag].map((b) => b.toString('base64url')).join('.')}`;
   }
 
@@ -222,9 +237,9 @@ export function createJweCodec(options: JweCodecOptions = {}): JweCodec {
     const parsed = parse(token);
     if (!parsed) return null;
     for (const candidate of secrets) {
-      const { key, kid } = derive(parsed.enc, candidate, salt);
+      const key = derive(parsed.enc, candidate, salt);
       // A kid names the one secret to try, as in Auth.js; without one, each secret gets a turn.
-      if (parsed.kid !== undefined && parsed.kid !== kid) continue;
+      if (parsed.kid !== undefined && parsed.kid !== key.kid) continue;
       const plaintext = decrypt(parsed, key);
       // Once a key authenticates the token, a failed claim check is final.
       if (plaintext) return checkClaims(plaintext, parsed.header, Math.floor(clock() / 1000));
