@@ -10,8 +10,13 @@
 //   guides' mail note says, so every mailed link is read from its mail;
 // - `npm start` in `gatehouse/` skips its `prestart` build: `dist/` is built already;
 // - the install step reuses an earlier run's install of the same package.json and lockfile
-//   (hard links from a cache in the temp folder), and runs `npm` only the first time;
-// - a second `gatehouse, server` step stops the first one (the guide says to restart it).
+//   (hard links from a cache in the temp folder), and runs `npm` only the first time; or, for an
+//   example `npm test`'s set-up installs (scripts/test-setup.ts), that install;
+// - a second `gatehouse, server` step stops the first one (the guide says to restart it), and a
+//   `build` step stops the servers its folder runs (the guide stops the app, then builds it).
+//
+// A guide that changes the app (docs/migrate-from-authjs.md) shows the changed files from a folder
+// of their own (`writes`): each such file block is written into `my-app/` where the guide shows it.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -30,8 +35,9 @@ import { freePort } from '../helpers/processes.js';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 
-/** Made by the example's own commands, never part of it. */
-const generated = /(^|\/)(node_modules|dist|tmp|__pycache__)\/|^\.env$/;
+/** Made by the example's own commands, never part of it (a Next.js app's build and data too). */
+const generated =
+  /(^|\/)(node_modules|dist|tmp|__pycache__|\.next|data)\/|^\.env(\..*\.local)?$|^next-env\.d\.ts$|\.tsbuildinfo$/;
 
 /** The example's files, relative to its folder, sorted. */
 export function exampleFiles(exampleDir: string): string[] {
@@ -58,9 +64,12 @@ export interface GuideRun {
   /** `http://localhost:<port>` for a port the guide names. */
   origin(guidePort: number): string;
   appDir: string;
+  gatehouseDir: string;
+  /** What each command run so far printed, in the guide's order (servers' output: `output()`). */
+  said: string[];
   /** Why the guide could not be followed here for a reason outside it (offline install). */
   unavailable: string;
-  /** Runs the next `count` marked commands (all that are left by default). */
+  /** Runs the next `count` steps, marked commands and files written (all that are left by default). */
   run(count?: number): Promise<void>;
   /** Output of the running servers so far, for a failure's message. */
   output(): string;
@@ -81,12 +90,38 @@ export interface GuideOptions {
   serverPorts: number[];
   /** More of Gatehouse's environment (a mail catcher's `SMTP_URL`, as the guide's note says). */
   gatehouseEnv?: NodeJS.ProcessEnv;
+  /**
+   * examples/…: the files the guide has the reader change, each written into `my-app/` (at its
+   * path below this folder) where the guide shows its block.
+   */
+  writes?: string;
+}
+
+/** A marked command, or a changed file the guide shows, with where it goes in `my-app/`. */
+type Step = RunBlock | { kind: 'write'; to: string; body: string };
+
+/** The guide's steps in its order: every marked command, and the file blocks under `writes`. */
+function guideSteps(text: string, writes: string | undefined): Step[] {
+  const prefix = writes === undefined ? undefined : `${writes.replace(/\/$/, '')}/`;
+  return guideBlocks(text).flatMap((block): Step[] => {
+    if (block.kind === 'run') return [block];
+    if (prefix === undefined || !block.path.startsWith(prefix)) return [];
+    return [{ kind: 'write', to: block.path.slice(prefix.length), body: block.body }];
+  });
+}
+
+/** node_modules that `npm test`'s set-up installed in the example, else undefined. */
+function setUpInstall(exampleDir: string): string | undefined {
+  const modules = path.join(exampleDir, 'node_modules');
+  return fs.existsSync(path.join(modules, '.gatehouse-install-stamp'))
+    ? fs.realpathSync(modules)
+    : undefined;
 }
 
 export async function followGuide(options: GuideOptions): Promise<GuideRun> {
   const exampleDir = path.join(root, options.exampleDir);
   const text = fs.readFileSync(path.join(root, options.guidePath), 'utf8');
-  const blocks = guideBlocks(text).filter((b): b is RunBlock => b.kind === 'run');
+  const blocks = guideSteps(text, options.writes);
   const mapped = new Map<number, number>();
   for (const port of options.ports) mapped.set(port, await freePort());
   const withPorts = (body: string) =>
@@ -120,6 +155,7 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
     ),
     HOME: process.env.HOME ?? os.homedir(),
     npm_config_update_notifier: 'false',
+    NEXT_TELEMETRY_DISABLED: '1',
   };
   const envs: Record<string, NodeJS.ProcessEnv> = {
     gatehouse: {
@@ -132,14 +168,18 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
   };
   const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
   const servers: Running[] = [];
+  /** The servers each folder runs, for a `build` step to stop first. */
+  const serving: Record<string, Running[]> = {};
+  const said: string[] = [];
   let gatehouse: Running | undefined;
   const serverPorts = [...options.serverPorts];
   const timings: Record<string, number> = {};
   let next = 0;
 
-  async function serve(command: string, cwd: string, env: NodeJS.ProcessEnv, at: number) {
-    const server = await serveUntilListening(command, cwd, env, at);
+  async function serve(folder: string, command: string, env: NodeJS.ProcessEnv, at: number) {
+    const server = await serveUntilListening(command, dirs[folder]!, env, at);
     servers.push(server);
+    (serving[folder] ??= []).push(server);
     return server;
   }
 
@@ -161,6 +201,8 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
     port,
     origin: (guidePort) => `http://localhost:${port(guidePort)}`,
     appDir,
+    gatehouseDir,
+    said,
     unavailable: '',
     timings,
     output: () => servers.map((s) => s.output()).join('\n---\n'),
@@ -168,6 +210,12 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
       for (const block of blocks.slice(next, next + count)) {
         next += 1;
         const started = Date.now();
+        if (block.kind === 'write') {
+          const to = path.join(appDir, block.to);
+          fs.mkdirSync(path.dirname(to), { recursive: true });
+          fs.writeFileSync(to, withPorts(block.body));
+          continue;
+        }
         const label = `${block.folder}: ${block.body.trim()}`;
         const cwd = dirs[block.folder];
         const env = envs[block.folder];
@@ -175,7 +223,7 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
         const command = withPorts(block.body);
         if (block.role === 'install') {
           const cache = installCache();
-          const modules = path.join(cache, 'node_modules');
+          const modules = setUpInstall(exampleDir) ?? path.join(cache, 'node_modules');
           if (fs.existsSync(modules)) {
             const linked = spawnSync('cp', ['-al', modules, path.join(appDir, 'node_modules')]);
             if (linked.status !== 0) throw new Error(`cp -al ${modules}: ${String(linked.stderr)}`);
@@ -186,17 +234,20 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
         if (block.role === 'server') {
           if (block.folder === 'gatehouse') {
             if (gatehouse) await stopGroup(gatehouse);
-            gatehouse = await serve(command, cwd, env, port(options.ports[0]!));
+            gatehouse = await serve(block.folder, command, env, port(options.ports[0]!));
           } else {
             const at = serverPorts.shift();
             if (at === undefined) throw new Error(`no port given for the server ${label}`);
-            await serve(command, cwd, env, port(at));
+            await serve(block.folder, command, env, port(at));
           }
           timings[label] = Date.now() - started;
           continue;
         }
+        if (block.role === 'build')
+          for (const server of serving[block.folder]?.splice(0) ?? []) await stopGroup(server);
         const step = shell(command, cwd, env);
         await step.exited;
+        said.push(step.output());
         if (step.child.exitCode !== 0) {
           if (block.role === 'install' && offline.test(step.output())) {
             result.unavailable = `the example's packages could not be installed (offline?): ${label}`;
