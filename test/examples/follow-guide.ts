@@ -49,13 +49,36 @@ export function exampleFiles(exampleDir: string): string[] {
     .sort();
 }
 
-/** What a guide shows and marks, for the checks every guide test makes. */
-export function guideShape(guidePath: string): { blocks: GuideBlock[]; runs: string[] } {
+/** The example's files as a guide names them (`examples/…/<file>`), but `leftOut`, sorted. */
+export function examplePaths(exampleDir: string, leftOut: readonly string[] = []): string[] {
+  return exampleFiles(path.join(root, exampleDir))
+    .filter((file) => !leftOut.includes(file))
+    .map((file) => `${exampleDir}/${file}`);
+}
+
+/**
+ * What a guide shows and marks, for the checks every guide test makes: its blocks, its marked
+ * commands (`<folder> <role>`), the files it shows (sorted) and those whose block is not the
+ * file's text, byte for byte (`node scripts/build/sync-guide.ts` rewrites them).
+ */
+export function guideShape(guidePath: string): {
+  blocks: GuideBlock[];
+  runs: string[];
+  shown: string[];
+  stale: string[];
+} {
   const blocks = guideBlocks(fs.readFileSync(path.join(root, guidePath), 'utf8'));
   const runs = blocks
     .filter((b): b is RunBlock => b.kind === 'run')
     .map((b) => `${b.folder} ${b.role}`);
-  return { blocks, runs };
+  const files = blocks.flatMap((b) => (b.kind === 'file' ? [b] : []));
+  const stale = files
+    .filter((b) => {
+      const file = path.join(root, b.path);
+      return !fs.existsSync(file) || b.body !== fs.readFileSync(file, 'utf8');
+    })
+    .map((b) => b.path);
+  return { blocks, runs, shown: files.map((b) => b.path).sort(), stale };
 }
 
 export interface GuideRun {
