@@ -141,22 +141,54 @@ function setUpInstall(exampleDir: string): string | undefined {
     : undefined;
 }
 
-export async function followGuide(options: GuideOptions): Promise<GuideRun> {
-  const exampleDir = path.join(root, options.exampleDir);
-  const text = fs.readFileSync(path.join(root, options.guidePath), 'utf8');
-  const blocks = guideSteps(text, options.writes);
-  const mapped = new Map<number, number>();
-  for (const port of options.ports) mapped.set(port, await freePort());
-  const withPorts = (body: string) =>
-    body.replace(/\b\d{4}\b/g, (found) => String(mapped.get(Number(found)) ?? found));
-  const port = (guidePort: number) => {
-    const found = mapped.get(guidePort);
-    if (found === undefined) throw new Error(`the guide names no port ${guidePort}`);
-    return found;
-  };
+/** Where an install of the example's package.json and lock is kept between runs. */
+function installCache(name: string, exampleDir: string): string {
+  const hash = createHash('sha256');
+  for (const file of ['package.json', 'package-lock.json']) {
+    const where = path.join(exampleDir, file);
+    hash.update(`${file}\n`).update(fs.existsSync(where) ? fs.readFileSync(where) : 'missing');
+  }
+  return path.join(
+    os.tmpdir(),
+    'gatehouse-guide-installs',
+    `${name}-${hash.digest('hex').slice(0, 16)}`,
+  );
+}
 
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-guide-${options.name}-`));
-  // gatehouse/: this checkout (built), with a data folder of its own.
+/** `my-app/node_modules` as hard links to `modules` (instant; the same lockfile's tree). */
+function linkInstall(modules: string, appDir: string): void {
+  const linked = spawnSync('cp', ['-al', modules, path.join(appDir, 'node_modules')]);
+  if (linked.status !== 0) throw new Error(`cp -al ${modules}: ${String(linked.stderr)}`);
+}
+
+/** Keeps the install the guide's command made, for the next run; older locks' go. */
+function keepInstall(name: string, exampleDir: string, appDir: string): void {
+  const cache = installCache(name, exampleDir);
+  const partial = `${cache}.partial-${process.pid}`;
+  fs.rmSync(partial, { recursive: true, force: true });
+  fs.mkdirSync(partial, { recursive: true });
+  const linked = spawnSync('cp', [
+    '-al',
+    path.join(appDir, 'node_modules'),
+    path.join(partial, 'node_modules'),
+  ]);
+  try {
+    if (linked.status === 0) fs.renameSync(partial, cache);
+    // Installs of this example's older locks are of no further use.
+    const family = path.dirname(cache);
+    for (const old of fs.readdirSync(family))
+      if (old.startsWith(`${name}-`) && !old.includes('.partial-'))
+        if (path.join(family, old) !== cache)
+          fs.rmSync(path.join(family, old), { recursive: true, force: true });
+  } catch {
+    // Another run cached the same install first: that one is kept.
+  } finally {
+    fs.rmSync(partial, { recursive: true, force: true });
+  }
+}
+
+/** `gatehouse/` (this checkout, built, with a data folder of its own) and `my-app/` in `work`. */
+function layOut(work: string, exampleDir: string, withPorts: (body: string) => string) {
   const gatehouseDir = path.join(work, 'gatehouse');
   fs.mkdirSync(gatehouseDir);
   for (const entry of fs.readdirSync(root))
@@ -171,7 +203,29 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
     if (file === 'package-lock.json') fs.copyFileSync(from, to);
     else fs.writeFileSync(to, withPorts(fs.readFileSync(from, 'utf8')));
   }
+  return { gatehouseDir, appDir };
+}
 
+/** A free port for each port the guide names, and a text with those ports replaced. */
+async function freePorts(ports: number[]) {
+  const mapped = new Map<number, number>();
+  for (const port of ports) mapped.set(port, await freePort());
+  return {
+    port(guidePort: number): number {
+      const found = mapped.get(guidePort);
+      if (found === undefined) throw new Error(`the guide names no port ${guidePort}`);
+      return found;
+    },
+    withPorts: (body: string) =>
+      body.replace(/\b\d{4}\b/g, (found) => String(mapped.get(Number(found)) ?? found)),
+  };
+}
+
+/** Each folder's environment: Gatehouse's (its port, no `prestart` build) and the app's. */
+function folderEnvs(
+  gatehouseEnv: NodeJS.ProcessEnv | undefined,
+  gatehousePort: number,
+): Record<string, NodeJS.ProcessEnv> {
   const base = {
     PATH: [path.dirname(process.execPath), process.env.PATH ?? '', '/usr/sbin'].join(
       path.delimiter,
@@ -180,15 +234,27 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
     npm_config_update_notifier: 'false',
     NEXT_TELEMETRY_DISABLED: '1',
   };
-  const envs: Record<string, NodeJS.ProcessEnv> = {
+  return {
     gatehouse: {
       ...base,
-      ...options.gatehouseEnv,
-      PORT: String(port(options.ports[0]!)),
+      ...gatehouseEnv,
+      PORT: String(gatehousePort),
       npm_config_ignore_scripts: 'true',
     },
     'my-app': { ...base, ...network() },
   };
+}
+
+export async function followGuide(options: GuideOptions): Promise<GuideRun> {
+  const exampleDir = path.join(root, options.exampleDir);
+  const text = fs.readFileSync(path.join(root, options.guidePath), 'utf8');
+  const blocks = guideSteps(text, options.writes);
+  const { port, withPorts } = await freePorts(options.ports);
+
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-guide-${options.name}-`));
+  const { gatehouseDir, appDir } = layOut(work, exampleDir, withPorts);
+
+  const envs = folderEnvs(options.gatehouseEnv, port(options.ports[0]!));
   const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
   const servers: Running[] = [];
   /** The servers each folder runs, for a `build` step to stop first. */
@@ -204,20 +270,6 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
     servers.push(server);
     (serving[folder] ??= []).push(server);
     return server;
-  }
-
-  /** The example's install, reused from the cache when its package.json and lock are. */
-  function installCache(): string {
-    const hash = createHash('sha256');
-    for (const file of ['package.json', 'package-lock.json']) {
-      const where = path.join(exampleDir, file);
-      hash.update(`${file}\n`).update(fs.existsSync(where) ? fs.readFileSync(where) : 'missing');
-    }
-    return path.join(
-      os.tmpdir(),
-      'gatehouse-guide-installs',
-      `${options.name}-${hash.digest('hex').slice(0, 16)}`,
-    );
   }
 
   const result: GuideRun = {
@@ -245,11 +297,11 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
         if (!cwd || !env) throw new Error(`the guide runs in an unknown folder: ${label}`);
         const command = withPorts(block.body);
         if (block.role === 'install') {
-          const cache = installCache();
-          const modules = setUpInstall(exampleDir) ?? path.join(cache, 'node_modules');
+          const modules =
+            setUpInstall(exampleDir) ??
+            path.join(installCache(options.name, exampleDir), 'node_modules');
           if (fs.existsSync(modules)) {
-            const linked = spawnSync('cp', ['-al', modules, path.join(appDir, 'node_modules')]);
-            if (linked.status !== 0) throw new Error(`cp -al ${modules}: ${String(linked.stderr)}`);
+            linkInstall(modules, appDir);
             timings['install (cached)'] = Date.now() - started;
             continue;
           }
@@ -278,30 +330,7 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
           }
           throw new Error(`${label} exited ${step.child.exitCode}:\n${step.output()}`);
         }
-        if (block.role === 'install') {
-          const cache = installCache();
-          const partial = `${cache}.partial-${process.pid}`;
-          fs.rmSync(partial, { recursive: true, force: true });
-          fs.mkdirSync(partial, { recursive: true });
-          const linked = spawnSync('cp', [
-            '-al',
-            path.join(appDir, 'node_modules'),
-            path.join(partial, 'node_modules'),
-          ]);
-          try {
-            if (linked.status === 0) fs.renameSync(partial, cache);
-            // Installs of this example's older locks are of no further use.
-            const family = path.dirname(cache);
-            for (const old of fs.readdirSync(family))
-              if (old.startsWith(`${options.name}-`) && !old.includes('.partial-'))
-                if (path.join(family, old) !== cache)
-                  fs.rmSync(path.join(family, old), { recursive: true, force: true });
-          } catch {
-            // Another run cached the same install first: that one is kept.
-          } finally {
-            fs.rmSync(partial, { recursive: true, force: true });
-          }
-        }
+        if (block.role === 'install') keepInstall(options.name, exampleDir, appDir);
         timings[label] = Date.now() - started;
       }
     },
