@@ -117,6 +117,13 @@ export default tseslint.config(
     },
   },
   {
+    // The files the migration guide writes over examples/nextjs-authjs/before/ (they have no
+    // project of their own here): the rules without types; `next build` type-checks them in the
+    // app the guide's test makes (test/clients/migrate-guide.test.ts).
+    files: ['examples/nextjs-authjs/after/**/*.ts'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
     // The examples in plain JavaScript (examples/express, examples/spa): the recommended rules,
     // without the type-aware ones. The single-page app's script runs in the browser.
     files: ['examples/**/*.js'],

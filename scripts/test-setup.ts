@@ -5,6 +5,10 @@
 //                    checks), resolved from test/node_modules by every file under test/
 //   examples/nextjs/ Next.js, next-auth 5 and React: the example app, and the one install the
 //                    Next.js test fixtures build and bundle against (test/helpers/next-app.ts)
+//   examples/nextjs-authjs/before/
+//                    the same Next.js, next-auth and React with the Drizzle adapter, libSQL and
+//                    bcryptjs: the Auth.js app docs/migrate-from-authjs.md moves onto Gatehouse
+//                    (test/clients/migrate-guide.test.ts links it into the app it follows)
 //
 // Each folder gets `npm ci` only when its package.json or lock differs from the last install's
 // (a stamp in its node_modules holding their hash), with one line either way. An install that
@@ -14,7 +18,8 @@
 // playwright-core fails to load, naming the package; the next-auth client suite skips, saying
 // why.)
 //
-// Usage: node scripts/test-setup.ts [test | examples/nextjs]…   (default: both)
+// Usage: node scripts/test-setup.ts [test | examples/nextjs | examples/nextjs-authjs/before]…
+//        (default: all three)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -22,7 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(fileURLToPath(new URL('../package.json', import.meta.url)));
-const folders = ['test', 'examples/nextjs'];
+const folders = ['test', 'examples/nextjs', 'examples/nextjs-authjs/before'];
 const stampName = '.gatehouse-install-stamp';
 
 const wanted = process.argv.slice(2);

@@ -1,9 +1,11 @@
 // Rewrites the guides' file blocks (`<!-- file: PATH -->` before a fence) from the files they
 // show, so each guide and its example stay the same text. The guides are docs/integrate.md
-// (examples/nextjs) and docs/integrate-*.md (the other examples):
+// (examples/nextjs), docs/integrate-*.md (the other examples) and docs/migrate-from-authjs.md
+// (examples/nextjs-authjs):
 //   node scripts/build/sync-guide.ts          rewrite every guide
 //   node scripts/build/sync-guide.ts --check  exit 1, naming the blocks, when they differ
-// test/clients/integrate-guide.test.ts and test/examples/ fail on any difference as well.
+// test/clients/integrate-guide.test.ts, test/clients/migrate-guide.test.ts and test/examples/
+// fail on any difference as well.
 import fs from 'node:fs';
 import path from 'node:path';
 import { guideBlocks, syncedGuide } from '../../test/helpers/guide.ts';
@@ -12,7 +14,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
 const guides = fs
   .readdirSync(path.join(root, 'docs'))
-  .filter((name) => /^integrate(-[a-z]+)?\.md$/.test(name))
+  .filter((name) => /^(integrate(-[a-z]+)?|migrate-from-authjs)\.md$/.test(name))
   .sort()
   .map((name) => `docs/${name}`);
 

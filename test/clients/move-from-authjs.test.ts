@@ -26,6 +26,10 @@ import { freePort } from '../helpers/processes.js';
 // Gatehouse with the old secret as LEGACY_AUTH_SECRET. The same browser, reloaded, is still
 // Ada, same id; its next read carries a Gatehouse cookie; signing out ends it, and the old cookie,
 // put back, opens nothing.
+// migrate-guide.test.ts walks the same move through docs/migrate-from-authjs.md with a real
+// Next.js app (next build, next-auth's route handler, the Drizzle adapter's tables), once, with
+// the fast paths on; this one is quick enough to run in both modes, so the exchange is seen in a
+// browser through the session read's front door and through the Auth.js route alike.
 
 const testRequire = createRequire(new URL('../package.json', import.meta.url));
 const bcryptjs = testRequire('bcryptjs') as {

@@ -40,6 +40,8 @@ export async function serve(
   env: NodeJS.ProcessEnv,
   port: number,
 ): Promise<Running> {
+  // Else an old server still on the port would pass for this one.
+  if (await accepts(port)) throw new Error(`port ${port} is taken before: ${command.trim()}`);
   const server = shell(command, cwd, env);
   const deadline = Date.now() + 60_000;
   while (!(await accepts(port))) {
@@ -52,24 +54,41 @@ export async function serve(
   return server;
 }
 
-/** SIGTERM to the command's group; SIGKILL after 5 s. */
+/** Whether any process of the group `pgid` is left. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * SIGTERM to the command's group; SIGKILL after 5 s. Done when the whole group is gone, not only
+ * the shell: a server it started (`next start` under npm) may still be closing its port.
+ */
 export async function stopGroup(running: Running): Promise<void> {
   const { child } = running;
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid === undefined) return;
+  const pgid = child.pid;
+  if (!groupAlive(pgid)) return;
   try {
-    process.kill(-child.pid, 'SIGTERM');
+    process.kill(-pgid, 'SIGTERM');
   } catch {
     return; // the group is gone already
   }
-  const stopped = await Promise.race([running.exited.then(() => true), sleep(5_000, false)]);
-  if (!stopped) {
+  const deadline = Date.now() + 5_000;
+  while (groupAlive(pgid) && Date.now() < deadline) await sleep(50);
+  if (groupAlive(pgid)) {
     try {
-      process.kill(-child.pid, 'SIGKILL');
+      process.kill(-pgid, 'SIGKILL');
     } catch {
       // it exited between the two signals
     }
-    await running.exited;
+    while (groupAlive(pgid)) await sleep(50);
   }
+  await running.exited;
 }
 
 /**
