@@ -25,6 +25,7 @@ export type AppConfig = SiteConfig &
     | 'passwordMinLength'
     | 'mailTokenTtlSeconds'
     | 'signupOpen'
+    | 'emailSignIn'
     | 'requireVerifiedEmail'
     | 'throttle'
     | 'secondFactor'

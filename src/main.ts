@@ -289,7 +289,7 @@ function databaseOptions(config: Config) {
 }
 
 async function primary(config: Config): Promise<void> {
-  const refusal = mailStartRefusal(mailSettingsOf(config), config.signupOpen);
+  const refusal = mailStartRefusal(mailSettingsOf(config), config);
   if (refusal !== undefined) throw new StartFailure(refusal);
   let secrets = config.authSecrets;
   if (secrets.length === 0) {

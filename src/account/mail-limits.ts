@@ -17,7 +17,7 @@ export interface MailRequestLimits {
  * What a mail is for: each purpose has budgets of its own, so spending one (a stranger's
  * sign-ups for an address) never touches another (its owner's password reset).
  */
-export type MailPurpose = 'reset' | 'signup' | 'email_change';
+export type MailPurpose = 'reset' | 'signup' | 'email_change' | 'email_signin';
 
 const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
 

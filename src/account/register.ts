@@ -17,7 +17,7 @@ import type { UserStore } from '../users/store.js';
 import type { AccountDeps, AccountOperation, ActionResult } from './action.js';
 import { createLinkOrigin, createPerform, type FlowPorts, type Perform } from './adapter.js';
 import { createDeviceCookies } from '../auth/cookies/device-cookie.js';
-import { createPacedWork } from './paced-work.js';
+import type { PacedWork } from './paced-work.js';
 import { createCsrfGuard } from './csrf-guard.js';
 import { record } from './model/events.js';
 import type { Factor } from './second-factors.js';
@@ -42,12 +42,6 @@ import { accountPagePaths, servedOperations } from './account-operations.js';
 import { accountBasePath, pagePathsUnder, type PagePaths } from './paths.js';
 
 export { accountBasePath };
-
-/**
- * The after-answer queue's clock: a forgot's mail is queued at most this much later, and a
- * request meets that work only when it arrives during a tick, whatever the address was.
- */
-const afterAnswerTickMs = 250;
 
 /**
  * Every flow's pages, read as a table: their paths (each GET, HEAD and POST), whether they are a
@@ -145,6 +139,8 @@ export interface AccountRegistration {
   secondStep: SecondStep;
   /** Passkeys' Auth.js routes, bound here to the account routes' guards. */
   passkeys?: Passkeys;
+  /** The wing's queue for work after an answer (src/account/wing.ts drains it at the stop). */
+  afterAnswer: PacedWork;
 }
 
 /** What every account action may use, built once from the wing's registration. */
@@ -157,9 +153,6 @@ function actionDepsOf(
   const { config } = deps;
   const now = site.now;
   const log = site.app.log;
-  // After-answer work runs off the request's path; the service's stop runs what is left.
-  const afterAnswer = createPacedWork({ tickMs: afterAnswerTickMs, maxQueued: 10_000, log });
-  site.app.addHook('onClose', () => afterAnswer.drain());
   return {
     db: deps.db,
     users: deps.users,
@@ -187,7 +180,7 @@ function actionDepsOf(
     factors: deps.factors,
     sessionLifetime: config.sessionLifetime,
     identityProviders: config.identityProviders ?? [],
-    afterAnswer,
+    afterAnswer: deps.afterAnswer,
     totp: deps.totp,
     secondStep: deps.secondStep,
     log,

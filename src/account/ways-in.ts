@@ -3,10 +3,16 @@ import type { WayIn } from '../auth/way-in.js';
 import type { SignInChallenges } from '../challenge/challenges.js';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
+import type { UserStore } from '../users/store.js';
 import type { AccountOperation } from './action.js';
 import type { AccountWayIn, Factor } from './second-factors.js';
 import type { MailRequestLimiter } from './mail-limits.js';
 import type { PagePaths } from './paths.js';
+import {
+  createEmailSignInWayIn,
+  type EmailSignInPorts,
+} from './email-signin/email-signin-way-in.js';
+import { emailSignInMails } from './email-signin/mails.js';
 import { identityOperations } from './identities/actions.js';
 import { createIdentityWayIn, type IdentityWayInPorts } from './identities/identity-way-in.js';
 import { identityUpkeep } from './identities/upkeep.js';
@@ -25,8 +31,12 @@ import { totpUpkeep } from './totp/upkeep.js';
 import { createVerifiedAddressCheck } from './verified-address-check.js';
 
 /** What every way in is built over (the account wing's); each takes the part it needs. */
-export interface WayInPorts extends Omit<IdentityWayInPorts, 'pages' | 'mail'> {
+export interface WayInPorts
+  extends
+    Omit<IdentityWayInPorts, 'pages' | 'mail' | 'log'>,
+    Omit<EmailSignInPorts, 'mail' | 'log'> {
   db: Kysely<Database>;
+  users: Pick<UserStore, 'findById' | 'findByEmail'>;
   /** The outbox, when mail is on; else undefined. */
   mail: MailQueue | undefined;
   mailRequests: MailRequestLimiter;
@@ -48,6 +58,7 @@ export interface WayInPorts extends Omit<IdentityWayInPorts, 'pages' | 'mail'> {
   now: () => number;
   log: {
     info(fields: object, message: string): void;
+    warn(fields: object, message: string): void;
     error(fields: object, message: string): void;
   };
 }
@@ -82,6 +93,7 @@ interface RegisteredWayIn {
 const registry: readonly RegisteredWayIn[] = [
   { build: passwordWayIn },
   { build: createIdentityWayIn, operations: identityOperations, upkeep: identityUpkeep },
+  { build: createEmailSignInWayIn, upkeep: { id: 'email', mails: emailSignInMails } },
   { build: createTotpWayIn, operations: totpOperations, upkeep: totpUpkeep },
   { build: passkeysWayIn, operations: passkeyOperations, upkeep: passkeyUpkeep },
   { build: signInEnrolmentWayIn },

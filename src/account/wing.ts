@@ -24,6 +24,7 @@ import type { Factor } from './second-factors.js';
 import { createTotpPorts } from './totp/factor-ports.js';
 import { pageDefaults } from '../config/page-settings.js';
 import { createMailRequestLimits } from './mail-limits.js';
+import { createPacedWork, type PacedWork } from './paced-work.js';
 import { eventsListDays, pruneEvents } from './model/events.js';
 import { pruneTokens } from './model/secrets.js';
 import { pagePathsUnder } from './paths.js';
@@ -41,6 +42,12 @@ export { countEventsWith } from './model/events.js';
  * and the prune of what it keeps.
  */
 
+/**
+ * The after-answer queue's clock: a forgot's mail is queued at most this much later, and a
+ * request meets that work only when it arrives during a tick, whatever the address was.
+ */
+const afterAnswerTickMs = 250;
+
 // The configuration's own defaults (src/config/), for an app built without them (tests).
 const accountDefaults = accounts.parse({});
 const signInDefaults = signIn.parse({});
@@ -57,6 +64,8 @@ export interface AccountWingSettings {
   passwordMinLength?: number | undefined;
   mailTokenTtlSeconds?: number | undefined;
   signupOpen?: boolean | undefined;
+  /** EMAIL_SIGNIN=on: a mailed link or code signs in (src/account/email-signin/). */
+  emailSignIn?: boolean | undefined;
   requireVerifiedEmail?: boolean | undefined;
   /** The sign-in throttle's numbers, which mail requests are limited by too. */
   throttle?: ThrottleSettings | undefined;
@@ -88,6 +97,7 @@ export interface AccountWingDeps {
   now: () => number;
   log: {
     info(fields: object, message: string): void;
+    warn(fields: object, message: string): void;
     error(fields: object, message: string): void;
   };
 }
@@ -122,7 +132,7 @@ function settled(config: AccountWingSettings) {
 }
 
 /** The ways in with what they share with the account routes (TOTP's machinery, passkeys). */
-function buildWaysIn(deps: AccountWingDeps, mail: MailQueue | undefined) {
+function buildWaysIn(deps: AccountWingDeps, mail: MailQueue | undefined, afterAnswer: PacedWork) {
   const { config } = deps;
   const { mailRequestLimits, mailTokenTtlSeconds, pages } = settled(config);
   const { secondStep, box, totp } = createTotpPorts({
@@ -168,6 +178,11 @@ function buildWaysIn(deps: AccountWingDeps, mail: MailQueue | undefined) {
       totp,
       passkeys,
       users: deps.users,
+      throttle: deps.throttle,
+      emailSignIn: config.emailSignIn ?? accountDefaults.emailSignIn,
+      authSecrets: config.authSecrets,
+      pageSettings: config.page,
+      afterAnswer,
       identityProviders: config.identityProviders ?? [],
       identityProviderTimeoutSeconds: config.identityProviderTimeoutSeconds ?? 10,
       signupOpen: settled(config).signupOpen,
@@ -186,7 +201,15 @@ export function createAccountWing(deps: AccountWingDeps) {
   // Whether mail is on is decided here, once: the flows, the links and the checks follow it.
   const mail = deps.mail?.enabled === true ? deps.mail : undefined;
   const { throttle, mailRequestLimits, mailTokenTtlSeconds, signupOpen, pages } = settled(config);
-  const { waysIn, factors, challenges, secondStep, totp, passkeys } = buildWaysIn(deps, mail);
+  // Work after an answer (a mail's lookup and secret), on a clock of its own: the account
+  // routes' and the ways in's (src/account/paced-work.ts). The service's stop runs what is left.
+  const afterAnswer = createPacedWork({
+    tickMs: afterAnswerTickMs,
+    maxQueued: 10_000,
+    log: deps.log,
+  });
+  const built = buildWaysIn(deps, mail, afterAnswer);
+  const { waysIn, factors, challenges, secondStep, totp, passkeys } = built;
   const forAuth: ForAuth = {
     events: createEventSink({
       db: deps.db,
@@ -205,8 +228,10 @@ export function createAccountWing(deps: AccountWingDeps) {
     forAuth,
     /** The routes and pages, on the auth wing's session read and page CSRF. */
     register(site: Site, auth: { sessions: SessionAccess; pageView?: PageViewOf | undefined }) {
+      site.app.addHook('onClose', () => afterAnswer.drain());
       registerAccount(site, {
         ...deps,
+        afterAnswer,
         mail,
         pages,
         config: {

@@ -23,3 +23,12 @@ export function challengeSetCookie(
 ): string {
   return `${challengeCookieName(secure)}=${value}; Path=${path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
+
+/** Whether a Cookie header holds a challenge (its value is checked where it is used). */
+export function holdsChallenge(cookieHeader: string | undefined, secure: boolean): boolean {
+  const name = challengeCookieName(secure);
+  return (cookieHeader ?? '').split(';').some((pair) => {
+    const [key, value] = pair.split('=', 2);
+    return key?.trim() === name && value !== undefined && value.trim() !== '';
+  });
+}

@@ -7,8 +7,8 @@ const auditKeyMinBytes = 32;
 /**
  * The account routes (src/account/): how recent a password proof must be for (recent) routes,
  * how long an e-mailed reset or verification secret lives, how long an invitation does, whether
- * anyone may sign up, whether an unverified address may sign in, how long the audit log keeps
- * an entry, and the key its head is sealed under.
+ * anyone may sign up, whether a mailed link or code signs in, whether an unverified address may
+ * sign in, how long the audit log keeps an entry, and the key its head is sealed under.
  */
 export const accounts = z.pipe(
   z.object({
@@ -17,6 +17,8 @@ export const accounts = z.pipe(
     // Seven days by default: long enough for a weekend and a slow mailbox; 30 days at most.
     INVITE_TTL: integer(1, 2_592_000, 604_800),
     SIGNUP: oneOf(['closed', 'open'], 'closed'),
+    // Off by default: a way in an operator chooses, and it needs mail (src/mail/start.ts).
+    EMAIL_SIGNIN: oneOf(['off', 'on'], 'off'),
     // False by default: accounts an operator made before it existed are all unverified, and
     // turning it on by default would lock every one of them out.
     REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
@@ -43,6 +45,8 @@ export const accounts = z.pipe(
     inviteTtlSeconds: e.INVITE_TTL,
     /** SIGNUP=open: anyone may create an account (`POST /api/account/signup`). */
     signupOpen: e.SIGNUP === 'open',
+    /** EMAIL_SIGNIN=on: a mailed link or code signs in (src/account/email-signin/). */
+    emailSignIn: e.EMAIL_SIGNIN === 'on',
     /** REQUIRE_VERIFIED_EMAIL: a correct password of an unverified address signs nobody in. */
     requireVerifiedEmail: e.REQUIRE_VERIFIED_EMAIL,
     /** Days the audit log keeps an entry; older ones are pruned behind a checkpoint. */

@@ -58,7 +58,13 @@ export type AccountTokenPurpose =
   /** An operator's one-time enrolment code (SECOND_FACTOR=required): no mail, no link. */
   | 'enrolment'
   /** A code mailed to prove an account an identity is offered to (src/account/identities/). */
-  | 'identity_link';
+  | 'identity_link'
+  /**
+   * A sign-in by e-mail (src/account/email-signin/): its link signs in whoever opens it and
+   * presses the button, its code only the browser that asked; userless for a new address when
+   * SIGNUP=open (the account is made when it comes back).
+   */
+  | 'email_signin';
 
 /** An e-mailed secret, kept only as hashes (src/account/model/secrets.ts). */
 export interface AccountTokensTable {

@@ -151,15 +151,21 @@ export async function createMail(
 
 /**
  * Why production must not start: SIGNUP=open promises sign-ups that mail off would answer 404
- * (a sign-up form that never works) while the operator believes sign-up is open. One line,
- * naming both variables; undefined when the start may go on.
+ * (a sign-up form that never works) while the operator believes sign-up is open; EMAIL_SIGNIN=on
+ * promises a sign-in that only a mail can complete. One line, naming the variables; undefined
+ * when the start may go on.
  */
 export function mailStartRefusal(
-  settings: Pick<MailSettings, 'production' | 'smtpUrl'>,
-  signupOpen: boolean,
+  settings: Pick<MailSettings, 'production' | 'smtpUrl' | 'origin'>,
+  wants: { signupOpen: boolean; emailSignIn: boolean },
 ): string | undefined {
-  if (!settings.production || !signupOpen || settings.smtpUrl !== undefined) return undefined;
-  return 'SIGNUP=open needs mail, and SMTP_URL is not set: a sign-up is confirmed by a mailed link. Set SMTP_URL (and MAIL_FROM), e.g. SMTP_URL=smtps://user:password@smtp.example.com:465, or leave SIGNUP=closed';
+  if (!settings.production) return undefined;
+  if (wants.signupOpen && settings.smtpUrl === undefined)
+    return 'SIGNUP=open needs mail, and SMTP_URL is not set: a sign-up is confirmed by a mailed link. Set SMTP_URL (and MAIL_FROM), e.g. SMTP_URL=smtps://user:password@smtp.example.com:465, or leave SIGNUP=closed';
+  if (!wants.emailSignIn || mailModeOf(settings) !== 'off') return undefined;
+  return settings.smtpUrl === undefined
+    ? 'EMAIL_SIGNIN=on needs mail, and SMTP_URL is not set: its link and code come by mail. Set SMTP_URL (and MAIL_FROM), e.g. SMTP_URL=smtps://user:password@smtp.example.com:465, or set EMAIL_SIGNIN=off'
+    : 'EMAIL_SIGNIN=on needs mail, and production mails links only on AUTH_URL, which is not set. Set AUTH_URL to the public origin, e.g. AUTH_URL=https://auth.example.com, or set EMAIL_SIGNIN=off';
 }
 
 /** The start-up line about the transport in `send` mode: where, how and as whom, never the password. */

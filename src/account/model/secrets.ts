@@ -42,6 +42,11 @@ export interface IssueRequest {
   ttlSeconds: number;
   /** A short code beside the link (default); invitations and lock links need none. */
   withCode?: boolean;
+  /**
+   * What the code is bound to beyond its row (a sign-in's asking browser): its digest is made
+   * over it too, so the code matches only where the same value is given back.
+   */
+  codeBoundTo?: string;
 }
 
 export interface IssuedToken {
@@ -71,7 +76,7 @@ export type ConsumeRequest =
    * `email`: the address the mail with the code went to, as the person types it back: the
    * row's `email`, or for `email_change` its `newEmail` (that mail goes to the new address).
    */
-  | { purpose: AccountTokenPurpose; email: string; code: string };
+  | { purpose: AccountTokenPurpose; email: string; code: string; codeBoundTo?: string };
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -92,18 +97,21 @@ export function keyCodeDigests(authSecrets: readonly string[]): void {
   codeKeys = [...keys, ...codeKeys.filter((k) => !keys.some((n) => n.equals(k)))];
 }
 
-// The row's id in the code's digest: the same code of two rows never shares a digest.
-function codeDigests(id: string, code: string): string[] {
+// The row's id in the code's digest: the same code of two rows never shares a digest. A code
+// bound to more (`boundTo`) has it in the digest too.
+function codeDigests(id: string, code: string, boundTo?: string): string[] {
   if (codeKeys.length === 0)
     throw new Error('code digests are not keyed: keyCodeDigests(AUTH_SECRET) was never called');
-  return codeKeys.map((key) => createHmac('sha256', key).update(`${id}:${code}`).digest('hex'));
+  const message = boundTo === undefined ? `${id}:${code}` : `${id}:${code}:${boundTo}`;
+  return codeKeys.map((key) => createHmac('sha256', key).update(message).digest('hex'));
 }
 /** The digest a new code of the row `id` is kept as (under the newest key). */
-export const codeDigest = (id: string, code: string) => codeDigests(id, code)[0] as string;
+export const codeDigest = (id: string, code: string, boundTo?: string) =>
+  codeDigests(id, code, boundTo)[0] as string;
 
 /** Whether `code` (as `readCode` reads it) is the one `hash` was made of for the row `id`. */
-export const codeMatches = (id: string, code: string, hash: string) =>
-  codeDigests(id, code).includes(hash);
+export const codeMatches = (id: string, code: string, hash: string, boundTo?: string) =>
+  codeDigests(id, code, boundTo).includes(hash);
 
 /** A new short code: `codeLength` symbols of `codeAlphabet`. */
 export function newCode(): string {
@@ -137,7 +145,7 @@ export async function issue(
       user_id: request.userId,
       purpose: request.purpose,
       token_hash: sha256(token),
-      code_hash: code === null ? null : codeDigest(id, code),
+      code_hash: code === null ? null : codeDigest(id, code, request.codeBoundTo),
       code_tries_left: code === null ? 0 : codeTriesMax,
       credential_version: request.credentialVersion,
       email: request.email,
@@ -269,7 +277,7 @@ export async function consume(
  */
 export async function matchCode(
   trx: Kysely<Database>,
-  request: { purpose: AccountTokenPurpose; email: string; code: string },
+  request: { purpose: AccountTokenPurpose; email: string; code: string; codeBoundTo?: string },
   now: number = Date.now(),
 ): Promise<AccountToken | null> {
   const code = readCode(request.code);
@@ -286,7 +294,8 @@ export async function matchCode(
     .returningAll()
     .execute();
   const match = spent.find(
-    (row) => row.code_hash !== null && codeMatches(row.id, code, row.code_hash),
+    (row) =>
+      row.code_hash !== null && codeMatches(row.id, code, row.code_hash, request.codeBoundTo),
   );
   return match === undefined ? null : toToken(match);
 }
@@ -308,6 +317,8 @@ export async function consumeById(
 /** A secret that could still be used, as a page shows it. */
 export interface LiveToken {
   id: string;
+  /** Null for a secret that makes its account (sign-up, invitation, a new address's sign-in). */
+  userId: string | null;
   email: string;
   /** For `invite`: the name the operator gave; for `signup`: the name typed. */
   name: string | null;
@@ -332,7 +343,7 @@ export async function findLive(
   if (token.length === 0 || token.length > 128) return null;
   const row = await db
     .selectFrom('account_tokens')
-    .select(['id', 'email', 'name', 'password_hash', 'expires_at', 'created_at'])
+    .select(['id', 'user_id', 'email', 'name', 'password_hash', 'expires_at', 'created_at'])
     .where('token_hash', '=', sha256(token))
     .where('purpose', '=', purpose)
     .where('used_at', 'is', null)
@@ -341,6 +352,7 @@ export async function findLive(
   if (row === undefined) return null;
   return {
     id: row.id,
+    userId: row.user_id,
     email: row.email,
     name: row.name,
     passwordHash: row.password_hash,

@@ -14,7 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { GateFullError } from '../../traffic/work-gate.js';
 import { settleCallbackUrl } from '../cookies/callback-url.js';
 import { authCookieNames, type SessionCookiePrefix } from '../cookies/cookie-names.js';
-import type { AuthRequestContext, SignedInUser } from '../request/request-context.js';
+import type { AuthRequestContext, ProofCharge, SignedInUser } from '../request/request-context.js';
 import type { SessionClaims } from '../session/session-claims.js';
 import type { User as StoredUser } from '../../users/store.js';
 
@@ -33,6 +33,7 @@ export interface AuthConfigDeps {
       user: StoredUser,
       firstProof: string,
       context: AuthRequestContext,
+      charge?: ProofCharge,
     ): Promise<SignedInUser | null>;
   };
   /** Auth.js providers the ways in add (identity providers); none when absent. */
@@ -110,7 +111,7 @@ async function judgeProviderSignIn(
   const verdict = await judge(
     { providerId: account.provider, profile: profile ?? {} },
     context,
-    (found, firstProof) => deps.authorize.afterProof(found, firstProof, context),
+    (found, firstProof, charge) => deps.authorize.afterProof(found, firstProof, context, charge),
   );
   if ('redirect' in verdict) return verdict.redirect;
   user.id = verdict.signedIn.id;
@@ -176,8 +177,8 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
         // A way in's own sign-in route brings its own check (src/auth/way-in.ts).
         authorize: (credentials) =>
           context.via?.authorize !== undefined
-            ? context.via.authorize(credentials, context, (user, firstProof) =>
-                deps.authorize.afterProof(user, firstProof, context),
+            ? context.via.authorize(credentials, context, (user, firstProof, charge) =>
+                deps.authorize.afterProof(user, firstProof, context, charge),
               )
             : deps.authorize(credentials, context),
       }),

@@ -12,6 +12,28 @@ export interface SignedInUser {
 }
 
 /**
+ * How a way in's own proof is charged to the sign-in throttle when `proceed` runs the checks
+ * after it (by default as one attempt of the address and the account, as a password's).
+ */
+export interface ProofCharge {
+  /**
+   * The proof came back through the account's mailbox (a mailed link or code): the account's
+   * per-email locks do not refuse it, as they spare a device cookie's holder, so another
+   * person's wrong passwords cannot lock the owner out of it. Still charged everywhere.
+   */
+  pastEmailLock?: true;
+  /** The way in charged this attempt itself (a code guess, before the code was checked). */
+  charged?: true;
+}
+
+/** The checks that follow a right password, for an account a way in proved. */
+export type Proceed = (
+  user: User,
+  firstProof: string,
+  charge?: ProofCharge,
+) => Promise<SignedInUser | null>;
+
+/**
  * A sign-in a way in's own route sends through Auth.js's credentials callback (the same CSRF
  * check, door, session and answer as a password), with what is the way in's for this request
  * (src/auth/way-in.ts).
@@ -24,7 +46,7 @@ export interface SignInVia {
   authorize?(
     credentials: Partial<Record<string, unknown>>,
     context: AuthRequestContext,
-    proceed: (user: User, firstProof: string) => Promise<SignedInUser | null>,
+    proceed: Proceed,
   ): Promise<SignedInUser | null>;
   /**
    * Judges an identity provider's sign-in once Auth.js has checked the provider's answer
@@ -34,7 +56,7 @@ export interface SignInVia {
   provider?(
     signIn: { providerId: string; profile: Record<string, unknown> },
     context: AuthRequestContext,
-    proceed: (user: User, firstProof: string) => Promise<SignedInUser | null>,
+    proceed: Proceed,
   ): Promise<ProviderVerdict>;
   /** `Set-Cookie` lines added to the answer, whatever the outcome. */
   cookies?: readonly string[];

@@ -5,7 +5,12 @@ import type { User, UserStore } from '../../users/store.js';
 import { GateFullError } from '../../traffic/work-gate.js';
 import type { ChallengePurpose, SignInChallenges } from '../../challenge/challenges.js';
 import type { DeviceCookies } from '../cookies/device-cookie.js';
-import { fromStore, interrupt, type AuthRequestContext } from '../request/request-context.js';
+import {
+  fromStore,
+  interrupt,
+  type AuthRequestContext,
+  type ProofCharge,
+} from '../request/request-context.js';
 import { attempt, provePassword, type Proof } from './password-proof.js';
 import {
   RateLimited,
@@ -345,15 +350,22 @@ export function createAuthorize(deps: AuthorizeDeps) {
    * A way in's own proof of an enabled account (an identity provider's sign-in): the checks
    * that follow a right password, then the session, as after one.
    */
-  async function afterProof(user: User, firstProof: string, context: AuthRequestContext) {
+  async function afterProof(
+    user: User,
+    firstProof: string,
+    context: AuthRequestContext,
+    charge: ProofCharge = {},
+  ) {
     // Every sign-in attempt counts against the address's and the account's rates, successes
-    // too (decisions.md): a way in's own proof as a password's, through the same protocol (its
-    // failure charge taken back, as a right password's is), and a lock holds for it.
-    const admitted = await attempt(
-      { throttle: deps.throttle, now: deps.now, store: (work) => fromStore(context, work) },
-      { email: user.email, ip: context.clientIp, knownDevice: false },
-      () => Promise.resolve({ right: true as const, value: undefined }),
-    );
+    // too (decisions.md): a way in's own proof as a password's (its failure charge taken back,
+    // as a right password's is), and a lock holds for it, but as ProofCharge says.
+    const scope = { email: user.email, ip: context.clientIp, knownDevice: !!charge.pastEmailLock };
+    const ports = { throttle: deps.throttle, now: deps.now };
+    const admitted = charge.charged
+      ? { right: true }
+      : await attempt({ ...ports, store: (work) => fromStore(context, work) }, scope, () =>
+          Promise.resolve({ right: true as const, value: undefined }),
+        );
     if ('throttled' in admitted) {
       interrupt(context, { kind: 'throttled', retryAfterSeconds: admitted.retryAfterSeconds });
       deps.log.info({ reason: 'throttled', clientIp: context.clientIp }, 'sign-in refused');

@@ -12,7 +12,7 @@ import {
 import { isBrowserFormPost, lastValue, postedField, queryOf } from './form-post.js';
 import { renderHomePage } from './home-page.js';
 import { forgetEmail, keepEmail, readKeptEmail } from './kept-email.js';
-import { challengeCookieName } from '../../challenge/challenge-cookie.js';
+import { holdsChallenge } from '../../challenge/challenge-cookie.js';
 import { createShell, type PageShell, type SignedInUser } from '../layout.js';
 import {
   signInBusy,
@@ -25,22 +25,18 @@ import { afterPasswordParam, readRetryAfter } from '../retry-after.js';
 import { pagePolicy } from '../page-csp.js';
 import { pageDefaults, type PageSettings } from '../../config/page-settings.js';
 import { pageStyle } from '../page-style.js';
-import { renderEnrolledPage, renderSignInPage, type SignInProvider } from './signin-page.js';
+import {
+  renderEnrolledPage,
+  renderSignInPage,
+  type SignInProvider,
+  type SignInView,
+} from './signin-page.js';
 
-export type { SignInProvider } from './signin-page.js';
 import { renderSignOutPage } from './signout-page.js';
 import { sendPage } from '../send-page.js';
 
+export type { SignInProvider } from './signin-page.js';
 export type { SignedInUser } from '../layout.js';
-
-/** Whether the browser holds the second step's challenge (its value is checked at the post). */
-function holdsChallenge(cookieHeader: string | undefined, secure: boolean): boolean {
-  const name = challengeCookieName(secure);
-  return (cookieHeader ?? '').split(';').some((pair) => {
-    const [key, value] = pair.split('=', 2);
-    return key?.trim() === name && value !== undefined && value.trim() !== '';
-  });
-}
 export type { CrossSiteView } from '../cross-site-page.js';
 
 /** The enrolment step's refusals, by Auth.js's `code`: which field to mark. */
@@ -88,6 +84,8 @@ export interface PageView {
    * code by mail, and asks for it (`askCode`) once one was sent.
    */
   identityOffer?: { askCode: boolean } | undefined;
+  /** EMAIL_SIGNIN=on: "Email me a sign-in link", and after a wrong code its form again. */
+  emailSignIn?: SignInView['emailSignIn'];
 }
 
 /** The HTML pages Gatehouse answers in place of Auth.js's built-in ones, and `/`. */
@@ -271,11 +269,8 @@ function formPostOf(pages: Pages, request: FastifyRequest): 'signin' | 'signout'
 }
 
 /** The sign-in page as a GET shows it: a failure's notice, the second step or enrolment. */
-function signInPage(
-  pages: Pages,
-  request: FastifyRequest,
-  { origin, secure, csrf, signedIn, enrolmentKey, providers, notice, identityOffer }: PageView,
-): string {
+function signInPage(pages: Pages, request: FastifyRequest, view: PageView): string {
+  const { origin, secure, csrf, signedIn, enrolmentKey, providers, notice, identityOffer } = view;
   const { forgotPasswordUrl, signupUrl, basePath } = pages;
   const params = new URLSearchParams(queryOf(request.url));
   const callbackUrl = toSignIn(pages, csrf.callbackUrl, origin);
@@ -309,6 +304,7 @@ function signInPage(
     notice: notice ?? signInNotice(params, email, forgotPasswordUrl !== undefined),
     providers,
     identityOffer,
+    emailSignIn: view.emailSignIn,
     email,
     secondStep,
     enrolment,

@@ -10,6 +10,7 @@ import {
   type Notice,
 } from '../notices.js';
 import { appKeyPart, recoveryCodesPart } from '../totp-parts.js';
+import { renderCodeForm } from './email-signin-pages.js';
 
 export interface SignInView {
   /** Auth.js's CSRF token, the pair of the double-submit cookie sent with the page. */
@@ -52,6 +53,11 @@ export interface SignInView {
   providers?: readonly SignInProvider[] | undefined;
   /** An identity offered to an account: a mailed code proves it, beside the password. */
   identityOffer?: { askCode: boolean } | undefined;
+  /**
+   * EMAIL_SIGNIN=on: a second button of the form asks for a sign-in mail instead. `codeForm`: a
+   * mailed code was refused, so its form comes first (the address this browser asked for).
+   */
+  emailSignIn?: { codeForm?: { email: string | undefined } | undefined } | undefined;
 }
 
 /** The mailed code's forms: ask for one, then (once sent) type it. */
@@ -78,6 +84,14 @@ ${ask}
 <p class="or">or</p>`;
 }
 
+/** A mailed code was refused: its form again, before the password's. */
+function renderMailedCode(shell: PageShell, view: SignInView): SafeHtml | false {
+  const codeForm = view.emailSignIn?.codeForm;
+  if (codeForm === undefined) return false;
+  return markup`${renderCodeForm(shell, { ...view, email: codeForm.email, invalid: true })}
+<p class="or">or</p>`;
+}
+
 /** An identity provider as the sign-in page offers it. */
 export interface SignInProvider {
   /** Auth.js's provider id: the form posts to `signin/{id}`. */
@@ -85,10 +99,20 @@ export interface SignInProvider {
   name: string;
 }
 
-/** A button per provider, each a form posting Auth.js's own fields to `signin/{id}`. */
-function renderProviders(shell: PageShell, view: SignInView): SafeHtml | false {
+const formId = 'signin-form';
+
+/**
+ * The other ways in beside the form, after one "or": the sign-in mail (a button of the form
+ * itself, posting its email field to Auth.js's `signin/email`; no password needed, so the
+ * form's checks are skipped) and a button per provider, each a form posting Auth.js's own
+ * fields to `signin/{id}`.
+ */
+function renderAlternatives(shell: PageShell, view: SignInView): SafeHtml | false {
   const providers = view.providers ?? [];
-  if (providers.length === 0) return false;
+  const email =
+    view.emailSignIn !== undefined &&
+    markup`<button type="submit" form="${formId}" formaction="${shell.basePath}/signin/email" formnovalidate class="secondary">Email me a sign-in link</button>`;
+  if (providers.length === 0 && email === false) return false;
   const buttons = providers.map(
     (
       provider,
@@ -98,7 +122,7 @@ function renderProviders(shell: PageShell, view: SignInView): SafeHtml | false {
 <button type="submit" class="secondary">Continue with ${provider.name}</button>
 </form>`,
   );
-  return markup`<p class="or">or</p>
+  return markup`<p class="or">or</p>${email}
 ${buttons}`;
 }
 
@@ -229,7 +253,7 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <button type="button" class="secondary" data-passkey-signin>Sign in with a passkey</button>
 <p id="passkey-status" class="status notice notice-error" role="status"></p>
 </div>`;
-  const form = markup`<form method="post" action="${shell.basePath}/callback/credentials" data-signin>
+  const form = markup`<form id="${formId}" method="post" action="${shell.basePath}/callback/credentials" data-signin>
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
 <label for="email">Email</label>
@@ -238,11 +262,11 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <input id="password" name="password" type="password" autocomplete="current-password" required${focusPassword}${describedBy}${invalid}>
 <button type="submit">Sign in</button>
 </form>
-${renderProviders(shell, view)}
+${renderAlternatives(shell, view)}
 ${passkey}${links}`;
   let content: SafeHtml;
   if (signedIn === undefined) {
-    const offerCode = renderOfferCode(shell, view);
+    const offerCode = renderOfferCode(shell, view) || renderMailedCode(shell, view);
     content = markup`${renderNotice(notice)}
 ${offerCode}${
       offerCode !== false &&
