@@ -14,6 +14,7 @@ export const aloneSuites = [
   'test/account/signup-answers.test.ts',
   'test/account/email-change-answers.test.ts',
   'test/account/password-reset-answers.test.ts',
+  'test/account/email-signin-answers.test.ts',
   // Leases, renewals and a relay's timeouts measured in real time: two CI runs under four
   // workers saw a renewal come late (a second attempt) and another test's late mail.
   'test/mail/delivery.test.ts',
