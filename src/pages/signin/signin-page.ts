@@ -253,7 +253,9 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
 <button type="button" class="secondary" data-passkey-signin>Sign in with a passkey</button>
 <p id="passkey-status" class="status notice notice-error" role="status"></p>
 </div>`;
-  const form = markup`<form id="${formId}" method="post" action="${shell.basePath}/callback/credentials" data-signin>
+  // Named only for the sign-in mail's button, which belongs to it from outside.
+  const named = view.emailSignIn !== undefined && markup` id="${formId}"`;
+  const form = markup`<form method="post" action="${shell.basePath}/callback/credentials" data-signin${named}>
 <input type="hidden" name="csrfToken" value="${view.csrfToken}">
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">
 <label for="email">Email</label>
