@@ -111,11 +111,13 @@ describe('the pages of a sign-in by e-mail', () => {
     const page = await follow(client, refused);
     expect(noticeOf(page)).toEqual({
       role: 'alert',
-      text: 'That code is not right, or it has expired or was used. Enter the code from the newest mail; it works only in the browser where you asked for it (its link works anywhere).',
+      text: 'That code is not right, or it expired or was used. Type the code from the newest mail, in the browser where you asked for it, or open its link.',
     });
     expect(page).toContain('<input type="hidden" name="email" value="ada@example.com">');
     expect(page).toMatch(/<input id="mailCode" name="code"[^>]* aria-invalid="true">/);
     expect(page).toContain(button);
+    // Only the code's field is marked: the password form was not what was wrong.
+    expect(page).not.toMatch(/<input id="(email|password)"[^>]* aria-invalid/);
   });
 
   it('the mailed link: its GET shows one button and uses nothing; pressed, it signs in; spent, the page says so', async () => {

@@ -34,10 +34,8 @@ function askNotice(params: URLSearchParams): Notice {
       `Too many sign-in mails were asked for from here. Nothing was sent; try again ${when}, or sign in with your password.`,
     );
   }
-  return {
-    ...error('Type your email address, then press “Email me a sign-in link”.'),
-    fieldsInvalid: true,
-  };
+  // Not marked invalid: the password field would be marked with it, and was not what was wrong.
+  return error('Type your email address, then press “Email me a sign-in link”.');
 }
 
 /**
@@ -52,13 +50,11 @@ export function emailSignInNotice(
   if (error_ !== 'CredentialsSignin') return undefined;
   switch (params.get('code')) {
     case mailProofRefusals.code:
+      // The code form's own field is marked, not the password form's.
       return {
-        notice: {
-          ...error(
-            'That code is not right, or it has expired or was used. Enter the code from the newest mail; it works only in the browser where you asked for it (its link works anywhere).',
-          ),
-          fieldsInvalid: true,
-        },
+        notice: error(
+          'That code is not right, or it expired or was used. Type the code from the newest mail, in the browser where you asked for it, or open its link.',
+        ),
         codeForm: true,
       };
     case mailProofRefusals.link:

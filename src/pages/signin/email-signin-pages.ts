@@ -36,7 +36,7 @@ export function renderCodeForm(shell: PageShell, view: CodeFormView): SafeHtml {
 ${address}
 <label for="mailCode">Code from the mail</label>
 <input id="mailCode" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="16" required autofocus aria-describedby="${noticeId}"${marked}>
-<button type="submit">Sign in</button>
+<button type="submit">Sign in with the code</button>
 </form>`;
 }
 
