@@ -76,7 +76,7 @@ export async function pressLinkButton(client: Client, link: string): Promise<Res
   expect(page.status).toBe(200);
   const html = await page.text();
   // A link that cannot be used has no button: posted anyway, as from a page left open before.
-  const fields = html.includes('name="token"')
+  const fields: Record<string, string> = html.includes('name="token"')
     ? {
         csrfToken: hidden(html, 'csrfToken'),
         token: hidden(html, 'token'),

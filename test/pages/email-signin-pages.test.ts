@@ -86,7 +86,15 @@ describe('the pages of a sign-in by e-mail', () => {
     });
     expect(signedIn.status).toBe(302);
     expect(signedIn.headers.get('location')).toBe(server.url);
-    // The address kept for the code's form goes with the sign-in.
+    // The address kept for the code's form (sealed, ./asked-address.ts) goes with the sign-in.
+    expect(asked.headers.getSetCookie()).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^gatehouse\.email-signin=[\w-]{379}; Path=\/api\/auth; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+        ),
+      ]),
+    );
+    expect(asked.headers.getSetCookie().join('\n')).not.toContain('ada');
     expect(signedIn.headers.getSetCookie()).toContain(
       'gatehouse.email-signin=; Path=/api/auth; Max-Age=0; HttpOnly; SameSite=Lax',
     );

@@ -5,14 +5,13 @@ import { authCookieNames } from '../../auth/cookies/cookie-names.js';
 import { parseCookies, serializeCookie } from '../../auth/cookies/cookies.js';
 import type { WireKit, WireRoute } from '../../auth/way-in.js';
 import { HttpError } from '../../http/errors.js';
-import { isBrowserFormPost } from '../../pages/signin/form-post.js';
 import { retryAfterParam } from '../../pages/retry-after.js';
 import { readEmail } from '../../users/email.js';
 import { CsrfRefusal } from '../csrf-guard.js';
 import type { MailRequestLimiter } from '../mail-limits.js';
 import { overBudget, overBudgetMessage } from '../mail-limits.js';
 import type { PacedWork } from '../paced-work.js';
-import { askedAddressCookie } from './asked-address.js';
+import type { AskedAddress } from './asked-address.js';
 import { askRefusals } from './email-notices.js';
 import { browserOf, type SignInMailOutcome, type SignInMailRequest } from './signin-mail.js';
 
@@ -34,6 +33,7 @@ export interface AskMailDeps {
   mailSignIn(request: SignInMailRequest): Promise<SignInMailOutcome>;
   /** How long the mail's code lives: the browser keeps the address it asked for as long. */
   ttlSeconds: number;
+  askedAddress: Pick<AskedAddress, 'keep'>;
   now: () => number;
   log: {
     info(fields: object, message: string): void;
@@ -135,13 +135,12 @@ export function askMailRoute(deps: AskMailDeps, providerId: 'email' | 'nodemaile
           },
         }),
       );
-      const kept = isBrowserFormPost(request)
-        ? [askedAddressCookie(email, deps.ttlSeconds, secure)]
-        : [];
+      // For the code's form: sealed, one length for every address (./asked-address.ts).
+      const kept = deps.askedAddress.keep(email, deps.ttlSeconds, secure);
       const query = new URLSearchParams({ provider: providerId, type: 'email' });
       return redirect(request, reply, `${origin}${authBasePath}/verify-request?${query}`, {
         success: true,
-        cookies: [...callback.cookie, ...kept],
+        cookies: [...callback.cookie, ...(kept === undefined ? [] : [kept])],
       });
     },
   };

@@ -11,7 +11,7 @@ import {
 } from '../../pages/signin/email-signin-pages.js';
 import { findLive } from '../model/secrets.js';
 import type { PageKit } from '../page-kit.js';
-import { askedAddress } from './asked-address.js';
+import type { AskedAddress } from './asked-address.js';
 
 /*
  * The pages of a sign-in by e-mail under Auth.js's base path: `GET /api/auth/verify-request`
@@ -26,6 +26,7 @@ import { askedAddress } from './asked-address.js';
 export interface EmailPagesDeps {
   db: Kysely<Database>;
   kit: Pick<PageKit, 'shell' | 'csrfFor' | 'send' | 'tokenOf'>;
+  askedAddress: Pick<AskedAddress, 'read'>;
   now: () => number;
 }
 
@@ -42,7 +43,7 @@ export function checkInboxRoute(deps: EmailPagesDeps): WireRoute {
     methods: ['GET'],
     handler(request, reply, wire: WireKit) {
       const { csrfToken, cookie } = formCsrf(deps, request);
-      const email = askedAddress(request.headers.cookie, wire.site(request).secure);
+      const email = deps.askedAddress.read(request.headers.cookie, wire.site(request).secure);
       const html = renderCheckInboxPage(deps.kit.shell, { csrfToken, email });
       return deps.kit.send(reply, 200, html, { cookie, referrer: 'same-origin' });
     },

@@ -9,7 +9,7 @@ import type { MailRequestLimiter } from '../mail-limits.js';
 import { createPageKit } from '../page-kit.js';
 import type { PacedWork } from '../paced-work.js';
 import type { AccountWayIn } from '../second-factors.js';
-import { askedAddress, askedAddressCookie } from './asked-address.js';
+import { createAskedAddress } from './asked-address.js';
 import { askMailRoute } from './ask-mail.js';
 import { emailSignInNotice } from './email-notices.js';
 import { checkInboxRoute, showMailedLink } from './email-pages.js';
@@ -76,7 +76,8 @@ export function createEmailSignInWayIn(ports: EmailSignInPorts): AccountWayIn {
     authUrl: ports.publicOrigin,
     page: ports.pageSettings,
   });
-  const pages = { db: ports.db, kit, now: ports.now };
+  const askedAddress = createAskedAddress(ports.authSecrets);
+  const pages = { db: ports.db, kit, askedAddress, now: ports.now };
   const ask = {
     assertCsrf: kit.assertCsrf,
     mailRequests: ports.mailRequests,
@@ -84,6 +85,7 @@ export function createEmailSignInWayIn(ports: EmailSignInPorts): AccountWayIn {
     mailSignIn: (request: Parameters<typeof mailSignIn>[1]) =>
       mailSignIn({ ...ports, mail, ttlSeconds }, request),
     ttlSeconds,
+    askedAddress,
     now: ports.now,
     log: ports.log,
   };
@@ -114,7 +116,7 @@ export function createEmailSignInWayIn(ports: EmailSignInPorts): AccountWayIn {
       const secure = kit.secureOf(request);
       const codeForm =
         said?.codeForm === true
-          ? { email: askedAddress(request.headers.cookie, secure) }
+          ? { email: askedAddress.read(request.headers.cookie, secure) }
           : undefined;
       return Promise.resolve({
         emailSignIn: { codeForm },
@@ -123,8 +125,8 @@ export function createEmailSignInWayIn(ports: EmailSignInPorts): AccountWayIn {
     },
     // The address kept for the code's form goes with the sign-in, whichever way it was made.
     afterSignIn(signedIn) {
-      const held = askedAddress(signedIn.request.headers.cookie, signedIn.secure) !== undefined;
-      return Promise.resolve(held ? [askedAddressCookie('', 0, signedIn.secure)] : []);
+      const held = askedAddress.read(signedIn.request.headers.cookie, signedIn.secure);
+      return Promise.resolve(held === undefined ? [] : [askedAddress.forget(signedIn.secure)]);
     },
   };
   return { wayIn };

@@ -27,7 +27,7 @@ export function renderCodeForm(shell: PageShell, view: CodeFormView): SafeHtml {
 <input type="hidden" name="callbackUrl" value="${view.callbackUrl}">`;
   const address =
     view.email === undefined
-      ? markup`<label for="codeEmail">Email</label>
+      ? markup`<label for="codeEmail">Email the code was sent to</label>
 <input id="codeEmail" name="email" type="email" autocomplete="username" autocapitalize="none" spellcheck="false" required>`
       : markup`<input type="hidden" name="email" value="${view.email}">`;
   const marked = view.invalid === true && markup` aria-invalid="true"`;
