@@ -233,6 +233,29 @@ describe('a start that cannot succeed says which variable to change', () => {
     );
   });
 
+  it('EMAIL_SIGNIN=on in production without mail: refused, saying what to set', async () => {
+    const production = { NODE_ENV: 'production', AUTH_SECRET: secret, EMAIL_SIGNIN: 'on' };
+    const noSmtp = await service({ ...production, AUTH_URL: 'https://auth.example.com' });
+    expect(noSmtp.code).toBe(1);
+    expect(noSmtp.stderr).toBe(
+      failed(
+        'EMAIL_SIGNIN=on needs mail, and SMTP_URL is not set: its link and code come by mail. Set SMTP_URL (and MAIL_FROM), e.g. SMTP_URL=smtps://user:password@smtp.example.com:465, or set EMAIL_SIGNIN=off',
+      ),
+    );
+    const noAuthUrl = await service({
+      ...production,
+      AUTH_TRUST_HOST: 'true',
+      SMTP_URL: 'smtp://127.0.0.1:2525',
+      MAIL_FROM: 'no-reply@example.com',
+    });
+    expect(noAuthUrl.code).toBe(1);
+    expect(noAuthUrl.stderr).toBe(
+      failed(
+        'EMAIL_SIGNIN=on needs mail, and production mails links only on AUTH_URL, which is not set. Set AUTH_URL to the public origin, e.g. AUTH_URL=https://auth.example.com, or set EMAIL_SIGNIN=off',
+      ),
+    );
+  });
+
   it('bad values: each names its variable, what it takes and an example', async () => {
     const result = await service({
       PORT: 'abc',

@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { addUser, startServer, type TestServer } from '../helpers/server.js';
+import { capturedMail } from '../helpers/captured-mail.js';
 import { accountPaths } from '../../src/account/register.js';
 import { buildAdminApp } from '../../src/admin/admin-app.js';
 import { adminRoutes, openApiPath } from '../../src/admin/routes.js';
@@ -92,6 +93,11 @@ describe('docs/openapi.yaml', () => {
           // An identity provider's, for each one configured (none in this suite's server).
           '/api/auth/callback/{provider}',
           '/api/auth/callback/identity-offer',
+          // Sign-in by e-mail, with EMAIL_SIGNIN=on (src/account/email-signin/).
+          '/api/auth/signin/email',
+          '/api/auth/signin/nodemailer',
+          '/api/auth/verify-request',
+          '/api/auth/callback/email',
           '/api/auth/csrf',
           '/api/auth/enrolment/totp',
           '/api/auth/error',
@@ -188,6 +194,69 @@ describe('docs/openapi.yaml', () => {
       await conforms(throttled, 'POST', route);
     },
   );
+
+  it('sign-in by e-mail answers as documented in every outcome it can be made to give', async () => {
+    const mail = capturedMail();
+    // The mail budgets follow the account wing's throttle settings: one mail request per
+    // address and client, so the next is 429.
+    const throttle = {
+      emailMaxFailures: 1,
+      ipMaxFailures: 100,
+      windowSeconds: 900,
+      lockSeconds: 900,
+    };
+    const on = await startServer({
+      config: { emailSignIn: true, throttle },
+      wrap: (deps) => ({ ...deps, mail: mail.queue }),
+    });
+    try {
+      await addUser(on, 'ada@example.com', password);
+      const client = new Client(on.url);
+      const providers = await client.get('/api/auth/providers');
+      await conforms(providers, 'GET', '/api/auth/providers');
+      for (const [route, email] of [
+        ['/api/auth/signin/email', 'ada@example.com'],
+        ['/api/auth/signin/nodemailer', 'grace@example.com'],
+      ] as const) {
+        const csrfToken = await client.csrfToken();
+        const ask = (fields: Record<string, string>, json = true) =>
+          client.postForm(route, fields, json ? { 'x-auth-return-redirect': '1' } : {});
+        await conforms(await ask({ csrfToken, email }), 'POST', route);
+        await conforms(await ask({ csrfToken, email: `form.${email}` }, false), 'POST', route);
+        await conforms(await ask({ csrfToken, email: 'nobody' }), 'POST', route);
+        await conforms(await ask({ email: 'ada@example.com' }), 'POST', route);
+        await conforms(
+          await client.postForm(route, { csrfToken }, { 'sec-fetch-site': 'cross-site' }),
+          'POST',
+          route,
+        );
+      }
+      // The client's budget for the address (THROTTLE_EMAIL_MAX_FAILURES, 1) is spent.
+      const limited = await client.postForm(
+        '/api/auth/signin/email',
+        { csrfToken: await client.csrfToken(), email: 'ada@example.com' },
+        { 'x-auth-return-redirect': '1' },
+      );
+      expect(limited.status).toBe(429);
+      await conforms(limited, 'POST', '/api/auth/signin/email');
+      const inbox = '/api/auth/verify-request';
+      await conforms(await client.get(`${inbox}?provider=email&type=email`), 'GET', inbox);
+      const link = '/api/auth/callback/email';
+      for (let i = 0; i < 40 && mail.mails.length === 0; i += 1)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      const mailed = new URL(mail.mails[0]?.values.link ?? '');
+      await conforms(await client.get(`${link}${mailed.search}`), 'GET', link);
+      await conforms(await client.get(`${link}?token=spent`), 'GET', link);
+      const csrfToken = await client.csrfToken();
+      const post = (fields: Record<string, string>) =>
+        client.postForm(link, { csrfToken, ...fields }, { 'x-auth-return-redirect': '1' });
+      await conforms(await post({ token: 'not a token' }), 'POST', link);
+      await conforms(await post({ email: 'ada@example.com', code: 'WRONG234' }), 'POST', link);
+      await conforms(await post({ token: mailed.searchParams.get('token') ?? '' }), 'POST', link);
+    } finally {
+      await on.close();
+    }
+  });
 
   it('the token routes and personal access tokens answer as documented', async () => {
     const client = new Client(server.url);
