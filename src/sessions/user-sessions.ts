@@ -18,8 +18,9 @@ export interface SessionView {
   device: string;
   ip: string;
   /**
-   * How it signed in: `password`, `passkey`, or the identity provider's id (`github`, `oidc`),
-   * as its first proof records it (a second step is not the method).
+   * How it signed in: `password`, `passkey`, `email` (a mailed link or code), or the identity
+   * provider's id (`github`, `oidc`), as its first proof records it (a second step is not the
+   * method).
    */
   method: string;
 }

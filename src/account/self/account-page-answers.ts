@@ -204,9 +204,13 @@ export async function accountPageData(
   };
 }
 
-/** `password`, `passkey`, a provider's configured name (`Acme SSO`), or the old app's session. */
+/**
+ * `password`, `passkey`, a provider's configured name (`Acme SSO`), a mailed link or code, or
+ * the old app's session.
+ */
 function methodName(deps: AccountDeps, method: string): string {
   if (method === 'carried_over') return 'a session from before the move';
+  if (method === 'email') return 'a link or code by mail';
   return method === 'password' || method === 'passkey' ? method : providerNamesOf(deps)(method);
 }
 
