@@ -93,7 +93,12 @@ describe.each(backends)('sign-in by e-mail on $name', ({ dialect: backend, skip 
       expect(mail.parsed.subject).toBe('Sign in to Gatehouse');
       expect(code).toMatch(/^[2-9A-HJ-NP-Z]{8}$/);
       expect(new URL(link).searchParams.get('callbackUrl')).toBe(`${service.url}/app`);
-      expect(String(mail.parsed.html)).toContain('>Sign in</a>');
+      // The same link and code in the HTML body, the link's `&` escaped in its href.
+      const html = String(mail.parsed.html);
+      expect(html).toContain(`href="${link.replace(/&/g, '&amp;')}"`);
+      expect(html).toContain('>Sign in</a>');
+      expect(html).toContain(`<strong style="font-size:18px;letter-spacing:2px">${code}</strong>`);
+      expect(mail.parsed.text).toMatch(/^Hello ada,$/m);
       // Defender's safe links, twice: every link of every mail opened before anyone reads it.
       expect(await scanEveryLink(mailed.smtp)).toBeGreaterThan(0);
       await scanEveryLink(mailed.smtp);

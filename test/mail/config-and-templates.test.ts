@@ -185,6 +185,8 @@ describe('the built-in templates', () => {
           'email-change',
           'invitation',
           'signup-confirmation',
+          'email-signin',
+          'email-signin-new-account',
         ].includes(kind)
       ) {
         expect(mail.text).toContain(values.link);
@@ -253,13 +255,16 @@ describe('mail kinds a way in declares', () => {
     ]);
   });
 
-  it('the registered ways in bring their kinds: two-step sign-in and passkeys', () => {
+  it('the registered ways in bring their kinds: two-step sign-in, passkeys, sign-in by e-mail', () => {
     expect(mailKinds).toEqual(
       expect.arrayContaining([
         'second-factor-notice',
         'signin-enrolment-code',
         'passkey-added-notice',
         'passkey-removed-notice',
+        'email-signin',
+        'email-signin-new-account',
+        'email-signin-no-account',
       ]),
     );
     expect(Object.keys(builtinMails)).not.toContain('second-factor-notice');
