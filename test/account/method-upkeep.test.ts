@@ -13,7 +13,7 @@ import { firstPass } from '../helpers/passes.js';
 const actor: Actor = { label: 'gatehouse CLI' };
 
 describe('what each way in contributes to upkeep', () => {
-  it('each registered way in declares its reset and its prune; passkeys are reset only when named, identities never', () => {
+  it('each registered way in declares its reset and its prune; passkeys are reset only when named, identities and e-mail never', () => {
     expect(
       registeredUpkeep.map(({ id, reset, prune }) => ({
         id,
@@ -23,6 +23,8 @@ describe('what each way in contributes to upkeep', () => {
     ).toEqual([
       // An identity is no second factor: an operator removes one by name (users remove-identity).
       { id: 'identities', onlyWhenNamed: undefined, prunes: true },
+      // Its secrets are the account's e-mailed secrets, pruned with them; only mails of its own.
+      { id: 'email', onlyWhenNamed: undefined, prunes: false },
       { id: 'totp', onlyWhenNamed: false, prunes: false },
       { id: 'passkeys', onlyWhenNamed: true, prunes: true },
     ]);
