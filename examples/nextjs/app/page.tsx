@@ -2,6 +2,7 @@ import Link from 'next/link';
 import { auth } from '../auth';
 import { sessionFromGatehouse } from '../lib/gatehouse';
 import { ClientSession } from './client-session';
+import { EmailLinkButton } from './email-link-button';
 import { PasskeyButton } from './passkey-button';
 import { ProviderButtons } from './provider-buttons';
 import { SignInForm } from './sign-in-form';
@@ -35,6 +36,7 @@ export default async function Home() {
         <>
           <SignInForm />
           <PasskeyButton />
+          <EmailLinkButton />
           <ProviderButtons />
           <p>
             <Link href="/forgot-password">Forgot your password?</Link> ·{' '}

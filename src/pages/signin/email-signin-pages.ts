@@ -57,7 +57,7 @@ export function renderCheckInboxPage(shell: PageShell, view: CodeFormView): stri
   const content = markup`<p class="lead">If ${to} can sign in here, a mail with a sign-in link and a code is on its way to it.</p>
 ${renderNotice(notice)}
 ${renderCodeForm(shell, view)}
-<p class="hint">No mail after a few minutes? Look in your spam folder, or ask again. If you asked more than once, any of the mails works (a code only in the browser that asked for it).<br><a href="${shell.basePath}/signin">Use another address or your password</a></p>`;
+<p class="hint">No mail after a few minutes? Look in your spam folder, or ask again. If you asked more than once, any of the mails works (a code only in the browser that asked for it).<br><a href="${shell.signInUrl}">Use another address or your password</a></p>`;
   return renderDocument(shell, 'Check your inbox', content, undefined);
 }
 
@@ -85,7 +85,7 @@ export function renderMailedLinkPage(shell: PageShell, view: MailedLinkView): st
       text: 'This sign-in link can no longer be used: it expired, was used already, or your account changed since it was sent.',
     };
     const content = markup`${renderNotice(notice)}
-<a class="button" href="${shell.basePath}/signin">Ask for a new link</a>`;
+<a class="button" href="${shell.signInUrl}">Ask for a new link</a>`;
     return renderDocument(shell, 'Sign-in link not valid', content, notice);
   }
   const what = view.newAccount
