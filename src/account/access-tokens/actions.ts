@@ -9,6 +9,7 @@ import {
 import { answer, type AccountAction, type AccountOperation } from '../action.js';
 import { displayName } from '../display-name.js';
 import { record } from '../model/events.js';
+import { recordWithNotice } from '../model/security-notice.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 /*
@@ -63,12 +64,15 @@ export const createOwnAccessToken: AccountAction = async (deps, { signedIn, body
       expiresAt,
       at,
     });
+    // Its owner is told, with the "this wasn't me" link: a token made by someone holding the
+    // session and the password would otherwise act for them unseen.
     if (token !== null)
-      await record(trx, {
-        ...client,
-        userId: signedIn.user.id,
+      await recordWithNotice(trx, deps.mail, signedIn.user, client, {
         type: 'access_token_created',
         detail: { token: token.id, name },
+        kind: 'access-token-created-notice',
+        values: { tokenName: name },
+        now: at,
       });
     return token;
   });
