@@ -148,7 +148,7 @@ ${said ? `<p role="status">${escape(said)}</p>` : ''}${problem ? `<p role="alert
   <button type="submit">Change address</button>
 </form>
 <h2>Security</h2>
-<p>Where you are signed in, two-step sign-in, passkeys and your history are on
+<p>Where you are signed in, two-step sign-in, passkeys, access tokens and your history are on
 <a href="${gatehousePages.account}">Gatehouse's account page</a>.</p>
 <p><a href="/">Home</a></p>`,
     ),

@@ -202,4 +202,5 @@ export const callerValues = [
   'oldEmail',
   'change',
   'recoveryCodesLeft',
+  'tokenName',
 ] as const;

@@ -101,7 +101,7 @@ describe('mail configuration', () => {
       'MAIL_TEMPLATES_DIR: invitation.html: {{#link}} is never closed',
       `MAIL_TEMPLATES_DIR: pasword-reset.txt: "pasword-reset" is not a mail kind (one of ${mailKinds.join(', ')})`,
       'MAIL_TEMPLATES_DIR: test.subject: a subject is one line',
-      'MAIL_TEMPLATES_DIR: test.txt: reads {{resetLink}}, not a value mails have (productName, origin, supportContact, to, name, link, code, lockLink, expiresInMinutes, expiresInDays, newEmail, oldEmail, change, recoveryCodesLeft)',
+      'MAIL_TEMPLATES_DIR: test.txt: reads {{resetLink}}, not a value mails have (productName, origin, supportContact, to, name, link, code, lockLink, expiresInMinutes, expiresInDays, newEmail, oldEmail, change, recoveryCodesLeft, tokenName)',
     ]);
     expect(problemsOf({ MAIL_TEMPLATES_DIR: path.join(dir, 'missing') })).toEqual([
       `MAIL_TEMPLATES_DIR: cannot read the folder ${path.join(dir, 'missing')} (ENOENT) (e.g. MAIL_TEMPLATES_DIR=/etc/gatehouse/mail)`,
@@ -166,6 +166,7 @@ describe('the built-in templates', () => {
     change: 'Two-step sign-in was turned on.',
     passkeyName: 'My laptop',
     providerName: 'GitHub',
+    tokenName: 'Nightly export',
   };
 
   it.each(mailKinds.map((kind) => ({ kind })))(
@@ -253,13 +254,14 @@ describe('mail kinds a way in declares', () => {
     ]);
   });
 
-  it('the registered ways in bring their kinds: two-step sign-in and passkeys', () => {
+  it('the registered ways in bring their kinds: two-step sign-in and passkeys; access tokens theirs', () => {
     expect(mailKinds).toEqual(
       expect.arrayContaining([
         'second-factor-notice',
         'signin-enrolment-code',
         'passkey-added-notice',
         'passkey-removed-notice',
+        'access-token-created-notice',
       ]),
     );
     expect(Object.keys(builtinMails)).not.toContain('second-factor-notice');

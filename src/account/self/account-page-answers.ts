@@ -4,6 +4,7 @@ import type {
   AccountPageView,
   SecondFactorView,
   SentForm,
+  ShownOnce,
 } from '../../pages/account/account-page.js';
 import type { Notice } from '../../pages/notices.js';
 import type {
@@ -18,6 +19,7 @@ import type { CsrfRefusal } from '../csrf-guard.js';
 import { secondFactorsOf } from '../second-factors.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { providerNamesOf } from '../identities/actions.js';
+import { listAccessTokens } from '../../users/access-tokens.js';
 import { noPasswordHash } from '../../users/hasher.js';
 import { listIdentities } from '../identities/identity-store.js';
 import { factorSummary } from '../totp/totp-store.js';
@@ -33,7 +35,7 @@ import { ownSessions } from './sessions.js';
 export interface Said {
   notice: Notice | undefined;
   sent?: SentForm;
-  shown?: Partial<SecondFactorView>;
+  shown?: ShownOnce;
 }
 
 /** What a form post came to. */
@@ -179,13 +181,14 @@ export async function accountPageData(
   const userId = signedIn.user.id;
   const user = await deps.store.view(userId);
   if (user === null) return null;
-  const [sessions, events, factors, passkeys, recentUntil, identities] = await Promise.all([
+  const [sessions, events, factors, passkeys, recentUntil, identities, tokens] = await Promise.all([
     ownSessions(deps, signedIn),
     ownHistory(deps, userId),
-    secondFactorView(deps, userId, said.shown),
+    secondFactorView(deps, userId, said.shown?.secondFactor),
     createPasskeyStore(deps.db).list(userId),
     deps.recentUntil(signedIn.session.claims.sid),
     identitiesView(deps, userId),
+    listAccessTokens(deps.db, userId, deps.now()),
   ]);
   return {
     user,
@@ -199,6 +202,7 @@ export async function accountPageData(
     secondFactor: factors.view,
     passkeys,
     ...(identities !== undefined && { identities }),
+    accessTokens: { rows: tokens, made: said.shown?.accessToken },
     noPassword: signedIn.user.passwordHash === noPasswordHash,
     recent: recentUntil !== null && deps.now() < recentUntil,
   };

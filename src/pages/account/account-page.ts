@@ -2,11 +2,17 @@ import type { AccountForm } from './account-notices.js';
 import {
   csrfField,
   currentPasswordField,
+  day,
   fieldState,
   formNotice,
   toldInForm,
   type SentForm,
 } from './account-form-kit.js';
+import {
+  accessTokensSection,
+  type AccessTokensView,
+  type NewAccessToken,
+} from './account-access-tokens.js';
 import { identitiesSection, type IdentitiesView } from './account-identities.js';
 import { secondFactorSection, type SecondFactorView } from './account-second-factor.js';
 import { historySection, sessionsSection, type SecurityView } from './account-security.js';
@@ -39,6 +45,16 @@ export interface PasskeyRow {
 
 export type { SecondFactorView, SentForm };
 
+/**
+ * What a form's answer shows on the page this once, as the answer to its own post (never a
+ * redirect's target, so in no URL, history entry or cookie): a set-up's key, new recovery
+ * codes, an access token just made.
+ */
+export interface ShownOnce {
+  secondFactor?: Partial<SecondFactorView>;
+  accessToken?: NewAccessToken;
+}
+
 export interface AccountPageView extends SecurityView {
   user: AccountUser;
   /** Auth.js's CSRF token: every form here carries it, the sign-out form too. */
@@ -57,6 +73,8 @@ export interface AccountPageView extends SecurityView {
   passkeys?: readonly PasskeyRow[] | undefined;
   /** Identities at providers; undefined: none configured, no section. */
   identities?: IdentitiesView | undefined;
+  /** The live access tokens, and one just made; undefined: no section. */
+  accessTokens?: AccessTokensView | undefined;
   /**
    * The account has no password (a provider made it): the password section says how to set
    * one (the reset flow, when mail is on) instead of asking for the current one.
@@ -176,13 +194,6 @@ ${renderNewPasswordFields({
 </section>`;
 }
 
-/** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
-function day(iso: string): string {
-  const date = new Date(iso);
-  const months = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ');
-  return `${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
-}
-
 /**
  * Passkeys: each with its dates, and (folded away) its rename and remove forms, which work
  * without script; removing asks for the current password unless the session is recent. Adding
@@ -260,7 +271,8 @@ function topNotice(view: PlacedView): SafeHtml | undefined {
 
 /**
  * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password,
- * where one is signed in, the security history; second factors slot in as sections too), each with a plain form posting
+ * access tokens, where one is signed in, the security history; second factors, passkeys and
+ * identities slot in as sections too), each with a plain form posting
  * to `<the page>/…`, then the sign-out button. No script: the forms work as they are, and a
  * refused one comes back with its notice inside it, its fields marked and the first of them
  * focused, and a pointer to it at the top.
@@ -272,6 +284,10 @@ export function renderAccountPage(shell: PageShell, shown: AccountPageView): str
   if (view.passkeys !== undefined) sections.push(passkeysSection(view, view.passkeys));
   if (view.identities !== undefined)
     sections.push(identitiesSection({ ...view, authPath: shell.basePath }, view.identities));
+  if (view.accessTokens !== undefined)
+    sections.push(
+      accessTokensSection({ ...view, tokenRoute: `${shell.basePath}/token` }, view.accessTokens),
+    );
   sections.push(sessionsSection(view, view.accountPath), historySection(view));
   const content = markup`${topNotice(view)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">
