@@ -50,7 +50,7 @@ const successes = {
   password: 'Password changed; your other sessions were signed out.',
   email:
     'We sent a link to the new address. Open it there and press its button: your address changes then, not before. Nothing arrived? Check the spelling and the spam folder.',
-  verification: 'We sent the confirmation mail again. Open its link and press the button.',
+  verification: 'We mailed your address a confirmation link. Open it and press the button.',
   verified: 'Your address is already verified: there is nothing to confirm.',
   session: 'That session was signed out.',
   sessions: 'Your other sessions were signed out.',

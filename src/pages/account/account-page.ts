@@ -67,6 +67,8 @@ export interface AccountPageView extends SecurityView {
   sent?: SentForm | undefined;
   /** The mail flows are on: the page offers the address's change and the mail sent again. */
   mailEnabled?: boolean;
+  /** A confirmation link was mailed to this address (false: an operator made it unverified). */
+  verificationMailed?: boolean;
   /** Absent: second factors are off and this account has none (no section). */
   secondFactor?: SecondFactorView | undefined;
   /** The account's passkeys; undefined: no passkeys section. */
@@ -116,11 +118,15 @@ function emailSection(view: PlacedView): SafeHtml {
   const resend =
     !user.emailVerified &&
     view.mailEnabled === true &&
-    markup`<p>We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?</p>
+    markup`<p>${
+      view.verificationMailed === true
+        ? markup`We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?`
+        : markup`This address is not confirmed yet. We can mail it a link to confirm it is yours.`
+    }</p>
 <form method="post" action="${view.accountPath}/email/verification">
 ${csrfField(view)}
 ${formNotice(view, 'verification')}
-<button type="submit" class="secondary">Send the confirmation mail again</button>
+<button type="submit" class="secondary">${view.verificationMailed === true ? 'Send the confirmation mail again' : 'Mail me a confirmation link'}</button>
 </form>`;
   // Folded away until wanted (no script: `<details>`), open again when its post was refused.
   const change = markup`<details${view.sent?.form === 'email' && markup` open`}>
