@@ -7,11 +7,14 @@
 // - every port the guide names (Gatehouse's 3000, the app's, nginx's) becomes a free one, in the
 //   commands and in the app's files (not its lockfile); Gatehouse gets it as `PORT`;
 // - Gatehouse gets the test's mail catcher as `SMTP_URL` and `MAIL_FROM` (`gatehouseEnv`), as the
-//   guides' mail note says, so every mailed link is read from its mail;
+//   guides' mail note says, so every mailed link is read from its mail, and what else the test
+//   names there (a token signing key and introspection credentials);
 // - `npm start` in `gatehouse/` skips its `prestart` build: `dist/` is built already;
 // - the install step reuses an earlier run's install of the same package.json and lockfile
 //   (hard links from a cache in the temp folder), and runs `npm` only the first time;
-// - a second `gatehouse, server` step stops the first one (the guide says to restart it).
+// - a second `gatehouse, server` step stops the first one (the guide says to restart it);
+// - a test may put a folder first on `PATH` for the app's commands (`appPathFirst`: the Python
+//   guide's `python3` with PyJWT).
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -81,6 +84,8 @@ export interface GuideOptions {
   serverPorts: number[];
   /** More of Gatehouse's environment (a mail catcher's `SMTP_URL`, as the guide's note says). */
   gatehouseEnv?: NodeJS.ProcessEnv;
+  /** A folder put first on `PATH` for the app's commands (a `python3` that has what they need). */
+  appPathFirst?: string;
 }
 
 export async function followGuide(options: GuideOptions): Promise<GuideRun> {
@@ -128,7 +133,11 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
       PORT: String(port(options.ports[0]!)),
       npm_config_ignore_scripts: 'true',
     },
-    'my-app': { ...base, ...network() },
+    'my-app': {
+      ...base,
+      ...network(),
+      ...(options.appPathFirst && { PATH: `${options.appPathFirst}${path.delimiter}${base.PATH}` }),
+    },
   };
   const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
   const servers: Running[] = [];
