@@ -17,14 +17,7 @@ import {
 } from '../helpers/account-journey.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { exampleFiles, followGuide, guideShape, root, type GuideRun } from './follow-guide.js';
-import {
-  callFromPage,
-  callWithAccessToken,
-  expectRefusals,
-  expectRevocationBound,
-  tokenKeys,
-  type TokenKeys,
-} from './token-checks.js';
+import * as tokens from './token-checks.js';
 
 // docs/integrate-express.md, followed as written (test/examples/follow-guide.ts says how), then
 // driven in Chromium: Ada signs in and out, and the app's /api/me takes her session's token
@@ -79,12 +72,12 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let app = '';
     let copiedCookie = '';
     let smtp: LoopbackSmtp;
-    let keys: TokenKeys;
+    let keys: tokens.TokenKeys;
     let adaToken = '';
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
-      keys = tokenKeys();
+      keys = tokens.tokenKeys();
       guide = await followGuide({
         name: 'express',
         guidePath,
@@ -162,7 +155,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     it("/api/me takes the token Ada's page gets from /api/auth/token, and answers who she is", async (context) => {
       if (guide.unavailable) return context.skip(guide.unavailable);
       const id = /\(id (\S+)\)$/.exec(await text('server-gatehouse'))?.[1];
-      const { token, status, body } = await callFromPage(page, '/api/me');
+      const { token, status, body } = await tokens.callFromPage(page, '/api/me');
       expect([status, body]).toMatchObject([
         200,
         { id, email: 'ada@example.com', name: 'Ada Lovelace', amr: ['pwd'] },
@@ -172,13 +165,13 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
 
     it("/api/me takes the token a personal access token of Ada's gets, for a script", async (context) => {
       if (guide.unavailable) return context.skip(guide.unavailable);
-      const { status, body } = await callWithAccessToken(page, app, `${app}/api/me`);
+      const { status, body } = await tokens.callWithAccessToken(page, app, `${app}/api/me`);
       expect([status, body]).toMatchObject([200, { id: decodeJwt(adaToken).sub, amr: ['pat'] }]);
     });
 
     it('/api/me refuses no token, a changed or forged one, one for another issuer or audience, and an expired one, saying why', async (context) => {
       if (guide.unavailable) return context.skip(guide.unavailable);
-      await expectRefusals(`${app}/api/me`, adaToken, keys);
+      await tokens.expectRefusals(`${app}/api/me`, adaToken, keys);
     });
 
     it('signs out; a cookie copied before reads as no session when asking Gatehouse, as Ada when decoded', async (context) => {
@@ -205,7 +198,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         appOrigin: app,
         cookie: copiedCookie,
       };
-      await expectRevocationBound(`${app}/api/me`, adaToken, ended, keys);
+      await tokens.expectRevocationBound(`${app}/api/me`, adaToken, ended, keys);
     });
 
     let own: Page;

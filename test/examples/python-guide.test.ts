@@ -20,14 +20,7 @@ import {
 import { nginxPath } from '../helpers/nginx.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { exampleFiles, followGuide, guideShape, root, type GuideRun } from './follow-guide.js';
-import {
-  callFromPage,
-  callWithAccessToken,
-  expectRefusals,
-  expectRevocationBound,
-  tokenKeys,
-  type TokenKeys,
-} from './token-checks.js';
+import * as tokens from './token-checks.js';
 
 // docs/integrate-python.md, followed as written (test/examples/follow-guide.ts says how): a
 // Python app (the standard library, and PyJWT for its token API) and Gatehouse behind one nginx,
@@ -101,13 +94,13 @@ describe.skipIf(missing.length > 0)(
     let site = '';
     let copiedCookie = '';
     let smtp: LoopbackSmtp;
-    let keys: TokenKeys;
+    let keys: tokens.TokenKeys;
     let adaToken = '';
     const pathFirst = pythonFirst();
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
-      keys = tokenKeys();
+      keys = tokens.tokenKeys();
       guide = await followGuide({
         name: 'python',
         guidePath,
@@ -176,7 +169,7 @@ describe.skipIf(missing.length > 0)(
 
     it("/api/me takes the token Ada's page gets from /api/auth/token, checked with PyJWT, and answers who she is", async () => {
       const id = /\(id (\S+)\)$/.exec(await page.locator('#server-gatehouse').innerText())?.[1];
-      const { token, status, body } = await callFromPage(page, '/api/me');
+      const { token, status, body } = await tokens.callFromPage(page, '/api/me');
       expect([status, body]).toMatchObject([
         200,
         { id, email: 'ada@example.com', name: 'Ada Lovelace', amr: ['pwd'] },
@@ -186,12 +179,12 @@ describe.skipIf(missing.length > 0)(
     });
 
     it("/api/me takes the token a personal access token of Ada's gets, for a script", async () => {
-      const { status, body } = await callWithAccessToken(page, site, `${site}/api/me`);
+      const { status, body } = await tokens.callWithAccessToken(page, site, `${site}/api/me`);
       expect([status, body]).toMatchObject([200, { id: decodeJwt(adaToken).sub, amr: ['pat'] }]);
     });
 
     it('/api/me refuses no token, a changed or forged one, one for another issuer or audience, and an expired one, saying why', async () => {
-      await expectRefusals(`${site}/api/me`, adaToken, keys);
+      await tokens.expectRefusals(`${site}/api/me`, adaToken, keys);
     });
 
     it("signs out on Gatehouse's page, back home signed out; a cookie copied before reads as no session", async () => {
@@ -215,7 +208,7 @@ describe.skipIf(missing.length > 0)(
         appOrigin: site,
         cookie: copiedCookie,
       };
-      await expectRevocationBound(`${site}/api/me`, adaToken, ended, keys);
+      await tokens.expectRevocationBound(`${site}/api/me`, adaToken, ended, keys);
     });
 
     let own: Page;
