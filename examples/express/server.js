@@ -1,6 +1,7 @@
 import { getSession } from '@auth/express';
 import express from 'express';
 import { csrfToken, forwardToGatehouse, postAccount, sessionFromGatehouse } from './gatehouse.js';
+import { requireToken } from './verify-token.js';
 
 const port = Number(process.env.PORT ?? 3001);
 
@@ -112,6 +113,22 @@ app.get('/dashboard', async (req, res, next) => {
   } catch (error) {
     next(error);
   }
+});
+
+// An API route for callers without the cookie (a mobile app, a script, another service, or a
+// page's fetch): a token from Gatehouse's /api/auth/token in `Authorization: Bearer`, checked
+// here against Gatehouse's public keys (verify-token.js), with no call to Gatehouse.
+app.get('/api/me', requireToken, (req, res) => {
+  const { sub, email, name, sid, amr, exp } = res.locals.token;
+  res.set('Cache-Control', 'no-store');
+  res.json({
+    id: sub,
+    email,
+    name,
+    session: sid,
+    amr,
+    expires: new Date(exp * 1000).toISOString(),
+  });
 });
 
 // This app's own /account (Gatehouse's is at /api/auth/account, so this one stays the app's):
