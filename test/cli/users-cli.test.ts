@@ -50,6 +50,26 @@ describe('gatehouse users CLI on a real database', () => {
     ]);
   });
 
+  it('shows each user’s second factors, so an operator sees who enrolled (SECOND_FACTOR=required)', async () => {
+    const { db } = openDatabase(env.DATABASE_URL as string);
+    const { id } = await db.selectFrom('users').select('id').executeTakeFirstOrThrow();
+    // An authenticator app turned on, as its confirmation leaves the row.
+    await db
+      .insertInto('user_totp')
+      .values({ user_id: id, secret: 'sealed', pending_secret: null, enabled_at: 1, updated_at: 1 })
+      .execute();
+    await db.destroy();
+    const text = await users(['list']);
+    expect(text.stdout.split('\n')[1]).toMatch(/\tunverified\ttotp$/);
+    const json = JSON.parse((await users(['list', '--json'])).stdout) as {
+      secondFactors: string[];
+    }[];
+    expect(json[0]?.secondFactors).toEqual(['totp']);
+    const { db: again } = openDatabase(env.DATABASE_URL as string);
+    await again.deleteFrom('user_totp').execute();
+    await again.destroy();
+  });
+
   it.each([
     [
       ['add', '--email', 'grace@example.com', '--password-stdin'],
