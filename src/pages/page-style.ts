@@ -56,7 +56,7 @@ a{color:inherit;text-underline-offset:.2em}
 .hint{color:var(--muted);font-size:.9375rem}
 .brand{margin:0 0 .25rem;text-align:center;color:var(--muted);font-size:.875rem;font-weight:600;letter-spacing:.02em}
 .foot{margin:1.5rem 0 0;padding-top:1rem;border-top:1px solid var(--card-border);text-align:center;color:var(--muted);font-size:.875rem}
-form+.hint{margin:1rem 0 0;text-align:center}
+form+.hint,[data-passkey-only]+.hint{margin:1rem 0 0;text-align:center}
 code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 label{display:block;margin:1rem 0 .375rem;font-weight:600;overflow-wrap:anywhere}
 form>label:first-of-type{margin-top:0}
