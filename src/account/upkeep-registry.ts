@@ -3,14 +3,16 @@ import type { Database } from '../db/schema.js';
 import { builtinMails } from '../mail/builtin-templates.js';
 import { joinMailCatalogues } from '../mail/catalogue.js';
 import type { MethodUpkeep } from './model/method-upkeep.js';
+import { newDeviceMails } from './new-device/mails.js';
 import { waysInUpkeep } from './ways-in.js';
 
 /** Every way in's upkeep, as the registry lists them (src/account/ways-in.ts). */
 export const registeredUpkeep: readonly MethodUpkeep[] = waysInUpkeep;
 
-/** Every kind of mail the service sends: the account flows' and each way in's. */
+/** Every kind of mail the service sends: the account flows', the new-device notice, each way in's. */
 export const registeredMails = joinMailCatalogues(
   builtinMails,
+  newDeviceMails,
   ...registeredUpkeep.map((method) => method.mails ?? {}),
 );
 

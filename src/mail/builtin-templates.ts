@@ -202,4 +202,7 @@ export const callerValues = [
   'oldEmail',
   'change',
   'recoveryCodesLeft',
+  'signedInAt',
+  'deviceName',
+  'network',
 ] as const;
