@@ -177,4 +177,40 @@ describe.each(backends)('sign-in places on $name', (backend) => {
       });
     },
   );
+
+  it.skipIf(skip)(
+    'with mail off, records the new device and mails nothing; turned off, records neither',
+    async () => {
+      const userId = await user('fay@example.com');
+      const settings = {
+        db,
+        mail: undefined,
+        pages: pagePathsUnder(undefined),
+        budget: { max: 10, windowSeconds: 900 },
+        now: () => now,
+        log: { info: () => undefined },
+      };
+      const device = (id: string) => ({ id, cookieVerified: false, origin: 'https://auth.test' });
+      const off = createSignInRecord({ ...settings, notice: false });
+      const on = createSignInRecord({ ...settings, notice: true });
+      await on({ userId, device: device('first') }, client);
+      await off({ userId, device: device('second') }, { ...client, ip: '192.0.2.1' });
+      await on({ userId, device: device('third') }, { ...client, ip: '192.0.2.200' });
+      await on({ userId, device: device('fourth') }, { ...client, ip: '2001:db8::1' });
+      const events = await db
+        .selectFrom('account_events')
+        .select(['type', 'detail'])
+        .where('user_id', '=', userId)
+        .orderBy('id')
+        .execute();
+      // Off, the places were still kept: the next sign-in from that network is no new one.
+      expect(events.map((row) => [row.type, row.detail])).toEqual([
+        ['signin', null],
+        ['signin', null],
+        ['signin', null],
+        ['signin', null],
+        ['signin_new_device', '{"network":"2001:db8::/48","notice":"mail_off"}'],
+      ]);
+    },
+  );
 });
