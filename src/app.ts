@@ -31,6 +31,7 @@ export type AppConfig = SiteConfig &
     | 'env'
     | 'identityProviders'
     | 'identityProviderTimeoutSeconds'
+    | 'newDeviceNotice'
   > &
   // Optional: apps built without it (tests) get the configuration's defaults.
   Partial<Pick<Config, 'tokens'>>;

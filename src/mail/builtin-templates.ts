@@ -203,4 +203,7 @@ export const callerValues = [
   'change',
   'recoveryCodesLeft',
   'tokenName',
+  'signedInAt',
+  'deviceName',
+  'network',
 ] as const;

@@ -1,3 +1,4 @@
+import type { IssuedDevice } from '../cookies/device-cookie.js';
 import type { VerifiedCredential } from '../../sessions/session-store.js';
 import type { User } from '../../users/store.js';
 import type { FastifyReply } from 'fastify';
@@ -111,8 +112,8 @@ export interface AuthRequestContext {
   addition?: SignInAddition;
   /** The device cookie a sign-in carried (src/auth/cookies/device-cookie.ts), unverified. */
   deviceCookie?: string;
-  /** A device cookie value for this account, issued when the password was right. */
-  issuedDeviceCookie?: string;
+  /** A device cookie for this account and its device's id, issued when every check passed. */
+  issuedDevice?: IssuedDevice;
   /** What `authorize` decided, once it ran: the details were right, or they were not. */
   signInResult?: 'success' | 'invalid';
   /**
