@@ -4,6 +4,7 @@ import type { User } from '../../users/store.js';
 import type { FastifyReply } from 'fastify';
 import type { AuthPages } from '../../pages/signin/auth-pages.js';
 import type { PendingAccountEvent } from './account-events.js';
+import { storeUnavailable } from '../../http/answer.js';
 
 /** Whom a sign-in's check signed in, as Auth.js's `authorize` returns it. */
 export interface SignedInUser {
@@ -162,5 +163,15 @@ export async function fromStore<T>(
   } catch (error) {
     interrupt(context, { kind: 'unavailable', error });
     throw new StoreUnavailableError(error);
+  }
+}
+
+/** A store failure is 503 `unavailable`, never a quiet "signed out" or "no session". */
+export async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw storeUnavailable();
+    throw error;
   }
 }
