@@ -103,8 +103,9 @@ export default tseslint.config(
     },
   },
   {
-    // The hashing threads' script: plain CommonJS that worker threads load as it is.
-    files: ['src/**/*.cjs'],
+    // Plain CommonJS: the hashing threads' script, which worker threads load as it is, and the
+    // npm scripts' Node gate, which an older Node runs.
+    files: ['src/**/*.cjs', 'scripts/build/require-node.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,

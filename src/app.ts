@@ -32,6 +32,7 @@ export type AppConfig = SiteConfig &
     | 'env'
     | 'identityProviders'
     | 'identityProviderTimeoutSeconds'
+    | 'newDeviceNotice'
   > &
   // Optional: apps built without it (tests) get the configuration's defaults.
   Partial<Pick<Config, 'tokens'>>;

@@ -18,6 +18,7 @@ import { openDatabase } from './db/open.js';
 import type { Database } from './db/schema.js';
 import { readPackageVersion } from './health/version.js';
 import { LineWriter, pipeAtomicBytes } from './log/line-writer.js';
+import { prettyLine } from './log/pretty-line.js';
 import { loggerOptions } from './log/options.js';
 import { during, StartFailure } from './boot/start-failure.js';
 import { startupSummary, writeInfoLine } from './boot/startup-line.js';
@@ -56,6 +57,11 @@ function loadConfig(): Config {
     for (const warning of result.warnings) process.stderr.write(`gatehouse: warning: ${warning}\n`);
   return result.config;
 }
+
+/** LOG_FORMAT: pretty for a person at a development terminal (`auto`), or when asked. */
+const prettyLog = (config: Config) =>
+  config.logFormat === 'pretty' ||
+  (config.logFormat === 'auto' && config.env !== 'production' && process.stdout.isTTY === true);
 
 /** Config → database → migrations → app → listen; drains on SIGTERM/SIGINT and exits 0. */
 async function serve(config: Config, secrets: readonly string[], migrate: boolean): Promise<void> {
@@ -99,6 +105,7 @@ async function serve(config: Config, secrets: readonly string[], migrate: boolea
   const logOut = new LineWriter({
     fd: 1,
     ...(cluster.isWorker && { writeBytesMax: pipeAtomicBytes }),
+    ...(prettyLog(config) && { format: prettyLine }),
   });
   process.on('exit', () => logOut.flushSync());
   let draining = false;

@@ -1,6 +1,7 @@
 import { getSession } from '@auth/express';
 import express from 'express';
 import { csrfToken, forwardToGatehouse, postAccount, sessionFromGatehouse } from './gatehouse.js';
+import { requireToken } from './verify-token.js';
 
 const port = Number(process.env.PORT ?? 3001);
 
@@ -114,6 +115,22 @@ app.get('/dashboard', async (req, res, next) => {
   }
 });
 
+// An API route for callers without the cookie (a mobile app, a script, another service, or a
+// page's fetch): a token from Gatehouse's /api/auth/token in `Authorization: Bearer`, checked
+// here against Gatehouse's public keys (verify-token.js), with no call to Gatehouse.
+app.get('/api/me', requireToken, (req, res) => {
+  const { sub, email, name, sid, amr, exp } = res.locals.token;
+  res.set('Cache-Control', 'no-store');
+  res.json({
+    id: sub,
+    email,
+    name,
+    session: sid,
+    amr,
+    expires: new Date(exp * 1000).toISOString(),
+  });
+});
+
 // This app's own /account (Gatehouse's is at /api/auth/account, so this one stays the app's):
 // forms that post here, and this server posts them on to Gatehouse's account API with the CSRF
 // token the page carried. Each success redirects back (a reload posts nothing twice).
@@ -148,7 +165,7 @@ ${said ? `<p role="status">${escape(said)}</p>` : ''}${problem ? `<p role="alert
   <button type="submit">Change address</button>
 </form>
 <h2>Security</h2>
-<p>Where you are signed in, two-step sign-in, passkeys and your history are on
+<p>Where you are signed in, two-step sign-in, passkeys, access tokens and your history are on
 <a href="${gatehousePages.account}">Gatehouse's account page</a>.</p>
 <p><a href="/">Home</a></p>`,
     ),

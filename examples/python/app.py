@@ -1,23 +1,46 @@
-"""A server-rendered app in Python (standard library only) that reads Gatehouse's session.
+"""A server-rendered app in Python that reads Gatehouse's session, and an API taking its tokens.
 
 nginx (nginx.conf) puts this app and Gatehouse on one origin: the browser signs in on
 Gatehouse's own page, and this app forwards the browser's cookies to Gatehouse's
 GET /api/auth/session to learn who is signed in. Sign-up, "Forgot your password?" and the
 account settings are Gatehouse's pages, linked; this app's own /account has one form of its
-own, the password change, which it posts on to Gatehouse's account API.
+own, the password change, which it posts on to Gatehouse's account API. GET /api/me answers
+callers that send a token from Gatehouse's /api/auth/token instead of the cookie, checked with
+PyJWT against Gatehouse's public keys. The standard library does the rest.
 """
 
 import html
 import json
 import os
+import re
+import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.error import HTTPError
+from urllib.error import HTTPError, URLError
 from urllib.parse import parse_qs, quote, urlsplit
+
+try:
+    import jwt
+    from jwt.algorithms import has_crypto
+except ImportError:
+    has_crypto = False
+if not has_crypto:
+    raise SystemExit(
+        "app.py checks Gatehouse's tokens with PyJWT and cryptography (ES256): "
+        "apt install python3-jwt python3-cryptography, or pip install 'pyjwt[crypto]'"
+    )
 
 # Where Gatehouse listens, as this server reaches it (not through nginx).
 GATEHOUSE_URL = os.environ.get("GATEHOUSE_URL", "http://127.0.0.1:3000")
 PORT = int(os.environ.get("PORT", "8000"))
+
+# Gatehouse's public keys, fetched from Gatehouse directly and kept five minutes; fetched again
+# for a token signed by a key not among them (after a rotation).
+TOKEN_KEYS = jwt.PyJWKClient(f"{GATEHOUSE_URL}/api/auth/jwks.json")
+# Who signs the tokens, and whom they are for: Gatehouse's AUTH_URL, and its TOKEN_AUDIENCE
+# (by default the same).
+TOKEN_ISSUER = os.environ.get("TOKEN_ISSUER", "http://localhost:8080")
+TOKEN_AUDIENCE = os.environ.get("TOKEN_AUDIENCE", TOKEN_ISSUER)
 
 # Gatehouse's own pages on this origin (ACCOUNT_PAGES_PATH=/api/auth/account, forwarded by nginx).
 ACCOUNT_PAGE = "/api/auth/account"
@@ -75,6 +98,43 @@ def post_account(route, fields, cookie, token, forwarded_for):
         return False, message, refused.headers.get_all("Set-Cookie") or []
 
 
+def token_claims(authorization):
+    """The claims of a token from Gatehouse's /api/auth/token, sent as `Authorization: Bearer
+    …`: (claims, None), or (None, why it is refused). Its signature is checked against
+    Gatehouse's key set, and its issuer, audience and expiry, with no call to Gatehouse per
+    request. A token stays valid until it expires (TOKEN_TTL, 5 minutes by default), even after
+    its session has ended. Raises PyJWKClientError when the key set cannot be fetched."""
+    match = re.fullmatch(r"Bearer +(\S+) *", authorization or "", re.IGNORECASE)
+    if not match:
+        return None, "Send a token from /api/auth/token as Authorization: Bearer."
+    token = match[1]
+    try:
+        key = TOKEN_KEYS.get_signing_key_from_jwt(token).key
+        claims = jwt.decode(
+            token,
+            key,
+            algorithms=["ES256"],
+            audience=TOKEN_AUDIENCE,
+            issuer=TOKEN_ISSUER,
+            options={"require": ["exp", "sub"]},
+        )
+    except jwt.ExpiredSignatureError:
+        return None, "The token has expired: get a new one from /api/auth/token."
+    except (jwt.InvalidIssuerError, jwt.InvalidAudienceError):
+        return None, "The token is not for this API: its issuer or audience differ."
+    except jwt.PyJWKClientError as error:
+        # The key set out of reach is this server's trouble, not the token's (PyJWT 2.8 and
+        # later raise PyJWKClientConnectionError for it).
+        if isinstance(error.__context__, URLError):
+            raise
+        return None, "The token is not signed by Gatehouse."
+    except (jwt.InvalidSignatureError, jwt.InvalidAlgorithmError):
+        return None, "The token is not signed by Gatehouse."
+    except jwt.InvalidTokenError:
+        return None, "That is not a token."
+    return claims, None
+
+
 def describe(session):
     if not session:
         return "Not signed in"
@@ -99,6 +159,9 @@ def page(title, body):
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         path = urlsplit(self.path).path
+        if path == "/api/me":
+            self.api_me()
+            return
         session, self.cookies = session_from_gatehouse(self.headers.get("Cookie"))
         if path == "/":
             if session:
@@ -181,6 +244,31 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Location", "/account?done=password")
         self.end_headers()
 
+    def api_me(self):
+        """GET /api/me, for callers without the cookie (a mobile app, a script, another service,
+        a page's fetch): who the token in `Authorization: Bearer` speaks for."""
+        self.cookies = []
+        try:
+            claims, refused = token_claims(self.headers.get("Authorization"))
+        except jwt.PyJWKClientError as error:
+            print(f"the token could not be checked: {error}", flush=True)
+            message = "Gatehouse's keys could not be read: try again."
+            self.answer_json(503, {"error": {"code": "unavailable", "message": message}})
+            return
+        if refused:
+            problem = {"error": {"code": "invalid_token", "message": refused}}
+            self.answer_json(401, problem, {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+            return
+        me = {
+            "id": claims["sub"],
+            "email": claims.get("email"),
+            "name": claims.get("name"),
+            "session": claims.get("sid"),
+            "amr": claims.get("amr"),
+            "expires": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(claims["exp"])),
+        }
+        self.answer_json(200, me)
+
     def account_page(self, session, said="", problem="", status=200):
         """This app's own /account (Gatehouse's is at /api/auth/account, linked)."""
         token, cookies = csrf_token(self.headers.get("Cookie"))
@@ -212,16 +300,21 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Location", "/api/auth/signin?callbackUrl=" + quote(back, safe=""))
         self.end_headers()
 
-    def answer(self, status, text):
+    def answer(self, status, text, content_type="text/html; charset=utf-8", headers=None):
         body = text.encode()
         self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         # Pages that show a person's data are never cached.
         self.send_header("Cache-Control", "no-store")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_cookies()
         self.end_headers()
         self.wfile.write(body)
+
+    def answer_json(self, status, value, headers=None):
+        self.answer(status, json.dumps(value), "application/json", headers)
 
     def send_cookies(self):
         for cookie in self.cookies:

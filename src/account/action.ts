@@ -5,7 +5,7 @@ import type { Throttle } from '../auth/signin/throttle.js';
 import type { Database } from '../db/schema.js';
 import type { MailQueue } from '../mail/mail-queue.js';
 import type { AccountForm, FormFailure } from '../pages/account/account-notices.js';
-import type { SecondFactorView } from '../pages/account/account-page.js';
+import type { ShownOnce } from '../pages/account/account-page.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { User, UserStore } from '../users/store.js';
 import type { NewAccountEvent } from './model/events.js';
@@ -164,9 +164,9 @@ export interface OperationForm {
   doneOf?: (answer: unknown) => string;
   /**
    * The answer is shown on the page itself rather than redirected to (a secret shown once: the
-   * set-up's QR code, new recovery codes).
+   * set-up's QR code, new recovery codes, a new access token).
    */
-  shows?: (answer: unknown) => Partial<SecondFactorView>;
+  shows?: (answer: unknown) => ShownOnce;
 }
 
 /**

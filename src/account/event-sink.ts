@@ -5,6 +5,7 @@ import type { ThrottleStore } from '../auth/signin/throttle-store.js';
 import type { Database } from '../db/schema.js';
 import type { UserStore } from '../users/store.js';
 import { record, refusalEventTypes } from './model/events.js';
+import type { SignInRecord } from './new-device/sign-in-record.js';
 
 export interface EventSinkDeps {
   db: Kysely<Database>;
@@ -13,6 +14,8 @@ export interface EventSinkDeps {
   throttleStore: ThrottleStore;
   /** THROTTLE_WINDOW_SECONDS: at most one refusal of each type is recorded per account in it. */
   refusalWindowSeconds: number;
+  /** A browser's sign-in with its device: recorded with the device (src/account/new-device/). */
+  signIns?: SignInRecord;
   now: () => number;
   log: { error(fields: object, message: string): void };
 }
@@ -42,6 +45,11 @@ export function createEventSink(deps: EventSinkDeps): AccountEventSink {
       (event.email === undefined ? undefined : (await deps.users.findByEmail(event.email))?.id);
     if (userId === undefined) return;
     if (refusalEventTypes.has(event.type) && !(await firstInWindow(event.type, userId))) return;
+    const device = event.type === 'signin' ? event.device : undefined;
+    if (device !== undefined && deps.signIns !== undefined) {
+      await deps.signIns({ userId, device, ...(event.detail && { detail: event.detail }) }, client);
+      return;
+    }
     await record(deps.db, {
       userId,
       type: event.type,

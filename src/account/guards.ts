@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { SessionAccess } from '../auth/session/session-access.js';
-import { StoreUnavailableError } from '../auth/request/request-context.js';
+import { orUnavailable } from '../auth/request/request-context.js';
 import { HttpError } from '../http/errors.js';
-import { storeUnavailable } from '../http/answer.js';
 import type { UserStore } from '../users/store.js';
 import type { SignedIn } from './action.js';
 import type { AccountStore } from './model/account-store.js';
@@ -13,16 +12,6 @@ export interface GuardDeps {
   store: Pick<AccountStore, 'provedAt'>;
   reauthMaxAgeSeconds: number;
   now: () => number;
-}
-
-/** A store failure is 503 `unavailable`, never a quiet "signed out". */
-async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof StoreUnavailableError) throw storeUnavailable();
-    throw error;
-  }
 }
 
 /**

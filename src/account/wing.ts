@@ -19,6 +19,8 @@ import type { MailQueue } from '../mail/mail-queue.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import type { UserStore } from '../users/store.js';
 import { createEventSink } from './event-sink.js';
+import { placeKeptMs, prunePlaces } from './new-device/places.js';
+import { createSignInRecord } from './new-device/sign-in-record.js';
 import type { SecondFactorMode } from '../config/second-factor.js';
 import type { Factor } from './second-factors.js';
 import { createTotpPorts } from './totp/factor-ports.js';
@@ -82,6 +84,8 @@ export interface AccountWingSettings {
   identityProviders?: readonly IdentityProviderSetting[] | undefined;
   /** IDENTITY_PROVIDER_TIMEOUT: how long a provider has to answer each call. */
   identityProviderTimeoutSeconds?: number | undefined;
+  /** NEW_DEVICE_NOTICE: a sign-in from a new device and network is recorded and mailed. */
+  newDeviceNotice?: boolean | undefined;
 }
 
 export interface AccountWingDeps {
@@ -216,6 +220,16 @@ export function createAccountWing(deps: AccountWingDeps) {
       users: deps.users,
       throttleStore: deps.throttleStore,
       refusalWindowSeconds: throttle.windowSeconds,
+      signIns: createSignInRecord({
+        db: deps.db,
+        notice: config.newDeviceNotice ?? accountDefaults.newDeviceNotice,
+        mail,
+        pages,
+        // At the sign-in throttle's numbers, as every mail budget (src/account/mail-limits.ts).
+        budget: { max: mailRequestLimits.emailMax, windowSeconds: throttle.windowSeconds },
+        now: deps.now,
+        log: deps.log,
+      }),
       now: deps.now,
       log: deps.log,
     }),
@@ -258,7 +272,7 @@ export function createAccountWing(deps: AccountWingDeps) {
 /**
  * The periodic prune of what the wing keeps: events past the list's reach, spent secrets, audit
  * entries past `auditRetentionDays` (behind the chain's checkpoint), spent second-step and
- * passkey challenges.
+ * passkey challenges, devices and networks not signed in from for a year.
  */
 export async function pruneAccountRecords(
   db: Kysely<Database>,
@@ -271,5 +285,6 @@ export async function pruneAccountRecords(
     pruneAuditLog(db, now - auditRetentionDays * 86_400_000),
     pruneChallenges(db, now),
     pruneRegisteredMethods(db, now),
+    prunePlaces(db, now - placeKeptMs),
   ]);
 }

@@ -5,6 +5,7 @@ import { mailList, mailRetry, webhookList, webhookRetry } from './outbox-routes.
 import {
   auditEntries,
   auditVerify,
+  revokeUserSession,
   revokeUserSessions,
   userSessions,
 } from './session-audit-routes.js';
@@ -43,6 +44,7 @@ export const adminRoutes: readonly AdminRoute[] = [
   route('POST', '/users/:id/name', users.rename),
   route('GET', '/users/:id/sessions', userSessions),
   route('POST', '/users/:id/sessions/revoke', revokeUserSessions),
+  route('POST', '/users/:id/sessions/:sessionId/revoke', revokeUserSession),
   route('GET', '/users/:id/identities', userIdentities),
   route('POST', '/users/:id/identities/:identity/remove', removeUserIdentity),
   route('GET', '/mail', mailList),
@@ -54,4 +56,4 @@ export const adminRoutes: readonly AdminRoute[] = [
 ];
 
 /** A route's path as docs/openapi.yaml writes it. */
-export const openApiPath = (path: string) => path.replace(/:([a-z]+)/g, '{$1}');
+export const openApiPath = (path: string) => path.replace(/:([a-zA-Z]+)/g, '{$1}');

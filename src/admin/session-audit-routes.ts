@@ -2,6 +2,7 @@ import { invalidField } from '../http/errors.js';
 import {
   listAudit,
   listSessionsOfUser,
+  revokeSessionOfUser,
   revokeUserSessionsNow,
   verifyAudit,
 } from '../operator/operations.js';
@@ -26,6 +27,21 @@ export const revokeUserSessions: AdminHandler = async (call) => {
   });
   if (result === 'missing') throw notFound('user');
   return ok({ revoked: result.revoked });
+};
+
+/**
+ * `POST /users/{id}/sessions/{sessionId}/revoke`: one session ended now, by the public id the
+ * sessions list shows. 404 `not_found` for no such live session of that user (no such user
+ * reads the same).
+ */
+export const revokeUserSession: AdminHandler = async (call) => {
+  const result = await revokeSessionOfUser(call.ports, {
+    userId: idParam(call, 'user'),
+    sessionId: call.params.sessionId ?? '',
+    actor: call.actor,
+  });
+  if (result === 'missing') throw notFound('session');
+  return { status: 204 };
 };
 
 /** A time in the query: ISO 8601 or milliseconds since the epoch. */

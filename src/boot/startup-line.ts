@@ -11,6 +11,8 @@ export interface StartupSummary {
     workers?: number;
     /** The identity providers people may sign in with, by id; absent when none. */
     providers?: string[];
+    /** Where webhooks go: each endpoint's origin only (a path or query may hold a secret). */
+    webhooks?: string[];
   };
   /** The same in one sentence, for a person reading the log. */
   message: string;
@@ -26,6 +28,7 @@ export function startupSummary(config: Config): StartupSummary {
   const origin = config.authUrl ?? "from each request's Host";
   const workers = config.workers > 1 ? config.workers : undefined;
   const providers = config.identityProviders.map((provider) => provider.id);
+  const webhooks = (config.webhooks?.endpoints ?? []).map(originOnly);
   return {
     fields: {
       store,
@@ -33,11 +36,24 @@ export function startupSummary(config: Config): StartupSummary {
       mode: config.env,
       ...(workers !== undefined && { workers }),
       ...(providers.length > 0 && { providers }),
+      ...(webhooks.length > 0 && { webhooks }),
     },
     message: `started in ${config.env} mode: store ${store}, public origin ${origin}${
       workers === undefined ? '' : `, ${workers} workers`
-    }${providers.length === 0 ? '' : `, sign-in with ${providers.join(', ')}`}`,
+    }${providers.length === 0 ? '' : `, sign-in with ${providers.join(', ')}`}${
+      webhooks.length === 0 ? '' : `, webhooks to ${webhooks.join(', ')}`
+    }`,
   };
+}
+
+/** An endpoint as the log may show it: scheme, host and port, never a path, query or user. */
+function originOnly(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    // The config checked every endpoint; nothing to show for one that is not a URL.
+    return '(an endpoint)';
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import * as invite from './commands/invite.js';
 import * as list from './commands/list.js';
 import * as mail from './commands/mail-outbox.js';
 import * as resetSecondFactor from './commands/reset-second-factor.js';
+import * as sessions from './commands/sessions.js';
 import * as setPassword from './commands/set-password.js';
 import * as state from './commands/state.js';
 import * as verifyEmail from './commands/verify-email.js';
@@ -73,6 +74,16 @@ const commands: Record<string, Command> = {
   enable: { help: state.enableHelp, options: email, run: state.enable },
   remove: { help: state.removeHelp, options: email, run: state.remove },
   'revoke-sessions': { help: state.revokeHelp, options: email, run: state.revokeSessions },
+  sessions: {
+    help: sessions.sessionsHelp,
+    options: { ...email, json: { type: 'boolean' } },
+    run: sessions.list,
+  },
+  'revoke-session': {
+    help: sessions.revokeOneHelp,
+    options: { ...email, id: { type: 'string' } },
+    run: sessions.revokeOne,
+  },
   unlock: { help: state.unlockHelp, options: email, run: state.unlock },
   'verify-email': { help: verifyEmail.help, options: email, run: verifyEmail.run },
   'reset-second-factor': {

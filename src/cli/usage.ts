@@ -61,6 +61,8 @@ Commands:
   enable            allow sign-in again
   remove            delete a user and their sessions
   revoke-sessions   end every session of a user
+  sessions          list a user's live sessions
+  revoke-session    end one of them (--id)
   unlock            lift a sign-in lock from an email
   verify-email      mark a user's address verified
   reset-second-factor  turn off a user's two-step sign-in and void their recovery codes

@@ -8,7 +8,8 @@ const auditKeyMinBytes = 32;
  * The account routes (src/account/): how recent a password proof must be for (recent) routes,
  * how long an e-mailed reset or verification secret lives, how long an invitation does, whether
  * anyone may sign up, whether a mailed link or code signs in, whether an unverified address may
- * sign in, how long the audit log keeps an entry, and the key its head is sealed under.
+ * sign in, whether a sign-in from a new device is mailed to the owner, how long the audit log
+ * keeps an entry, and the key its head is sealed under.
  */
 export const accounts = z.pipe(
   z.object({
@@ -24,6 +25,8 @@ export const accounts = z.pipe(
     REQUIRE_VERIFIED_EMAIL: trueFalse('false'),
     // A year by default; at least the 90 days a person's own history shows, at most 10 years.
     AUDIT_RETENTION_DAYS: integer(90, 3650, 365),
+    // On by default: it is mailed only with mail on, and only after every factor was right.
+    NEW_DEVICE_NOTICE: oneOf(['on', 'off'], 'on'),
     // Or AUDIT_KEY_FILE (src/config/read/secret-files.ts). Comma-separated: the first seals, every
     // one checks (rotation). Unset: the audit chain's head is not sealed (src/audit/seal.ts).
     AUDIT_KEY: noted(
@@ -49,6 +52,8 @@ export const accounts = z.pipe(
     emailSignIn: e.EMAIL_SIGNIN === 'on',
     /** REQUIRE_VERIFIED_EMAIL: a correct password of an unverified address signs nobody in. */
     requireVerifiedEmail: e.REQUIRE_VERIFIED_EMAIL,
+    /** NEW_DEVICE_NOTICE=on: a sign-in from a new device and network is recorded and mailed. */
+    newDeviceNotice: e.NEW_DEVICE_NOTICE === 'on',
     /** Days the audit log keeps an entry; older ones are pruned behind a checkpoint. */
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     /** Keys the audit chain's head and checkpoint are sealed under, current first; empty: none. */

@@ -12,6 +12,7 @@ export const runtime = z.pipe(
   z.object({
     NODE_ENV: nodeEnv,
     LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    LOG_FORMAT: oneOf(['auto', 'json', 'pretty'], 'auto'),
     WORKERS: z.pipe(
       z._default(
         z.union([z.literal('auto'), wholeNumber(1, 256, workersProblem)], {
@@ -26,6 +27,11 @@ export const runtime = z.pipe(
   z.transform((e) => ({
     env: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
+    /**
+     * `pretty` lines for a person, or JSON lines; `auto`: pretty in development when standard
+     * output is a terminal, else JSON (decided where the log is opened, src/main.ts).
+     */
+    logFormat: e.LOG_FORMAT,
     workers: e.WORKERS,
     fastPaths: e.FAST_PATHS,
   })),

@@ -20,6 +20,7 @@ import * as enrolmentCodes from './migrations/018-enrolment-codes.js';
 import * as identities from './migrations/019-identities.js';
 import * as imports from './migrations/020-imports.js';
 import * as tokens from './migrations/021-tokens.js';
+import * as signInPlaces from './migrations/022-sign-in-places.js';
 import type { Database } from './schema.js';
 
 // Migrations are imported statically so the compiled service needs no file-system scan.
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '019-identities': identities,
   '020-imports': imports,
   '021-tokens': tokens,
+  '022-sign-in-places': signInPlaces,
 };
 
 const provider: MigrationProvider = {

@@ -319,6 +319,16 @@ export interface AccessTokensTable {
   revoked_at: number | null;
 }
 
+/** A device or network an account signed in from (migration 022; src/account/new-device/). */
+export interface SignInPlacesTable {
+  user_id: string;
+  kind: 'device' | 'network';
+  /** A device: SHA-256 of the user's id and the device's id, base64url. A network: its prefix. */
+  key: string;
+  first_seen_at: number;
+  last_seen_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -340,4 +350,5 @@ export interface Database {
   identity_link_offers: IdentityLinkOffersTable;
   token_signing_keys: TokenSigningKeysTable;
   access_tokens: AccessTokensTable;
+  sign_in_places: SignInPlacesTable;
 }

@@ -21,6 +21,8 @@ export interface LineWriterOptions {
   heldBytesMax?: number;
   /** How long a line may wait for company before it is written (`defaultLingerMs`). */
   lingerMs?: number;
+  /** Each line as written (LOG_FORMAT=pretty: src/log/pretty-line.ts); as it is when absent. */
+  format?: (line: string) => string;
 }
 
 /**
@@ -46,6 +48,7 @@ export class LineWriter {
   readonly #heldBytesMax: number;
   readonly #lingerMs: number;
   readonly #batchChars: number;
+  readonly #format: ((line: string) => string) | undefined;
   #held: string[] = [];
   #heldChars = 0;
   /** A write is on the thread pool. */
@@ -58,6 +61,7 @@ export class LineWriter {
   constructor(options: LineWriterOptions) {
     this.#fd = options.fd;
     this.#writeBytesMax = options.writeBytesMax ?? defaultWriteBytesMax;
+    this.#format = options.format;
     this.#heldBytesMax = options.heldBytesMax ?? defaultHeldBytesMax;
     this.#lingerMs = options.lingerMs ?? defaultLingerMs;
     this.#batchChars = Math.min(defaultBatchChars, this.#writeBytesMax);
@@ -69,7 +73,8 @@ export class LineWriter {
   }
 
   /** pino's destination interface: one serialized line, newline included. */
-  write(line: string): boolean {
+  write(written: string): boolean {
+    const line = this.#format === undefined ? written : this.#format(written);
     if (this.#broken || this.#heldChars + line.length > this.#heldBytesMax) {
       this.#dropped += 1;
       return true;

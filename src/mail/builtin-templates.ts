@@ -28,13 +28,13 @@ export const builtinMails: MailCatalogue = {
     text: `Hello{{#name}} {{name}}{{/name}},
 
 Someone asked to reset the password of your {{productName}} account ({{to}}). To choose a new
-password, open this link and press the button on the page:
+password, open this link and type it, twice, on the page:
 {{link}}
 ${codeText}
 
 If you did not ask for this, ignore this mail: your password stays as it is.`,
     html: `<p>Hello{{#name}} {{name}}{{/name}},</p>
-<p>Someone asked to reset the password of your {{productName}} account ({{to}}). To choose a new password, open this link and press the button on the page:</p>
+<p>Someone asked to reset the password of your {{productName}} account ({{to}}). To choose a new password, open this link and type it, twice, on the page:</p>
 ${button('Choose a new password')}${codeHtml}
 <p>If you did not ask for this, ignore this mail: your password stays as it is.</p>`,
     required: ['link'],
@@ -202,4 +202,8 @@ export const callerValues = [
   'oldEmail',
   'change',
   'recoveryCodesLeft',
+  'tokenName',
+  'signedInAt',
+  'deviceName',
+  'network',
 ] as const;

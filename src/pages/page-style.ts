@@ -56,12 +56,12 @@ a{color:inherit;text-underline-offset:.2em}
 .hint{color:var(--muted);font-size:.9375rem}
 .brand{margin:0 0 .25rem;text-align:center;color:var(--muted);font-size:.875rem;font-weight:600;letter-spacing:.02em}
 .foot{margin:1.5rem 0 0;padding-top:1rem;border-top:1px solid var(--card-border);text-align:center;color:var(--muted);font-size:.875rem}
-form+.hint,.links{margin:1rem 0 0;text-align:center}
+form+.hint,[data-passkey-only]+.hint{margin:1rem 0 0;text-align:center}
 code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 label{display:block;margin:1rem 0 .375rem;font-weight:600;overflow-wrap:anywhere}
 form>label:first-of-type{margin-top:0}
-input{display:block;width:100%;min-height:2.75rem;margin:0;padding:.5rem .75rem;border:1px solid var(--control);border-radius:6px;background:var(--field);color:var(--text);font:inherit}
-input[aria-invalid="true"]{border-color:var(--error-border)}
+input,select,textarea{display:block;width:100%;min-height:2.75rem;margin:0;padding:.5rem .75rem;border:1px solid var(--control);border-radius:6px;background:var(--field);color:var(--text);font:inherit}
+input[aria-invalid="true"],select[aria-invalid="true"]{border-color:var(--error-border)}
 button,.button{display:block;width:100%;min-height:2.75rem;margin:1.5rem 0 0;padding:.625rem 1rem;border:1px solid transparent;border-radius:6px;background:var(--accent);color:var(--on-accent);font:inherit;font-weight:600;text-align:center;text-decoration:none;cursor:pointer}
 .secondary{margin-top:.75rem;background:transparent;border-color:var(--control);color:var(--text)}
 .who .button{margin-top:0}
@@ -89,6 +89,8 @@ details[open] summary{margin-bottom:.75rem}
 .codes{margin:0 0 1rem;padding:0;list-style:none;columns:10rem;column-gap:1rem}
 .codes li{margin:0 0 .375rem;white-space:nowrap}
 .codes+.button{margin:0 0 1.5rem}
+.once{margin:0 0 1.5rem;padding:1rem;border:2px solid var(--info-border);border-radius:8px;background:var(--info-bg)}
+.once .secret{font:.875rem/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;word-break:break-all;resize:none}
 .passkeys{margin:0;padding:0;list-style:none}
 .passkeys>li{padding:.75rem 0;border-top:1px solid var(--card-border)}
 .passkeys>li:first-child{padding-top:0;border-top:0}
@@ -101,7 +103,7 @@ label .hint{font-weight:400}
 .or{margin:1.25rem 0 0;color:var(--muted);text-align:center}
 .status:empty{display:none}
 .status{margin:.75rem 0 0}
-input:focus-visible,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+input:focus-visible,select:focus-visible,textarea:focus-visible,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 @media (max-width:30rem){body{justify-content:flex-start;padding:1rem .75rem}main{padding:1.5rem 1.25rem}}
 @media (forced-colors:active){button,.button{border-color:ButtonText}.notice{border-color:CanvasText}}
 `.trim();

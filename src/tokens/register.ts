@@ -2,11 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { readTokenFile, watchTokenFile } from '../admin/tokens.js';
 import { authBasePath } from '../auth/bridge/auth-config.js';
-import { StoreUnavailableError } from '../auth/request/request-context.js';
+import { orUnavailable } from '../auth/request/request-context.js';
 import { originOf } from '../auth/request/request-site.js';
 import type { SessionAccess } from '../auth/session/session-access.js';
 import type { Database } from '../db/schema.js';
-import { storeUnavailable } from '../http/answer.js';
 import { HttpError } from '../http/errors.js';
 import type { Site } from '../http/site.js';
 import { useAccessToken } from '../users/access-tokens.js';
@@ -50,16 +49,6 @@ export const tokenPaths = {
 
 /** How long those who fetch the key set may keep it: a new key is published longer before it signs. */
 const keySetMaxAgeSeconds = 300;
-
-/** A store failure is 503 `unavailable`, never a quiet "no session". */
-async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof StoreUnavailableError) throw storeUnavailable();
-    throw error;
-  }
-}
 
 /** 401 for a bearer credential that is not one, with the header RFC 6750 asks for. */
 const badBearer = (detail: string) =>

@@ -67,6 +67,8 @@ describe('the account operations table', () => {
       '/account/email/change',
       '/account/sessions/revoke-others',
       '/account/sessions/:id/revoke',
+      '/account/tokens',
+      '/account/tokens/revoke',
       '/account/identities/unlink',
       '/account/totp/setup',
       '/account/totp/confirm',
@@ -88,6 +90,8 @@ describe('the account operations table', () => {
       '/account/password/change',
       '/account/sessions/revoke-others',
       '/account/sessions/:id/revoke',
+      '/account/tokens',
+      '/account/tokens/revoke',
       '/account/identities/unlink',
       '/account/passkeys/rename',
       '/account/passkeys/remove',
@@ -169,7 +173,20 @@ describe('a form post, over plain inputs', () => {
     expect(answer).toMatchObject({
       to: 'page',
       status: 200,
-      said: { shown: { freshCodes: ['a-b'] } },
+      said: { shown: { secondFactor: { freshCodes: ['a-b'] } } },
+    });
+  });
+
+  it('a new access token is shown on the page itself (200), never redirected to', async () => {
+    const made = { id: 'pat_1', name: 'ci', token: 'gat_x', createdAt: '', expiresAt: null };
+    const answer = await answerFormPost(
+      { operation: formOf('access-token-create'), body: {}, signedIn, csrf: undefined },
+      { ...portsWith({}, {}), run: () => Promise.resolve({ body: made, status: 201 }) },
+    );
+    expect(answer).toMatchObject({
+      to: 'page',
+      status: 200,
+      said: { shown: { accessToken: { name: 'ci', token: 'gat_x', expiresAt: null } } },
     });
   });
 

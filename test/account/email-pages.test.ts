@@ -80,14 +80,21 @@ describe('the e-mail pages (SQLite)', () => {
     const page = await accountPage(ada);
     expect(page).toContain('<h2 id="email-title">Email</h2>');
     expect(page).toContain('ada@example.com <span class="hint">(not verified yet)</span>');
-    expect(page).toContain('Send the confirmation mail again</button>');
+    // Made by an operator, unverified: nothing was mailed yet, and the page does not say so.
+    expect(page).not.toContain('We mailed this address');
+    expect(page).toContain('This address is not confirmed yet.');
+    expect(page).toContain('Mail me a confirmation link</button>');
     const before = smtp.received.length;
     const sent = await submit(ada, '/account/email/verification', {});
     expect(await after(ada, sent)).toEqual({
       role: 'status',
-      text: 'We sent the confirmation mail again. Open its link and press the button.',
+      text: 'We mailed your address a confirmation link. Open it and press the button.',
     });
     const { link } = await mailTo('ada@example.com', /Confirm your address/, before);
+    // Now a link was mailed: the page says so, and offers to send it again.
+    const mailedPage = await accountPage(ada);
+    expect(mailedPage).toContain('We mailed this address a link to confirm it is yours.');
+    expect(mailedPage).toContain('Send the confirmation mail again</button>');
 
     const person = browser(service);
     const linkPage = await person.get(link.pathname + link.search);

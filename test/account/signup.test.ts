@@ -652,7 +652,7 @@ describe.each(backends)('REQUIRE_VERIFIED_EMAIL=true on $name', ({ dialect: back
         expect.objectContaining({ emailVerified: true }),
       );
       expect((await service.cli(['users', 'list'])).stdout).toMatch(
-        /^made@example\.com\t.*\tenabled\t[0-9a-f-]{36}\tverified$/m,
+        /^made@example\.com\t.*\tenabled\t[0-9a-f-]{36}\tverified\tnone$/m,
       );
     },
   );

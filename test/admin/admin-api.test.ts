@@ -286,7 +286,41 @@ describe.runIf(firstPass)('the admin API', () => {
       expect((await client.signIn(email, password)).status).toBe(200);
     }
     const sessionsOf = async (id: string) =>
-      ((await (await api(`/users/${id}/sessions`)).json()) as { sessions: unknown[] }).sessions;
+      ((await (await api(`/users/${id}/sessions`)).json()) as { sessions: { id: string }[] })
+        .sessions;
+    expect(await sessionsOf(byApi)).toHaveLength(1);
+    // One session ended by its id, by each caller; the user's others stay.
+    const older = new Client(publicUrl);
+    await older.signIn('api2@example.com', password);
+    const third = new Client(publicUrl);
+    await third.signIn('api2@example.com', password);
+    const [newest, middle] = await sessionsOf(byApi);
+    expect((await post(`/users/${byApi}/sessions/${newest?.id ?? ''}/revoke`)).status).toBe(204);
+    expect(await third.session()).toBeNull();
+    expect(await older.session()).not.toBeNull();
+    expect((await post(`/users/${byApi}/sessions/${newest?.id ?? ''}/revoke`)).status).toBe(404);
+    const listed = await cli(['users', 'sessions', '--email', 'api2@example.com', '--json']);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((s) => s.id)).toContain(middle?.id);
+    const one = await cli([
+      'users',
+      'revoke-session',
+      '--email',
+      'api2@example.com',
+      '--id',
+      middle?.id ?? '',
+    ]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(await older.session()).toBeNull();
+    const gone = await cli([
+      'users',
+      'revoke-session',
+      '--email',
+      'api2@example.com',
+      '--id',
+      middle?.id ?? '',
+    ]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('has no live session');
     expect(await sessionsOf(byApi)).toHaveLength(1);
     expect((await cli(['users', 'revoke-sessions', '--email', 'cli2@example.com'])).code).toBe(0);
     expect(await (await post(`/users/${byApi}/sessions/revoke`)).json()).toEqual({ revoked: 1 });

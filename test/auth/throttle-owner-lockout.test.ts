@@ -63,7 +63,7 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     const response = await browser(server, home).signIn('ada@example.com', password);
     const line = response.headers.getSetCookie().find((c) => c.startsWith(`${device}=`));
     expect(line).toMatch(
-      /^gatehouse\.device=\d+\.\d+\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/,
+      /^gatehouse\.device=\d+\.\d+\.[\w-]{22}\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/,
     );
     // The account is not named in it.
     expect(line).not.toContain('ada');
@@ -79,7 +79,7 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
       password,
     });
     expect(response.status).toBe(302);
-    expect(client.cookies.get(device)).toMatch(/^\d+\.\d+\.[\w-]{43}$/);
+    expect(client.cookies.get(device)).toMatch(/^\d+\.\d+\.[\w-]{22}\.[\w-]{43}$/);
   });
 
   it('over https the device cookie is __Host- prefixed and Secure', async () => {
@@ -87,7 +87,7 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     const response = await browser(server, home).signIn('ada@example.com', password);
     const line = response.headers.getSetCookie().find((c) => c.includes('gatehouse.device='));
     expect(line).toMatch(
-      /^__Host-gatehouse\.device=\d+\.\d+\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/,
+      /^__Host-gatehouse\.device=\d+\.\d+\.[\w-]{22}\.[\w-]{43}; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/,
     );
     expect(line).not.toMatch(/Domain=/i);
   });

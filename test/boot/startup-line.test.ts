@@ -104,6 +104,22 @@ describe('the start-up line', () => {
     ]);
   });
 
+  it('names where webhooks go, by origin only: never a path, query or user', async () => {
+    const { lines, output } = await started({
+      DATA_DIR: path.join(dir, 'webhooks'),
+      AUTH_SECRET: secret,
+      WEBHOOK_URL: 'https://hooks.example.com/gatehouse?key=not-shown http://127.0.0.1:8080/in',
+      WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    });
+    expect(lines.map((line) => (line as StartLine & { webhooks?: string[] }).webhooks)).toEqual([
+      ['https://hooks.example.com', 'http://127.0.0.1:8080'],
+    ]);
+    expect(lines[0]?.msg).toMatch(
+      /, webhooks to https:\/\/hooks\.example\.com, http:\/\/127\.0\.0\.1:8080$/,
+    );
+    expect(output).not.toContain('not-shown');
+  });
+
   it('WORKERS=2: one line, from the primary, with the worker count', async () => {
     const { lines, output } = await started(
       { DATA_DIR: path.join(dir, 'cluster'), AUTH_SECRET: secret, WORKERS: '2' },

@@ -88,7 +88,7 @@ describe('the CLI an operator can find: `gatehouse --help` and hints that run as
     );
     expect(added.code).toBe(0);
     const listed = (await cli(['users', 'list'])).stdout.split('\n');
-    expect(listed[0]).toBe('EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK');
+    expect(listed[0]).toBe('EMAIL\tNAME\tSTATE\tID\tADDRESS\tFACTORS\tLOCK');
     expect(listed[1]).toMatch(/^ada@example\.com\tada\tenabled\t/);
   });
 

@@ -38,7 +38,7 @@ describe('gatehouse users CLI on a real database', () => {
     const text = await users(['list']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
-      /^EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK\ngrace@example.com\tGrace Hopper\tenabled\t[0-9a-f-]{36}\tunverified\n$/,
+      /^EMAIL\tNAME\tSTATE\tID\tADDRESS\tFACTORS\tLOCK\ngrace@example.com\tGrace Hopper\tenabled\t[0-9a-f-]{36}\tunverified\tnone\n$/,
     );
     const json = await users(['list', '--json']);
     expect(JSON.parse(json.stdout)).toEqual([
@@ -48,6 +48,26 @@ describe('gatehouse users CLI on a real database', () => {
         disabled: false,
       }),
     ]);
+  });
+
+  it('shows each user’s second factors, so an operator sees who enrolled (SECOND_FACTOR=required)', async () => {
+    const { db } = openDatabase(env.DATABASE_URL as string);
+    const { id } = await db.selectFrom('users').select('id').executeTakeFirstOrThrow();
+    // An authenticator app turned on, as its confirmation leaves the row.
+    await db
+      .insertInto('user_totp')
+      .values({ user_id: id, secret: 'sealed', pending_secret: null, enabled_at: 1, updated_at: 1 })
+      .execute();
+    await db.destroy();
+    const text = await users(['list']);
+    expect(text.stdout.split('\n')[1]).toMatch(/\tunverified\ttotp$/);
+    const json = JSON.parse((await users(['list', '--json'])).stdout) as {
+      secondFactors: string[];
+    }[];
+    expect(json[0]?.secondFactors).toEqual(['totp']);
+    const { db: again } = openDatabase(env.DATABASE_URL as string);
+    await again.deleteFrom('user_totp').execute();
+    await again.destroy();
   });
 
   it.each([
@@ -185,10 +205,10 @@ describe('gatehouse users list with hostile names', () => {
     const text = await runNode('gatehouse-cli.cjs', ['users', 'list'], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(
-      'EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK\n' +
+      'EMAIL\tNAME\tSTATE\tID\tADDRESS\tFACTORS\tLOCK\n' +
         'eve\\u001b[2J@example.com\t' +
         'Eve\\u001b]0;pwned\\u0007\\u009b31m\\u000d\\u000aroot\\u0009admin\\u202eevil\\u2028\\\\u0041 👩‍👩‍👧' +
-        '\tenabled\t00000000-0000-4000-8000-000000000001\tunverified\n',
+        '\tenabled\t00000000-0000-4000-8000-000000000001\tunverified\tnone\n',
     );
     // Only the table's own tabs and line end are left as controls.
     expect(text.stdout.replace(/[\t\n]/g, '')).not.toMatch(/[\p{Cc}\u202e\u2028]/u);

@@ -33,11 +33,13 @@ import { freePort } from '../helpers/processes.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
 import { firstPass } from '../helpers/passes.js';
+import { startTokenBackend, type TokenBackend } from '../helpers/token-backend.js';
 
 // docs/integrate.md, followed as written. Its file blocks must be examples/nextjs's files byte
 // for byte; then the test lays out gatehouse/ (this checkout, built) and my-app/ (the example)
 // side by side, runs every `<!-- run: … -->` command of the guide in order, signs in as Ada in
-// Chromium, checks the app's own table of users that Gatehouse's webhooks keep, and takes Grace
+// Chromium, checks the app's own table of users that Gatehouse's webhooks keep and the route that
+// calls another backend (one the test runs) with the session's token, and takes Grace
 // through the account self-service steps with her mail read from a catcher. The guide's last
 // section says what the test changes (ports, mail, and skipping work an earlier run or the suite
 // has done). About 15 s with a cached build (under 1 s of steps, 14 s in the browser, 6 s of it
@@ -175,6 +177,8 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
     let smtp: LoopbackSmtp | undefined;
     /** The OpenID Connect provider the guide's last section configures (a real one). */
     let idp: IdentityProvider | undefined;
+    /** The app's other backend (`API_URL`), which takes the session's token. */
+    let backend: TokenBackend | undefined;
     const timings: Record<string, number> = {};
 
     /** A guide's server command, left running once it listens on `port`. */
@@ -233,6 +237,10 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
         npm_config_update_notifier: 'false',
       };
       smtp = await LoopbackSmtp.start();
+      backend = await startTokenBackend(
+        `http://127.0.0.1:${gatehousePort}/api/auth/jwks.json`,
+        appUrl,
+      );
       idp = await startIdentityProvider();
       idp.setClients([
         {
@@ -258,7 +266,12 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       };
       const envs: Record<string, NodeJS.ProcessEnv> = {
         gatehouse: gatehouseEnv,
-        'my-app': { ...base, ...network(), GATEHOUSE_URL: `http://127.0.0.1:${gatehousePort}` },
+        'my-app': {
+          ...base,
+          ...network(),
+          GATEHOUSE_URL: `http://127.0.0.1:${gatehousePort}`,
+          API_URL: backend.url,
+        },
       };
       const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
 
@@ -314,6 +327,7 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       for (const server of servers.reverse()) await stopGroup(server);
       await smtp?.close();
       await idp?.close();
+      await backend?.close();
     });
 
     const text = (page: Page, id: string) => page.locator(`#${id}`).innerText();
@@ -375,6 +389,20 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await shot(page, '3-dashboard');
       await page.getByRole('link', { name: 'Home' }).click();
       await waitFor(page, 'server-gatehouse', ada);
+    });
+
+    it("/api/whoami calls the app's other backend with the session's token, which the backend checks against Gatehouse's key set", async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      const id = /\(id (\S+)\)$/.exec(await text(page, 'server-gatehouse'))?.[1];
+      const answer = await page.evaluate(async () => {
+        const response = await fetch('/api/whoami');
+        return { status: response.status, body: (await response.json()) as unknown };
+      });
+      expect(answer).toEqual({
+        status: 200,
+        body: { id, email: 'ada@example.com', name: 'Ada Lovelace' },
+      });
+      expect(backend!.taken.at(-1)).toMatchObject({ sub: id, iss: appUrl, aud: appUrl });
     });
 
     /** The dashboard's line on the app's own table, once it says `hasText` (webhooks come later). */
@@ -491,6 +519,14 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       });
       expect(dashboard.status).toBe(307);
       expect(new URL(dashboard.headers.get('location') ?? '', appUrl).pathname).toBe('/');
+    });
+
+    it('after sign-out /api/whoami answers 401 without calling the backend: Gatehouse gives an ended session no token', async (context) => {
+      if (unavailable) return context.skip(unavailable);
+      const calls = backend!.calls;
+      const answer = await fetch(`${appUrl}/api/whoami`, { headers: { cookie: copiedCookie } });
+      expect(answer.status).toBe(401);
+      expect(backend!.calls).toBe(calls);
     });
 
     /** The link to `path` in the first mail to `to` (with `subject`) since `since` mails. */

@@ -18,6 +18,8 @@ import * as webhookOutboxMigration from '../../src/db/migrations/014-webhook-out
 import * as factorThrottleMigration from '../../src/db/migrations/016-factor-throttle.js';
 import * as identitiesMigration from '../../src/db/migrations/019-identities.js';
 import * as importsMigration from '../../src/db/migrations/020-imports.js';
+import * as tokensMigration from '../../src/db/migrations/021-tokens.js';
+import * as signInPlacesMigration from '../../src/db/migrations/022-sign-in-places.js';
 import * as auditLogMigration from '../../src/db/migrations/013-audit-log.js';
 import * as totpMigration from '../../src/db/migrations/011-totp.js';
 import * as passkeysMigration from '../../src/db/migrations/012-passkeys.js';
@@ -547,6 +549,8 @@ for (const backend of backends) {
         const user = await createUser('ada@example.com');
         const sid = await newSession(user.id, start);
         // Such a database had none of the later migrations either: undone newest first.
+        await signInPlacesMigration.down(db as unknown as Kysely<unknown>);
+        await tokensMigration.down(db as unknown as Kysely<unknown>);
         await importsMigration.down(db as unknown as Kysely<unknown>);
         await identitiesMigration.down(db as unknown as Kysely<unknown>);
         await factorThrottleMigration.down(db as unknown as Kysely<unknown>);

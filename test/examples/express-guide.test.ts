@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { decodeJwt } from 'jose';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,11 +16,13 @@ import {
 } from '../helpers/account-journey.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { examplePaths, followGuide, guideShape, type GuideRun } from './follow-guide.js';
+import * as tokens from './token-checks.js';
 
 // docs/integrate-express.md, followed as written (test/examples/follow-guide.ts says how), then
-// driven in Chromium: Ada signs in and out; Grace signs up, changes her password and address on
-// the app's own /account and resets a forgotten password, each mailed link read from a loopback
-// catcher. A few seconds once the example's install is cached.
+// driven in Chromium: Ada signs in and out, and the app's /api/me takes her session's token
+// (test/examples/token-checks.ts); Grace signs up, changes her password and address on the app's
+// own /account and resets a forgotten password, each mailed link read from a loopback catcher. A
+// few seconds once the example's install is cached.
 
 const guidePath = 'docs/integrate-express.md';
 const exampleDir = 'examples/express';
@@ -59,16 +62,23 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
     let app = '';
     let copiedCookie = '';
     let smtp: LoopbackSmtp;
+    let keys: tokens.TokenKeys;
+    let adaToken = '';
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
+      keys = tokens.tokenKeys();
       guide = await followGuide({
         name: 'express',
         guidePath,
         exampleDir,
         ports: [3000, 3001],
         serverPorts: [3001],
-        gatehouseEnv: { SMTP_URL: smtp.url, MAIL_FROM: 'My app <no-reply@example.com>' },
+        gatehouseEnv: {
+          SMTP_URL: smtp.url,
+          MAIL_FROM: 'My app <no-reply@example.com>',
+          ...keys.gatehouseEnv,
+        },
       });
       await guide.run();
       app = guide.origin(3001);
@@ -84,6 +94,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await browser?.close();
       await guide?.stop();
       await smtp?.close();
+      keys?.dispose();
     });
 
     const text = (id: string, on = page) => on.locator(`#${id}`).innerText();
@@ -131,6 +142,28 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       await page.getByRole('link', { name: 'Home' }).click();
     });
 
+    it("/api/me takes the token Ada's page gets from /api/auth/token, and answers who she is", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      const id = /\(id (\S+)\)$/.exec(await text('server-gatehouse'))?.[1];
+      const { token, status, body } = await tokens.callFromPage(page, '/api/me');
+      expect([status, body]).toMatchObject([
+        200,
+        { id, email: 'ada@example.com', name: 'Ada Lovelace', amr: ['pwd'] },
+      ]);
+      adaToken = token;
+    });
+
+    it("/api/me takes the token a personal access token of Ada's gets, for a script", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      const { status, body } = await tokens.callWithAccessToken(page, app, `${app}/api/me`);
+      expect([status, body]).toMatchObject([200, { id: decodeJwt(adaToken).sub, amr: ['pat'] }]);
+    });
+
+    it('/api/me refuses no token, a changed or forged one, one for another issuer or audience, and an expired one, saying why', async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      await tokens.expectRefusals(`${app}/api/me`, adaToken, keys);
+    });
+
     it('signs out; a cookie copied before reads as no session when asking Gatehouse, as Ada when decoded', async (context) => {
       if (guide.unavailable) return context.skip(guide.unavailable);
       await page.getByRole('button', { name: 'Sign out' }).click();
@@ -146,6 +179,16 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
         redirect: 'manual',
       });
       expect(dashboard.status).toBe(303);
+    });
+
+    it("after sign-out Ada's token is inactive on introspection at once; /api/me takes it until it expires, not after", async (context) => {
+      if (guide.unavailable) return context.skip(guide.unavailable);
+      const ended = {
+        gatehouse: `http://127.0.0.1:${guide.port(3000)}`,
+        appOrigin: app,
+        cookie: copiedCookie,
+      };
+      await tokens.expectRevocationBound(`${app}/api/me`, adaToken, ended, keys);
     });
 
     let own: Page;

@@ -7,13 +7,16 @@
 // - every port the guide names (Gatehouse's 3000, the app's, nginx's) becomes a free one, in the
 //   commands and in the app's files (not its lockfile); Gatehouse gets it as `PORT`;
 // - Gatehouse gets the test's mail catcher as `SMTP_URL` and `MAIL_FROM` (`gatehouseEnv`), as the
-//   guides' mail note says, so every mailed link is read from its mail;
+//   guides' mail note says, so every mailed link is read from its mail, and what else the test
+//   names there (a token signing key and introspection credentials);
 // - `npm start` in `gatehouse/` skips its `prestart` build: `dist/` is built already;
 // - the install step reuses an earlier run's install of the same package.json and lockfile
 //   (hard links from a cache in the temp folder), and runs `npm` only the first time; or, for an
 //   example `npm test`'s set-up installs (scripts/test-setup.ts), that install;
 // - a second `gatehouse, server` step stops the first one (the guide says to restart it), and a
-//   `build` step stops the servers its folder runs (the guide stops the app, then builds it).
+//   `build` step stops the servers its folder runs (the guide stops the app, then builds it);
+// - a test may put a folder first on `PATH` for the app's commands (`appPathFirst`: the Python
+//   guide's `python3` with PyJWT).
 //
 // A guide that changes the app (docs/migrate-from-authjs.md) shows the changed files from a folder
 // of their own (`writes`): each such file block is written into `my-app/` where the guide shows it.
@@ -118,6 +121,8 @@ export interface GuideOptions {
    * path below this folder) where the guide shows its block.
    */
   writes?: string;
+  /** A folder put first on `PATH` for the app's commands (a `python3` that has what they need). */
+  appPathFirst?: string;
 }
 
 /** A marked command, or a changed file the guide shows, with where it goes in `my-app/`. */
@@ -225,6 +230,7 @@ async function freePorts(ports: number[]) {
 function folderEnvs(
   gatehouseEnv: NodeJS.ProcessEnv | undefined,
   gatehousePort: number,
+  appPathFirst: string | undefined,
 ): Record<string, NodeJS.ProcessEnv> {
   const base = {
     PATH: [path.dirname(process.execPath), process.env.PATH ?? '', '/usr/sbin'].join(
@@ -241,7 +247,11 @@ function folderEnvs(
       PORT: String(gatehousePort),
       npm_config_ignore_scripts: 'true',
     },
-    'my-app': { ...base, ...network() },
+    'my-app': {
+      ...base,
+      ...network(),
+      ...(appPathFirst !== undefined && { PATH: `${appPathFirst}${path.delimiter}${base.PATH}` }),
+    },
   };
 }
 
@@ -254,7 +264,7 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), `gatehouse-guide-${options.name}-`));
   const { gatehouseDir, appDir } = layOut(work, exampleDir, withPorts);
 
-  const envs = folderEnvs(options.gatehouseEnv, port(options.ports[0]!));
+  const envs = folderEnvs(options.gatehouseEnv, port(options.ports[0]!), options.appPathFirst);
   const dirs: Record<string, string> = { gatehouse: gatehouseDir, 'my-app': appDir };
   const servers: Running[] = [];
   /** The servers each folder runs, for a `build` step to stop first. */

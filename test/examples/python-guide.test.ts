@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeJwt } from 'jose';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,21 +20,38 @@ import {
 import { nginxPath } from '../helpers/nginx.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { examplePaths, followGuide, guideShape, type GuideRun } from './follow-guide.js';
+import * as tokens from './token-checks.js';
 
 // docs/integrate-python.md, followed as written (test/examples/follow-guide.ts says how): a
-// Python app (standard library only) and Gatehouse behind one nginx, driven in Chromium: Ada
-// signs in and out; Grace uses the linked Gatehouse pages and the app's own /account, her mail
-// read from a loopback catcher.
+// Python app (the standard library, and PyJWT for its token API) and Gatehouse behind one nginx,
+// driven in Chromium: Ada signs in and out, and the app's /api/me takes her session's token
+// (test/examples/token-checks.ts); Grace uses the linked Gatehouse pages and the app's own
+// /account, her mail read from a loopback catcher.
 
 const guidePath = 'docs/integrate-python.md';
 const exampleDir = 'examples/python';
 const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
-const hasPython = spawnSync('python3', ['--version']).status === 0;
+/**
+ * The `python3` the guide's commands get: the first on PATH when it has PyJWT and cryptography
+ * (as the guide asks), else Debian's, which has them from python3-jwt and python3-cryptography
+ * when a pyenv or other `python3` without them comes first on PATH.
+ */
+const python = ['python3', '/usr/bin/python3'].find(
+  (candidate) => spawnSync(candidate, ['-c', 'import jwt, cryptography']).status === 0,
+);
 const missing = [
   ...[chromiumPath, nginxPath].filter((file) => !fs.existsSync(file)),
-  ...(hasPython ? [] : ['python3']),
+  ...(python ? [] : ['python3 with PyJWT (python3-jwt, python3-cryptography)']),
 ];
+
+/** A folder whose only file is a `python3` link to `python`, put first on the app's PATH. */
+function pythonFirst(): string | undefined {
+  if (python === undefined || python === 'python3') return undefined;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-guide-python-'));
+  fs.symlinkSync(python, path.join(dir, 'python3'));
+  return dir;
+}
 
 describe(`${guidePath} shows ${exampleDir}`, () => {
   const { runs, shown, stale } = guideShape(guidePath);
@@ -65,16 +85,25 @@ describe.skipIf(missing.length > 0)(
     let site = '';
     let copiedCookie = '';
     let smtp: LoopbackSmtp;
+    let keys: tokens.TokenKeys;
+    let adaToken = '';
+    const pathFirst = pythonFirst();
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
+      keys = tokens.tokenKeys();
       guide = await followGuide({
         name: 'python',
         guidePath,
         exampleDir,
         ports: [3000, 8000, 8080],
         serverPorts: [8000, 8080],
-        gatehouseEnv: { SMTP_URL: smtp.url, MAIL_FROM: 'My app <no-reply@example.com>' },
+        gatehouseEnv: {
+          SMTP_URL: smtp.url,
+          MAIL_FROM: 'My app <no-reply@example.com>',
+          ...keys.gatehouseEnv,
+        },
+        ...(pathFirst && { appPathFirst: pathFirst }),
       });
       await guide.run();
       site = guide.origin(8080);
@@ -90,6 +119,8 @@ describe.skipIf(missing.length > 0)(
       await browser?.close();
       await guide?.stop();
       await smtp?.close();
+      keys?.dispose();
+      if (pathFirst) fs.rmSync(pathFirst, { recursive: true, force: true });
     });
 
     it("sends a signed-out visitor from the dashboard to Gatehouse's sign-in page, on the app's origin", async () => {
@@ -127,6 +158,26 @@ describe.skipIf(missing.length > 0)(
       copiedCookie = `${cookie?.name}=${cookie?.value}`;
     });
 
+    it("/api/me takes the token Ada's page gets from /api/auth/token, checked with PyJWT, and answers who she is", async () => {
+      const id = /\(id (\S+)\)$/.exec(await page.locator('#server-gatehouse').innerText())?.[1];
+      const { token, status, body } = await tokens.callFromPage(page, '/api/me');
+      expect([status, body]).toMatchObject([
+        200,
+        { id, email: 'ada@example.com', name: 'Ada Lovelace', amr: ['pwd'] },
+      ]);
+      expect(body.expires).toBe(new Date(decodeJwt(token).exp! * 1000).toISOString());
+      adaToken = token;
+    });
+
+    it("/api/me takes the token a personal access token of Ada's gets, for a script", async () => {
+      const { status, body } = await tokens.callWithAccessToken(page, site, `${site}/api/me`);
+      expect([status, body]).toMatchObject([200, { id: decodeJwt(adaToken).sub, amr: ['pat'] }]);
+    });
+
+    it('/api/me refuses no token, a changed or forged one, one for another issuer or audience, and an expired one, saying why', async () => {
+      await tokens.expectRefusals(`${site}/api/me`, adaToken, keys);
+    });
+
     it("signs out on Gatehouse's page, back home signed out; a cookie copied before reads as no session", async () => {
       await page.getByRole('link', { name: 'Sign out' }).click();
       await page.getByRole('button', { name: 'Sign out' }).click();
@@ -140,6 +191,15 @@ describe.skipIf(missing.length > 0)(
         redirect: 'manual',
       });
       expect(dashboard.status).toBe(303);
+    });
+
+    it("after sign-out Ada's token is inactive on introspection at once; /api/me takes it until it expires, not after", async () => {
+      const ended = {
+        gatehouse: `http://127.0.0.1:${guide.port(3000)}`,
+        appOrigin: site,
+        cookie: copiedCookie,
+      };
+      await tokens.expectRevocationBound(`${site}/api/me`, adaToken, ended, keys);
     });
 
     let own: Page;

@@ -61,6 +61,9 @@ async function conforms(
   }
 }
 
+/** `GET /api/account/tokens`'s answer, as far as these checks read it. */
+type Listed = { tokens: { id: string }[] };
+
 describe('docs/openapi.yaml', () => {
   let server: TestServer;
   let draining = false;
@@ -342,6 +345,20 @@ describe('docs/openapi.yaml', () => {
       profile,
     );
     await conforms(await anonymous.postForm(profile, { name: 'Ada' }), 'POST', profile);
+    const tokens = '/account/tokens';
+    const tokenForm = { csrfToken, name: 'ci', expiresInDays: '30', currentPassword: password };
+    await conforms(await client.get(tokens), 'GET', tokens);
+    await conforms(await client.postForm(tokens, tokenForm), 'POST', tokens);
+    await conforms(await client.postForm(tokens, { ...tokenForm, name: ' ' }), 'POST', tokens);
+    const revoke = '/account/tokens/revoke';
+    const [made] = ((await (await client.get('/api/account/tokens')).json()) as Listed).tokens;
+    await conforms(await client.get(revoke), 'GET', revoke);
+    for (let i = 0; i < 2; i += 1)
+      await conforms(
+        await client.postForm(revoke, { csrfToken, id: made?.id ?? '' }),
+        'POST',
+        revoke,
+      );
     const change = '/account/password/change';
     await conforms(await client.get(change), 'GET', change);
     const fields = (

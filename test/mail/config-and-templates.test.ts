@@ -101,7 +101,7 @@ describe('mail configuration', () => {
       'MAIL_TEMPLATES_DIR: invitation.html: {{#link}} is never closed',
       `MAIL_TEMPLATES_DIR: pasword-reset.txt: "pasword-reset" is not a mail kind (one of ${mailKinds.join(', ')})`,
       'MAIL_TEMPLATES_DIR: test.subject: a subject is one line',
-      'MAIL_TEMPLATES_DIR: test.txt: reads {{resetLink}}, not a value mails have (productName, origin, supportContact, to, name, link, code, lockLink, expiresInMinutes, expiresInDays, newEmail, oldEmail, change, recoveryCodesLeft)',
+      'MAIL_TEMPLATES_DIR: test.txt: reads {{resetLink}}, not a value mails have (productName, origin, supportContact, to, name, link, code, lockLink, expiresInMinutes, expiresInDays, newEmail, oldEmail, change, recoveryCodesLeft, tokenName, signedInAt, deviceName, network)',
     ]);
     expect(problemsOf({ MAIL_TEMPLATES_DIR: path.join(dir, 'missing') })).toEqual([
       `MAIL_TEMPLATES_DIR: cannot read the folder ${path.join(dir, 'missing')} (ENOENT) (e.g. MAIL_TEMPLATES_DIR=/etc/gatehouse/mail)`,
@@ -166,6 +166,10 @@ describe('the built-in templates', () => {
     change: 'Two-step sign-in was turned on.',
     passkeyName: 'My laptop',
     providerName: 'GitHub',
+    tokenName: 'Nightly export',
+    signedInAt: '3 March 2026, 09:05 UTC',
+    deviceName: 'Firefox 130 on Linux',
+    network: '198.51.100.0/24',
   };
 
   it.each(mailKinds.map((kind) => ({ kind })))(
@@ -255,7 +259,7 @@ describe('mail kinds a way in declares', () => {
     ]);
   });
 
-  it('the registered ways in bring their kinds: two-step sign-in, passkeys, sign-in by e-mail', () => {
+  it('the registered ways in bring their kinds: two-step sign-in, passkeys, sign-in by e-mail; access tokens theirs', () => {
     expect(mailKinds).toEqual(
       expect.arrayContaining([
         'second-factor-notice',
@@ -265,6 +269,7 @@ describe('mail kinds a way in declares', () => {
         'email-signin',
         'email-signin-new-account',
         'email-signin-no-account',
+        'access-token-created-notice',
       ]),
     );
     expect(Object.keys(builtinMails)).not.toContain('second-factor-notice');

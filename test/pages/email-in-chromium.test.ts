@@ -42,9 +42,9 @@ describe.skipIf(!screensRun)('verify and change e-mail in Chromium', () => {
       expect(await page.locator('main').innerText()).toContain('not verified yet');
       await shot('1-not-verified');
       const before = suite.started.smtp.received.length;
-      await page.getByRole('button', { name: 'Send the confirmation mail again' }).click();
+      await page.getByRole('button', { name: 'Mail me a confirmation link' }).click();
       expect(await page.getByRole('status').textContent()).toContain(
-        'We sent the confirmation mail again',
+        'We mailed your address a confirmation link',
       );
       await shot('2-sent');
       const link = await linkTo(email, /Confirm your address/, before);

@@ -6,7 +6,7 @@ import type { TestServer } from '../helpers/server.js';
 export const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 /** What a browser sends from a page of this origin: Accept for HTML, its Origin, same-origin. */
-export function browser(server: TestServer): Client {
+export function browser(server: Pick<TestServer, 'url'>): Client {
   return new Client(server.url, {
     accept: browserAccept,
     origin: server.url,
@@ -52,6 +52,16 @@ export async function submitSignInForm(
     callbackUrl: hidden(page, 'callbackUrl'),
     ...fields,
   });
+}
+
+/** A browser of `server`'s origin, signed in on the sign-in page's form. */
+export async function signedInBrowser(
+  server: Pick<TestServer, 'url'>,
+  fields: { email: string; password: string },
+): Promise<Client> {
+  const client = browser(server);
+  expect((await submitSignInForm(client, fields)).status).toBe(302);
+  return client;
 }
 
 export async function follow(client: Client, response: Response): Promise<string> {

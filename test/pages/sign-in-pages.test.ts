@@ -391,6 +391,8 @@ describe('the sign-out page', () => {
     expect(html).toContain('<h1 id="page-title">Sign out of Gatehouse?</h1>');
     expect(html).toContain('<form method="post" action="/api/auth/signout">');
     expect(html).not.toMatch(/<script/i);
+    // A way back without signing out, even without APP_URL: the person's account page.
+    expect(html).toContain('<a class="button secondary" href="/account">Stay signed in</a>');
     // Showing the page signs nobody out.
     expect(await client.session()).toMatchObject({ user: { email: 'ada@example.com' } });
 

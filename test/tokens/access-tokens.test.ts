@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   newAccessToken as mintRandomToken,
   wellFormedAccessToken,
@@ -14,7 +14,7 @@ import {
   newAccessToken,
   password,
   signedIn,
-  startTokenServer,
+  tokenServerFor,
   tokenOf,
 } from './token-helpers.js';
 
@@ -41,19 +41,10 @@ describe('the token format', () => {
 });
 
 describe.each(databaseBackends('access-tokens'))('personal access tokens on $name', (backend) => {
+  const serverOf = tokenServerFor(backend);
   let server: TestServer;
-  let dispose: () => Promise<void> = async () => undefined;
-
-  beforeAll(async () => {
-    if (backend.skip) return;
-    const database = await backend.create();
-    dispose = database.dispose;
-    server = await startTokenServer(database.url);
-  });
-  afterAll(async () => {
-    if (backend.skip) return;
-    await server.close();
-    await dispose();
+  beforeEach(() => {
+    if (!backend.skip) server = serverOf();
   });
 
   it.skipIf(backend.skip)(

@@ -2,7 +2,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { generateKeyPairSync, createHmac } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
 import { databaseBackends } from '../helpers/backends.js';
 import { errorCode, postWithCsrf } from '../helpers/account-requests.js';
@@ -12,7 +12,7 @@ import {
   introspect,
   password,
   signedIn,
-  startTokenServer,
+  tokenServerFor,
   tokenOf,
 } from './token-helpers.js';
 
@@ -28,19 +28,10 @@ const pyjwt =
 const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 describe.each(databaseBackends('session-tokens'))('session tokens on $name', (backend) => {
+  const serverOf = tokenServerFor(backend);
   let server: TestServer;
-  let dispose: () => Promise<void> = async () => undefined;
-
-  beforeAll(async () => {
-    if (backend.skip) return;
-    const database = await backend.create();
-    dispose = database.dispose;
-    server = await startTokenServer(database.url);
-  });
-  afterAll(async () => {
-    if (backend.skip) return;
-    await server.close();
-    await dispose();
+  beforeEach(() => {
+    if (!backend.skip) server = serverOf();
   });
 
   it.skipIf(backend.skip)(

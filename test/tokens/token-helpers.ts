@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { DatabaseBackend } from '../helpers/backends.js';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
 import {
@@ -92,4 +93,28 @@ export async function newAccessToken(client: Client, name = 'deploy script', ext
   const response = await postWithCsrf(client, '/api/account/tokens', { name, ...extra });
   expect(response.status).toBe(201);
   return (await response.json()) as { id: string; token: string; expiresAt: string | null };
+}
+
+/**
+ * A token server on the backend's fresh database for the describe block it is called in,
+ * started before its tests and closed after; the function answers it. Nothing for a skipped
+ * backend.
+ */
+export function tokenServerFor(backend: DatabaseBackend): () => TestServer {
+  let server: TestServer | undefined;
+  let dispose: () => Promise<void> = async () => undefined;
+  beforeAll(async () => {
+    if (backend.skip) return;
+    const database = await backend.create();
+    dispose = database.dispose;
+    server = await startTokenServer(database.url);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await dispose();
+  });
+  return () => {
+    if (server === undefined) throw new Error('no server: the backend is skipped');
+    return server;
+  };
 }

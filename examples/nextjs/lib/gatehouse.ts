@@ -21,3 +21,19 @@ export async function sessionFromGatehouse(): Promise<GatehouseSession | null> {
   if (!response.ok) throw new Error(`Gatehouse answered the session read with ${response.status}`);
   return (await response.json()) as GatehouseSession | null;
 }
+
+/**
+ * A token for the request's session, from Gatehouse's `GET /api/auth/token`, to call another
+ * backend with (`Authorization: Bearer`): a JWT Gatehouse signs, valid for TOKEN_TTL (5 minutes
+ * by default), which that backend checks with Gatehouse's public keys. Null without a session.
+ */
+export async function tokenFromGatehouse(): Promise<string | null> {
+  const cookie = (await headers()).get('cookie') ?? '';
+  const response = await fetch(`${gatehouseUrl}/api/auth/token`, {
+    headers: { cookie },
+    cache: 'no-store',
+  });
+  if (response.status === 401) return null;
+  if (!response.ok) throw new Error(`Gatehouse answered the token request with ${response.status}`);
+  return ((await response.json()) as { token: string }).token;
+}

@@ -7,8 +7,10 @@ import {
   revokeAccessToken,
 } from '../../users/access-tokens.js';
 import { answer, type AccountAction, type AccountOperation } from '../action.js';
+import { recentOrTypedPassword } from '../adapter.js';
 import { displayName } from '../display-name.js';
 import { record } from '../model/events.js';
+import { recordWithNotice } from '../model/security-notice.js';
 import { boundedString, fieldsOf } from '../request-body.js';
 
 /*
@@ -63,12 +65,15 @@ export const createOwnAccessToken: AccountAction = async (deps, { signedIn, body
       expiresAt,
       at,
     });
+    // Its owner is told, with the "this wasn't me" link: a token made by someone holding the
+    // session and the password would otherwise act for them unseen.
     if (token !== null)
-      await record(trx, {
-        ...client,
-        userId: signedIn.user.id,
+      await recordWithNotice(trx, deps.mail, signedIn.user, client, {
         type: 'access_token_created',
         detail: { token: token.id, name },
+        kind: 'access-token-created-notice',
+        values: { tokenName: name },
+        now: at,
       });
     return token;
   });
@@ -113,14 +118,41 @@ export const revokeOwnAccessToken: AccountAction = async (
   return { body: null, status: 204 };
 };
 
-/** The access tokens' rows of the account's operations table (src/account/account-operations.ts). */
+/** A token just made, as the account page shows it this once. */
+const madeToken = (made: unknown) => {
+  const { name, token, expiresAt } = made as {
+    name: string;
+    token: string;
+    expiresAt: string | null;
+  };
+  return { accessToken: { name, token, expiresAt } };
+};
+
+/**
+ * The access tokens' rows of the account's operations table (src/account/account-operations.ts).
+ * On the account page, the create form asks for the current password unless the session is
+ * recent, and its answer is the page showing the token; the revoke form names it in an `id` field.
+ */
 export const accessTokenOperations: readonly AccountOperation[] = [
   { path: '/tokens', method: 'GET', guard: 'session', action: listOwnAccessTokens },
-  { path: '/tokens', method: 'POST', guard: 'recent', action: createOwnAccessToken, status: 201 },
+  {
+    path: '/tokens',
+    method: 'POST',
+    guard: 'recent',
+    action: createOwnAccessToken,
+    status: 201,
+    form: {
+      name: 'access-token-create',
+      keep: ['name', 'expiresInDays'],
+      typedPassword: recentOrTypedPassword,
+      shows: madeToken,
+    },
+  },
   {
     path: '/tokens/:id/revoke',
     method: 'POST',
     guard: 'session',
     action: revokeOwnAccessToken,
+    form: { name: 'access-token-revoke', path: '/tokens/revoke', keep: ['id'] },
   },
 ];

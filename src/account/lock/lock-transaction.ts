@@ -5,6 +5,7 @@ import { changeCredential, type EventClient } from '../model/credential-change.j
 import { record } from '../model/events.js';
 import { consume, findLive } from '../model/secrets.js';
 import { removeIdentitiesSince } from '../identities/identity-store.js';
+import { forgetPlacesSince } from '../new-device/places.js';
 
 /**
  * "This wasn't me" (accounts spec, "Security notices"), in one transaction: the notice's `lock`
@@ -13,7 +14,8 @@ import { removeIdentitiesSince } from '../identities/identity-store.js';
  * asked for, and every sign-in in flight is void), every session ended, and `account_locked`
  * recorded, and the `account-locked-notice` queued to the account's current address (what
  * happened and that the operator unlocks it): a lock by whoever else holds a link is not
- * silent. Identities linked since the link was mailed are unlinked (a link's notice carries one).
+ * silent. Identities linked since the link was mailed are unlinked (a link's notice carries one),
+ * and the devices and networks first signed in from since are forgotten (src/account/new-device/).
  * An account already disabled stays so and answers the same: the holder of a valid
  * link learns nothing new. Returns the user's id, or null when the secret is not valid.
  */
@@ -43,6 +45,8 @@ export async function lockAccount(
         type: 'identity_unlinked',
         detail: { identity: removed.id, provider: removed.provider, reason: 'account_locked' },
       });
+    // So are the devices and networks first signed in from since: back in, they are new again.
+    await forgetPlacesSince(trx, userId, token.createdAt);
     // No lock link in it: the account is locked already, and a link would be one more secret.
     await lock.mail.enqueue(trx, {
       kind: 'account-locked-notice',

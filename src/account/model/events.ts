@@ -31,7 +31,9 @@ export type AccountEventType =
   | 'session_migrated'
   // Not in the spec's list: personal access tokens (adoption spec §4).
   | 'access_token_created'
-  | 'access_token_revoked';
+  | 'access_token_revoked'
+  // Adoption spec §5: a sign-in from a device and a network the account had not signed in from.
+  | 'signin_new_device';
 
 export interface NewAccountEvent {
   userId: string;

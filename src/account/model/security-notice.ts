@@ -25,6 +25,21 @@ export interface NoticedAccount {
   credentialVersion: number;
 }
 
+/** The account a notice goes to as it is now, read in the caller's transaction; null: gone. */
+export async function noticedAccount(
+  trx: Kysely<Database>,
+  userId: string,
+): Promise<Omit<NoticedAccount, 'movedTo'> | null> {
+  const row = await trx
+    .selectFrom('users')
+    .select(['email', 'name', 'credential_version'])
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  const { email, name } = row;
+  return { id: userId, email, name, credentialVersion: Number(row.credential_version) };
+}
+
 /**
  * Queues a security notice (accounts spec, "Security notices") in the caller's transaction, with
  * its "this wasn't me" link to the lock page (`/account/lock`): a `lock` secret bound to the user and the

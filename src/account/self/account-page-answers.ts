@@ -4,6 +4,7 @@ import type {
   AccountPageView,
   SecondFactorView,
   SentForm,
+  ShownOnce,
 } from '../../pages/account/account-page.js';
 import type { Notice } from '../../pages/notices.js';
 import type {
@@ -18,6 +19,7 @@ import type { CsrfRefusal } from '../csrf-guard.js';
 import { secondFactorsOf } from '../second-factors.js';
 import { createPasskeyStore } from '../passkeys/passkey-store.js';
 import { providerNamesOf } from '../identities/actions.js';
+import { listAccessTokens } from '../../users/access-tokens.js';
 import { noPasswordHash } from '../../users/hasher.js';
 import { listIdentities } from '../identities/identity-store.js';
 import { factorSummary } from '../totp/totp-store.js';
@@ -33,7 +35,7 @@ import { ownSessions } from './sessions.js';
 export interface Said {
   notice: Notice | undefined;
   sent?: SentForm;
-  shown?: Partial<SecondFactorView>;
+  shown?: ShownOnce;
 }
 
 /** What a form post came to. */
@@ -170,6 +172,21 @@ async function secondFactorView(
   return { view, passkeys: factors.passkeys };
 }
 
+/**
+ * Whether a confirmation link was ever mailed to the account's address as it is now: an account
+ * an operator made unverified was mailed nothing, and the page must not say it was.
+ */
+async function verificationMailed(deps: AccountDeps, userId: string, email: string) {
+  const row = await deps.db
+    .selectFrom('account_tokens')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('purpose', 'in', ['verify', 'signup'])
+    .where('email', '=', email)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** What the account page shows `signedIn`, with what to say; null when the account is gone. */
 export async function accountPageData(
   deps: AccountDeps,
@@ -179,18 +196,22 @@ export async function accountPageData(
   const userId = signedIn.user.id;
   const user = await deps.store.view(userId);
   if (user === null) return null;
-  const [sessions, events, factors, passkeys, recentUntil, identities] = await Promise.all([
-    ownSessions(deps, signedIn),
-    ownHistory(deps, userId),
-    secondFactorView(deps, userId, said.shown),
-    createPasskeyStore(deps.db).list(userId),
-    deps.recentUntil(signedIn.session.claims.sid),
-    identitiesView(deps, userId),
-  ]);
+  const [sessions, events, factors, passkeys, recentUntil, identities, tokens, mailed] =
+    await Promise.all([
+      ownSessions(deps, signedIn),
+      ownHistory(deps, userId),
+      secondFactorView(deps, userId, said.shown?.secondFactor),
+      createPasskeyStore(deps.db).list(userId),
+      deps.recentUntil(signedIn.session.claims.sid),
+      identitiesView(deps, userId),
+      listAccessTokens(deps.db, userId, deps.now()),
+      verificationMailed(deps, userId, user.email),
+    ]);
   return {
     user,
     passwordMinLength: deps.passwordMinLength,
     mailEnabled: deps.mail !== undefined,
+    verificationMailed: mailed,
     // Each session's method as a person reads it: a provider by its configured name.
     sessions: sessions.map((session) => ({ ...session, method: methodName(deps, session.method) })),
     events,
@@ -199,6 +220,7 @@ export async function accountPageData(
     secondFactor: factors.view,
     passkeys,
     ...(identities !== undefined && { identities }),
+    accessTokens: { rows: tokens, made: said.shown?.accessToken },
     noPassword: signedIn.user.passwordHash === noPasswordHash,
     recent: recentUntil !== null && deps.now() < recentUntil,
   };

@@ -64,7 +64,7 @@ const passwordAndCode: TypedPassword = async (deps, input, action) => {
 };
 
 const freshCodes = (answer: unknown) => ({
-  freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes,
+  secondFactor: { freshCodes: (answer as { recoveryCodes: string[] }).recoveryCodes },
 });
 
 /** TOTP's rows of the account's operations table (src/account/account-operations.ts). */
@@ -79,7 +79,9 @@ export const totpOperations: readonly AccountOperation[] = [
       name: 'totp_setup',
       keep: [],
       typedPassword: passwordForSetup,
-      shows: (answer) => ({ enrolment: answer as { secret: string; qrSvg: string } }),
+      shows: (answer) => ({
+        secondFactor: { enrolment: answer as { secret: string; qrSvg: string } },
+      }),
     },
   },
   {

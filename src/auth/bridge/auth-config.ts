@@ -35,6 +35,8 @@ export interface AuthConfigDeps {
       context: AuthRequestContext,
       charge?: ProofCharge,
     ): Promise<SignedInUser | null>;
+    /** The device cookie of a sign-in Auth.js let through, for the account at `email`. */
+    issueDevice(email: string, context: AuthRequestContext): void;
   };
   /** Auth.js providers the ways in add (identity providers); none when absent. */
   providers?: readonly Provider[];
@@ -188,8 +190,13 @@ export function createAuthConfig(deps: AuthConfigDeps, secure: boolean): AuthCon
       // Where Auth.js settles a callbackUrl (parameter, field or cookie): the service's strict
       // rule, so that a value that reached Auth.js unfiltered still cannot lead off-site.
       redirect: ({ url, baseUrl }) => settleCallbackUrl(url, baseUrl) ?? baseUrl,
-      signIn: ({ user, account, profile }) =>
-        judgeProviderSignIn(deps, context, user, account, profile),
+      // Every sign-in passes here, whichever way in judged it: the one place its device is set.
+      signIn: async ({ user, account, profile }) => {
+        const verdict = await judgeProviderSignIn(deps, context, user, account, profile);
+        if (verdict === true && typeof user.email === 'string')
+          deps.authorize.issueDevice(user.email, context);
+        return verdict;
+      },
       jwt: (params) => deps.claims.jwt(params, context),
       session: (params) => deps.claims.session(params),
     },

@@ -209,9 +209,8 @@ async function signInAnswer(
     for (const after of options.afterSignIn)
       for (const cookie of await after(signedIn)) response = withCookie(response, cookie);
   }
-  if (success && context.issuedDeviceCookie !== undefined) {
-    response = withCookie(response, deviceSetCookie(context.issuedDeviceCookie, secure));
-  }
+  const device = success ? context.issuedDevice : undefined;
+  if (device !== undefined) response = withCookie(response, deviceSetCookie(device.cookie, secure));
   if (context.issuedChallenge !== undefined)
     response = withCookie(response, challengeSet(context.issuedChallenge, secure));
   else if (success && context.challengeCookie !== undefined)
@@ -233,9 +232,21 @@ async function signInAnswer(
   }
   const userId = context.verifiedCredential?.userId;
   const detail = signIn.via?.detail;
+  // The device goes to the record with the sign-in: a new one is told to the owner from there.
   const event: PendingAccountEvent | undefined =
     success && userId !== undefined
-      ? { type: 'signin', userId, ...(detail !== undefined && { detail: { ...detail } }) }
+      ? {
+          type: 'signin',
+          userId,
+          ...(detail !== undefined && { detail: { ...detail } }),
+          ...(device !== undefined && {
+            device: {
+              id: device.id,
+              cookieVerified: device.cookieVerified,
+              origin: context.origin,
+            },
+          }),
+        }
       : context.accountEvent;
   return { response, event, page };
 }

@@ -10,6 +10,18 @@ export interface PendingAccountEvent {
   /** Else the normalised address typed: recorded only if an account has it. */
   email?: string;
   detail?: Record<string, unknown>;
+  /** A sign-in's device (`signin` only): the account's record of devices keeps it. */
+  device?: SignInDevice;
+}
+
+/** The device a sign-in came from (src/auth/cookies/device-cookie.ts), and where links point. */
+export interface SignInDevice {
+  /** Its id, kept across the device cookie's re-issues. */
+  id: string;
+  /** The device cookie it brought verified for this account: it signed in to it here before. */
+  cookieVerified: boolean;
+  /** The public origin a mail about the sign-in builds its links on (AUTH_URL's, else the request's). */
+  origin: string;
 }
 
 export interface AccountEventSink {

@@ -1,8 +1,10 @@
+import type { IssuedDevice } from '../cookies/device-cookie.js';
 import type { VerifiedCredential } from '../../sessions/session-store.js';
 import type { User } from '../../users/store.js';
 import type { FastifyReply } from 'fastify';
 import type { AuthPages } from '../../pages/signin/auth-pages.js';
 import type { PendingAccountEvent } from './account-events.js';
+import { storeUnavailable } from '../../http/answer.js';
 
 /** Whom a sign-in's check signed in, as Auth.js's `authorize` returns it. */
 export interface SignedInUser {
@@ -133,8 +135,8 @@ export interface AuthRequestContext {
   addition?: SignInAddition;
   /** The device cookie a sign-in carried (src/auth/cookies/device-cookie.ts), unverified. */
   deviceCookie?: string;
-  /** A device cookie value for this account, issued when the password was right. */
-  issuedDeviceCookie?: string;
+  /** A device cookie for this account and its device's id, issued when every check passed. */
+  issuedDevice?: IssuedDevice;
   /** What `authorize` decided, once it ran: the details were right, or they were not. */
   signInResult?: 'success' | 'invalid';
   /**
@@ -183,5 +185,15 @@ export async function fromStore<T>(
   } catch (error) {
     interrupt(context, { kind: 'unavailable', error });
     throw new StoreUnavailableError(error);
+  }
+}
+
+/** A store failure is 503 `unavailable`, never a quiet "signed out" or "no session". */
+export async function orUnavailable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw storeUnavailable();
+    throw error;
   }
 }

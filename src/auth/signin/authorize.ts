@@ -179,12 +179,6 @@ async function afterPassword(
       credentialVersion: user.credentialVersion,
       proofs,
     };
-    // The bridge sets it only if Auth.js then issues the session.
-    context.issuedDeviceCookie = deps.deviceCookies.issue(
-      user.email,
-      user.credentialVersion,
-      deps.now(),
-    );
     return { id: user.id, email: user.email, name: user.name };
   } catch (error) {
     if (error instanceof SignInCheckRefused || error instanceof RateLimited) throw error;
@@ -380,7 +374,17 @@ export function createAuthorize(deps: AuthorizeDeps) {
       firstProof,
     });
   }
-  return Object.assign(authorize, { afterProof });
+  /**
+   * The device cookie for a sign-in Auth.js let through (its signIn callback, whichever way in
+   * verified it): the bridge sets it only if Auth.js then issues the session.
+   */
+  function issueDevice(email: string, context: AuthRequestContext): void {
+    const verified = context.verifiedCredential;
+    if (verified === undefined) return;
+    const account = { email, credentialVersion: verified.credentialVersion };
+    context.issuedDevice = deps.deviceCookies.reissue(context.deviceCookie, account, deps.now());
+  }
+  return Object.assign(authorize, { afterProof, issueDevice });
 
   async function authorize(
     credentials: Partial<Record<string, unknown>>,

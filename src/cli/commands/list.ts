@@ -1,16 +1,17 @@
 import { cliCommand } from '../../boot/cli-command.js';
 import type { CliContext } from '../context.js';
-import { verifiedUserIds } from '../../users/writes.js';
+import { secondFactorsByUser, verifiedUserIds } from '../../users/writes.js';
 
 export const help = `Usage: gatehouse users list [--json]
 
-Lists every user under a header row, one a line, tab-separated: email, name, state, id and
-whether the address is verified, then "locked until <time>" when failed sign-ins put a lock on
-the email (lift it with \`users unlock\`). For scripts, --json prints one JSON array, with
-emailVerified (true or false) and lockedUntil (an ISO time, or null).`;
+Lists every user under a header row, one a line, tab-separated: email, name, state, id,
+whether the address is verified, the second factors (totp, passkey, totp+passkey or none),
+then "locked until <time>" when failed sign-ins put a lock on the email (lift it with
+\`users unlock\`). For scripts, --json prints one JSON array, with emailVerified (true or
+false), secondFactors (a list) and lockedUntil (an ISO time, or null).`;
 
 /** The text table's first line; the lock column is filled only while a lock holds. */
-export const listHeader = 'EMAIL\tNAME\tSTATE\tID\tADDRESS\tLOCK';
+export const listHeader = 'EMAIL\tNAME\tSTATE\tID\tADDRESS\tFACTORS\tLOCK';
 
 /**
  * What a terminal would act on instead of showing: C0 and C1 controls (escape sequences can
@@ -34,6 +35,7 @@ export async function run(context: CliContext, values: { json?: boolean }) {
   const users = await context.services.users.list();
   // One read for every row: the user store's User does not carry verification.
   const verified = await verifiedUserIds(context.db);
+  const factors = await secondFactorsByUser(context.db);
   const now = Date.now();
   const locks = await Promise.all(
     users.map(async ({ email }) => {
@@ -48,6 +50,7 @@ export async function run(context: CliContext, values: { json?: boolean }) {
       name,
       disabled,
       emailVerified: verified.has(id),
+      secondFactors: factors.get(id) ?? [],
       createdAt: new Date(createdAt).toISOString(),
       lockedUntil: locks[index] ?? null,
     }));
@@ -65,8 +68,9 @@ export async function run(context: CliContext, values: { json?: boolean }) {
     // columns goes on working. The lock column comes last and only when a lock holds.
     const lock = locks[index] ? `\tlocked until ${locks[index]}` : '';
     const address = verified.has(user.id) ? 'verified' : 'unverified';
+    const second = factors.get(user.id)?.join('+') ?? 'none';
     context.out(
-      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}\t${address}${lock}`,
+      `${printable(user.email)}\t${printable(user.name)}\t${user.disabled ? 'disabled' : 'enabled'}\t${user.id}\t${address}\t${second}${lock}`,
     );
   });
 }

@@ -39,9 +39,10 @@ export function fieldState(view: FormView, form: AccountForm, field: string, des
 
 /**
  * The forms whose refusal is told inside the form, beside its fields; the others' (a session's
- * sign-out) stays at the top of the page.
+ * sign-out, a token's revoke: a row that may be gone from the list) stays at the top of the page.
  */
-export const toldInForm = (form: AccountForm) => form !== 'session' && form !== 'sessions';
+export const toldInForm = (form: AccountForm) =>
+  form !== 'session' && form !== 'sessions' && form !== 'access-token-revoke';
 
 /** A refused form's notice, inside that form (the page's top only points to it). */
 export function formNotice(view: FormView, form: AccountForm): SafeHtml | undefined {
@@ -66,4 +67,11 @@ export function currentPasswordField(
   return markup`<input type="email" autocomplete="username" value="${view.user.email}" hidden>
 <label for="${id}">Current password</label>
 <input id="${id}" name="currentPassword" type="password" autocomplete="current-password" required${refused ? fieldState(view, form, 'currentPassword') : markup``}>`;
+}
+
+/** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
+export function day(iso: string): string {
+  const date = new Date(iso);
+  const months = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ');
+  return `${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
 }

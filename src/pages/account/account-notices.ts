@@ -15,7 +15,9 @@ export type AccountForm =
   | 'recovery_codes'
   | 'passkey-rename'
   | 'passkey-remove'
-  | 'identity-unlink';
+  | 'identity-unlink'
+  | 'access-token-create'
+  | 'access-token-revoke';
 
 /**
  * What a form post to the account pages ended with, when it did not succeed: an error code of
@@ -48,7 +50,7 @@ const successes = {
   password: 'Password changed; your other sessions were signed out.',
   email:
     'We sent a link to the new address. Open it there and press its button: your address changes then, not before. Nothing arrived? Check the spelling and the spam folder.',
-  verification: 'We sent the confirmation mail again. Open its link and press the button.',
+  verification: 'We mailed your address a confirmation link. Open it and press the button.',
   verified: 'Your address is already verified: there is nothing to confirm.',
   session: 'That session was signed out.',
   sessions: 'Your other sessions were signed out.',
@@ -61,6 +63,10 @@ const successes = {
   'passkey-remove': 'The passkey was removed: it can no longer sign in to your account.',
   'passkey-added': 'Passkey added. Next time, choose "Sign in with a passkey" on the sign-in page.',
   'identity-unlink': 'The provider was unlinked: it can no longer sign in to your account.',
+  'access-token-create':
+    'Access token created. Copy it now from "Access tokens" below: it is not shown again.',
+  'access-token-revoke':
+    'The access token was revoked: it can no longer get tokens for your account.',
 } as const satisfies Record<AccountForm | 'verified' | 'passkey-added', string>;
 
 /** What the page says after its script's passkey registration was refused (`done=`). */
@@ -96,6 +102,8 @@ const error = (text: string, invalid: readonly string[] = []): FormOutcome => ({
 
 type Outcome = (form: AccountForm, failure: FormFailure) => FormOutcome;
 
+const passwordForToken = 'Enter your current password to create an access token.';
+
 const invalidCode: Outcome = (form, failure) => {
   if (failure.reason === 'replacement_unproven')
     return error(
@@ -119,6 +127,10 @@ const invalidCredentials: Outcome = (form) => {
     return error('Your current password is not correct, so the passkey was not removed.', [
       'currentPassword',
     ]);
+  if (form === 'access-token-create')
+    return error('Your current password is not correct, so no access token was created.', [
+      'currentPassword',
+    ]);
   if (form !== 'email' && form !== 'password')
     return error('Your current password is not correct, so nothing changed.', ['currentPassword']);
   return form === 'email'
@@ -129,6 +141,14 @@ const invalidCredentials: Outcome = (form) => {
         'currentPassword',
       ]);
 };
+
+/** The create form's field at fault: the password, the expiry (a tampered form), or the name. */
+function tokenFieldRefused(failure: FormFailure): FormOutcome {
+  if (failure.field === 'currentPassword') return error(passwordForToken, ['currentPassword']);
+  if (failure.field === 'expiresInDays')
+    return error('Choose one of the expiries offered.', ['expiresInDays']);
+  return error('Enter a name of 1 to 200 characters.', ['name']);
+}
 
 const invalidField: Outcome = (form, failure) => {
   if (form === 'email') {
@@ -143,6 +163,7 @@ const invalidField: Outcome = (form, failure) => {
   }
   if (form === 'passkey-remove')
     return error('Enter your current password to remove a passkey.', ['currentPassword']);
+  if (form === 'access-token-create') return tokenFieldRefused(failure);
   return form === 'profile' || form === 'passkey-rename'
     ? error('Enter a name of 1 to 200 characters.', ['name'])
     : error('Fill in your current password and the new one.', ['currentPassword', 'newPassword']);
@@ -167,12 +188,24 @@ const busy: Outcome = (_form, failure) =>
 /** What the page says per code; any other code: the catalogue's message. */
 const outcomes: Partial<Record<FormFailure['code'], Outcome>> = {
   csrf: () => error(formExpired),
-  not_found: (form, failure) =>
-    form === 'passkey-rename' || form === 'passkey-remove'
-      ? error('That passkey is no longer on your account.')
+  not_found: (form, failure) => {
+    if (form === 'passkey-rename' || form === 'passkey-remove')
+      return error('That passkey is no longer on your account.');
+    return form === 'access-token-revoke'
+      ? error('That access token was revoked already, or it expired.')
+      : error(failure.message);
+  },
+  conflict: (form, failure) =>
+    form === 'access-token-create'
+      ? error(`${failure.message} No token was created.`)
       : error(failure.message),
-  reauthentication_required: () =>
-    error('Enter your current password to remove a passkey.', ['currentPassword']),
+  reauthentication_required: (form) =>
+    error(
+      form === 'access-token-create'
+        ? passwordForToken
+        : 'Enter your current password to remove a passkey.',
+      ['currentPassword'],
+    ),
   invalid_code: invalidCode,
   second_factor_required: () => error('Enter the code from your authenticator app too.', ['code']),
   last_second_factor: (form) =>

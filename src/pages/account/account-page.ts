@@ -2,11 +2,17 @@ import type { AccountForm } from './account-notices.js';
 import {
   csrfField,
   currentPasswordField,
+  day,
   fieldState,
   formNotice,
   toldInForm,
   type SentForm,
 } from './account-form-kit.js';
+import {
+  accessTokensSection,
+  type AccessTokensView,
+  type NewAccessToken,
+} from './account-access-tokens.js';
 import { identitiesSection, type IdentitiesView } from './account-identities.js';
 import { secondFactorSection, type SecondFactorView } from './account-second-factor.js';
 import { historySection, sessionsSection, type SecurityView } from './account-security.js';
@@ -39,6 +45,16 @@ export interface PasskeyRow {
 
 export type { SecondFactorView, SentForm };
 
+/**
+ * What a form's answer shows on the page this once, as the answer to its own post (never a
+ * redirect's target, so in no URL, history entry or cookie): a set-up's key, new recovery
+ * codes, an access token just made.
+ */
+export interface ShownOnce {
+  secondFactor?: Partial<SecondFactorView>;
+  accessToken?: NewAccessToken;
+}
+
 export interface AccountPageView extends SecurityView {
   user: AccountUser;
   /** Auth.js's CSRF token: every form here carries it, the sign-out form too. */
@@ -51,12 +67,16 @@ export interface AccountPageView extends SecurityView {
   sent?: SentForm | undefined;
   /** The mail flows are on: the page offers the address's change and the mail sent again. */
   mailEnabled?: boolean;
+  /** A confirmation link was mailed to this address (false: an operator made it unverified). */
+  verificationMailed?: boolean;
   /** Absent: second factors are off and this account has none (no section). */
   secondFactor?: SecondFactorView | undefined;
   /** The account's passkeys; undefined: no passkeys section. */
   passkeys?: readonly PasskeyRow[] | undefined;
   /** Identities at providers; undefined: none configured, no section. */
   identities?: IdentitiesView | undefined;
+  /** The live access tokens, and one just made; undefined: no section. */
+  accessTokens?: AccessTokensView | undefined;
   /**
    * The account has no password (a provider made it): the password section says how to set
    * one (the reset flow, when mail is on) instead of asking for the current one.
@@ -98,11 +118,15 @@ function emailSection(view: PlacedView): SafeHtml {
   const resend =
     !user.emailVerified &&
     view.mailEnabled === true &&
-    markup`<p>We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?</p>
+    markup`<p>${
+      view.verificationMailed === true
+        ? markup`We mailed this address a link to confirm it is yours. Nothing arrived, or the link expired?`
+        : markup`This address is not confirmed yet. We can mail it a link to confirm it is yours.`
+    }</p>
 <form method="post" action="${view.accountPath}/email/verification">
 ${csrfField(view)}
 ${formNotice(view, 'verification')}
-<button type="submit" class="secondary">Send the confirmation mail again</button>
+<button type="submit" class="secondary">${view.verificationMailed === true ? 'Send the confirmation mail again' : 'Mail me a confirmation link'}</button>
 </form>`;
   // Folded away until wanted (no script: `<details>`), open again when its post was refused.
   const change = markup`<details${view.sent?.form === 'email' && markup` open`}>
@@ -174,13 +198,6 @@ ${renderNewPasswordFields({
 </form>
 <p class="hint after">Your other sessions will be signed out; you stay signed in here.</p>
 </section>`;
-}
-
-/** A date as the page prints it, the same for every reader: `26 Nov 2026`. */
-function day(iso: string): string {
-  const date = new Date(iso);
-  const months = 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec'.split(' ');
-  return `${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
 }
 
 /**
@@ -260,7 +277,8 @@ function topNotice(view: PlacedView): SafeHtml | undefined {
 
 /**
  * `/account`: the signed-in account, one `<section>` per part (profile, e-mail, password,
- * where one is signed in, the security history; second factors slot in as sections too), each with a plain form posting
+ * access tokens, where one is signed in, the security history; second factors, passkeys and
+ * identities slot in as sections too), each with a plain form posting
  * to `<the page>/…`, then the sign-out button. No script: the forms work as they are, and a
  * refused one comes back with its notice inside it, its fields marked and the first of them
  * focused, and a pointer to it at the top.
@@ -272,6 +290,10 @@ export function renderAccountPage(shell: PageShell, shown: AccountPageView): str
   if (view.passkeys !== undefined) sections.push(passkeysSection(view, view.passkeys));
   if (view.identities !== undefined)
     sections.push(identitiesSection({ ...view, authPath: shell.basePath }, view.identities));
+  if (view.accessTokens !== undefined)
+    sections.push(
+      accessTokensSection({ ...view, tokenRoute: `${shell.basePath}/token` }, view.accessTokens),
+    );
   sections.push(sessionsSection(view, view.accountPath), historySection(view));
   const content = markup`${topNotice(view)}
 ${sections.map((section) => markup`${section}\n`)}<section aria-label="Sign out">

@@ -58,6 +58,7 @@ const eventWords: Record<string, string> = {
   session_migrated: 'Signed-in session carried over from the old app',
   access_token_created: 'Access token created',
   access_token_revoked: 'Access token revoked',
+  signin_new_device: 'Signed in from a new device and network',
 };
 
 const csrfField = (view: SecurityView) =>

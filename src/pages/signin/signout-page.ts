@@ -19,8 +19,10 @@ const leadId = 'lead';
 
 /**
  * The sign-out confirmation: one button posting Auth.js's sign-out form (`csrfToken`,
- * `callbackUrl`). Showing it signs nobody out; the POST is Auth.js's, unchanged. With no
- * session, there is nothing to confirm: the page says so and links to the sign-in page.
+ * `callbackUrl`). Showing it signs nobody out; the POST is Auth.js's, unchanged. "Stay signed in"
+ * leads back: to the app (APP_URL), else to the account page, which exists for every signed-in
+ * person. With no session, there is nothing to confirm: the page says so and links to the
+ * sign-in page.
  */
 export function renderSignOutPage(shell: PageShell, view: SignOutView): string {
   const { notice, signedIn } = view;
@@ -33,6 +35,7 @@ export function renderSignOutPage(shell: PageShell, view: SignOutView): string {
   const who = signedIn ? markup`${renderWho(signedIn)}. ` : undefined;
   const content = markup`<p id="${leadId}" class="lead">${who}You will need to sign in again to continue.</p>
 ${renderNotice(notice)}
-${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.callbackUrl, describedBy })}`;
+${renderSignOutForm(shell, { csrfToken: view.csrfToken, callbackUrl: view.callbackUrl, describedBy })}
+<a class="button secondary" href="${shell.appUrl ?? shell.accountPath}">Stay signed in</a>`;
   return renderDocument(shell, `Sign out of ${shell.productName}?`, content, notice);
 }

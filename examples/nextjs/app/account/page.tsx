@@ -24,7 +24,7 @@ export default async function Account() {
       <ChangeEmailForm />
       <h2>Security</h2>
       <p>
-        Where you are signed in, two-step sign-in, passkeys and your history are on{' '}
+        Where you are signed in, two-step sign-in, passkeys, access tokens and your history are on{' '}
         <a href={gatehousePages.account}>Gatehouse&apos;s account page</a>.
       </p>
       <Link href="/">Home</Link>
