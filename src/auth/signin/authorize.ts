@@ -366,13 +366,8 @@ export function createAuthorize(deps: AuthorizeDeps) {
       context.signInResult = 'invalid';
       throw new RateLimited();
     }
-    return afterPassword(deps, user, {
-      credentials: {},
-      context,
-      knownDevice: false,
-      password: null,
-      firstProof,
-    });
+    const proven = { credentials: {}, context, knownDevice: false, password: null, firstProof };
+    return afterPassword(deps, user, proven);
   }
   /**
    * The device cookie for a sign-in Auth.js let through (its signIn callback, whichever way in

@@ -242,12 +242,11 @@ export function renderSignInPage(shell: PageShell, view: SignInView): string {
   const signup =
     view.signupUrl !== undefined &&
     markup`New here? <a href="${view.signupUrl}">Create an account</a>`;
-  // One paragraph under the form and the other ways in, centred as a form's hint is (the
-  // passkey's block, hidden or not, stands between them, so `form+.hint` cannot say it).
+  // One paragraph under the form, centred as the form's hint is.
   const links =
     (forgot !== false || signup !== false) &&
     markup`
-<p class="hint links">${forgot}${forgot !== false && signup !== false && markup`<br>`}${signup}</p>`;
+<p class="hint">${forgot}${forgot !== false && signup !== false && markup`<br>`}${signup}</p>`;
   // Shown by the page's script where the browser has passkeys; hidden (and inert) elsewhere.
   const passkey = markup`<div data-passkey-only hidden>
 <p class="or">or</p>
