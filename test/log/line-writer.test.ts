@@ -11,36 +11,48 @@ function openLog() {
   const file = path.join(dir, 'out.log');
   return { file, fd: fs.openSync(file, 'a'), read: () => fs.readFileSync(file, 'utf8') };
 }
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 afterEach(() => {
+  vi.useRealTimers();
   vi.restoreAllMocks();
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the log line writer', () => {
+  // The linger's clock is faked (a loaded machine may stall a real one past any margin); the
+  // writes are real, and flush() waits for one already under way without starting another.
   it('holds a line for the linger, then writes it without a flush', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const log = openLog();
+    const writes = vi.spyOn(fs, 'write');
     const writer = new LineWriter({ fd: log.fd, lingerMs: 200 });
     writer.write('one\n');
-    // Several turns of the loop later, well within the linger: still held.
+    // Several turns of the loop later, and just short of the linger: still held.
     for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
-    await sleep(50);
+    vi.advanceTimersByTime(199);
+    expect(writes).not.toHaveBeenCalled();
     expect(log.read()).toBe('');
-    await sleep(400);
+    vi.advanceTimersByTime(1);
+    expect(writes).toHaveBeenCalledTimes(1);
+    await writer.flush();
+    expect(writes).toHaveBeenCalledTimes(1);
     expect(log.read()).toBe('one\n');
   });
 
   it('makes one write of lines written over many turns within the linger', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const log = openLog();
     const writes = vi.spyOn(fs, 'write');
     const writer = new LineWriter({ fd: log.fd, lingerMs: 200 });
     for (let turn = 0; turn < 20; turn += 1) {
       writer.write(`line ${turn}\n`);
       await new Promise((resolve) => setImmediate(resolve));
+      vi.advanceTimersByTime(5);
     }
-    await sleep(400);
-    expect(writes.mock.calls.length).toBe(1);
+    expect(writes).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(200);
+    await writer.flush();
+    expect(writes).toHaveBeenCalledTimes(1);
     expect(log.read().split('\n')).toHaveLength(21);
   });
 
