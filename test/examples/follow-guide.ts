@@ -99,6 +99,11 @@ export interface GuideRun {
   run(count?: number): Promise<void>;
   /** Output of the running servers so far, for a failure's message. */
   output(): string;
+  /**
+   * Gatehouse again as the guide last started it, with `env` added (SECOND_FACTOR=required, a
+   * FACTOR_KEY): what a reader does who turns a setting on after following the guide.
+   */
+  restartGatehouse(env: NodeJS.ProcessEnv): Promise<void>;
   timings: Record<string, number>;
   stop(): Promise<void>;
 }
@@ -271,6 +276,8 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
   const serving: Record<string, Running[]> = {};
   const said: string[] = [];
   let gatehouse: Running | undefined;
+  /** The command the guide last started Gatehouse with. */
+  let gatehouseCommand: string | undefined;
   const serverPorts = [...options.serverPorts];
   const timings: Record<string, number> = {};
   let next = 0;
@@ -291,6 +298,13 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
     unavailable: '',
     timings,
     output: () => servers.map((s) => s.output()).join('\n---\n'),
+    async restartGatehouse(env) {
+      if (gatehouse === undefined || gatehouseCommand === undefined)
+        throw new Error('the guide has not started Gatehouse yet');
+      await stopGroup(gatehouse);
+      const withEnv = { ...envs.gatehouse, ...env };
+      gatehouse = await serve('gatehouse', gatehouseCommand, withEnv, port(options.ports[0]!));
+    },
     async run(count = blocks.length - next) {
       for (const block of blocks.slice(next, next + count)) {
         next += 1;
@@ -320,6 +334,7 @@ export async function followGuide(options: GuideOptions): Promise<GuideRun> {
           if (block.folder === 'gatehouse') {
             if (gatehouse) await stopGroup(gatehouse);
             gatehouse = await serve(block.folder, command, env, port(options.ports[0]!));
+            gatehouseCommand = command;
           } else {
             const at = serverPorts.shift();
             if (at === undefined) throw new Error(`no port given for the server ${label}`);

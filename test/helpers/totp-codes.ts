@@ -55,3 +55,21 @@ export async function turnOnTotp(client: Client, confirmStep = 0) {
   const { recoveryCodes } = (await confirmed.json()) as { recoveryCodes: string[] };
   return { secret, recoveryCodes };
 }
+
+/**
+ * `turnOnTotp` for a service on the real clock (a guide's Gatehouse, not one fixed at `base`):
+ * confirmed with now's code, so the next sign-in uses `unspentCode`. Answers the secret.
+ */
+export async function turnOnTotpNow(client: Client): Promise<Secret> {
+  const setup = await postWithCsrf(client, '/api/account/totp/setup', {});
+  if (setup.status !== 200) throw new Error(`totp/setup answered ${setup.status}`);
+  const secret = Secret.fromBase32(((await setup.json()) as { secret: string }).secret);
+  const code = TOTP.generate({ secret, timestamp: Date.now() });
+  const confirmed = await postWithCsrf(client, '/api/account/totp/confirm', { code });
+  if (confirmed.status !== 200) throw new Error(`totp/confirm answered ${confirmed.status}`);
+  return secret;
+}
+
+/** A code of `secret` for the step `steps` after now's: inside the window, not the one spent. */
+export const unspentCode = (secret: Secret, steps = 1) =>
+  TOTP.generate({ secret, timestamp: Date.now() + steps * stepMs });
