@@ -727,6 +727,13 @@ describe.skipIf(!fs.existsSync(chromiumPath) || !firstPass)(
       await address.getByRole('button', { name: 'Change address' }).click();
       await said(page, 'mailed a link to ada.lovelace@example.com');
       await shot(page, '6a-own-address-change-with-code');
+      // Looked at on a phone, in the dark: the browser's own colours, nothing sticking out.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+      await shot(page, '6b-own-account-page-390-dark');
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.setViewportSize({ width: 1280, height: 720 });
       await home(page, ada);
     });
 
