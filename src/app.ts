@@ -4,6 +4,8 @@ import { createAccountWing, type AccountWingSettings } from './account/wing.js';
 import { registerAuth, type AuthRegistration, type AuthSettings } from './auth/register.js';
 import { createKyselyThrottleStore } from './auth/signin/throttle-store.js';
 import type { Config } from './config/index.js';
+import { authorizationOrigins } from './config/identity-providers.js';
+import { pageDefaults } from './config/page-settings.js';
 import type { Dialect } from './db/open.js';
 import { pingDatabase } from './db/ping.js';
 import type { Database } from './db/schema.js';
@@ -54,7 +56,12 @@ export interface AppDeps extends Omit<AuthRegistration, 'config' | 'observer'> {
 const tokenDefaults = tokenSettings.parse({}).tokens;
 
 /** Builds the whole service from its dependencies; never reads the environment, never listens. */
-export function buildApp(deps: AppDeps): FastifyInstance {
+export function buildApp(built: AppDeps): FastifyInstance {
+  // The pages' forms may lead to the configured providers' sign-ins (their buttons' posts are
+  // answered with a redirect there): their CSP says so (src/pages/page-csp.ts).
+  const formTargets = authorizationOrigins(built.config.identityProviders ?? []);
+  const page = { ...(built.config.page ?? pageDefaults), formTargets };
+  const deps = { ...built, config: { ...built.config, page } };
   const observer = deps.observer ?? noObserver;
   const site = createSite({
     config: deps.config,

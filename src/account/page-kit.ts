@@ -38,7 +38,7 @@ export function createPageKit(settings: PageKitSettings) {
   const page = settings.page ?? pageDefaults;
   const style = pageStyle(paletteFor(page.accentColor));
   const shell: PageShell = createShell(page, style, '/api/auth');
-  const policy = pagePolicy(style, page.logoUrl);
+  const policy = pagePolicy(style, page.logoUrl, page.formTargets);
   const secureOf = (request: FastifyRequest) => isSecure(request, settings.authUrl);
   const assertCsrf = createCsrfGuard({
     secrets: settings.authSecrets,

@@ -15,6 +15,15 @@ export const publicIssuers: Record<string, string> = {
   gitlab: 'https://gitlab.com',
 };
 
+/**
+ * Where a sign-in with each provider sends the browser (its authorization endpoint's origin):
+ * the issuer's, or GitHub's (its Enterprise base URL's). The pages' CSP lets their forms lead
+ * there (src/pages/page-csp.ts).
+ */
+export const authorizationOrigins = (settings: readonly IdentityProviderSetting[]): string[] => [
+  ...new Set(settings.map((setting) => new URL(issuerOf(setting)).origin)),
+];
+
 /** Where the provider's subjects are unique: its issuer, or the service's base URL. */
 export const issuerOf = (setting: IdentityProviderSetting): string =>
   setting.issuer ?? publicIssuers[setting.id] ?? '';

@@ -25,6 +25,11 @@ export interface PageSettings {
    * pages below it); absent: `defaultAccountPagesPath`.
    */
   readonly accountPagesPath?: string | undefined;
+  /**
+   * The origins besides this one a page's form may lead to: the configured identity providers'
+   * (their buttons' posts answer with a redirect there, which Chromium holds to `form-action`).
+   */
+  readonly formTargets?: readonly string[] | undefined;
 }
 
 /** Where the account pages live unless ACCOUNT_PAGES_PATH moves them. */

@@ -6,10 +6,15 @@ import type { PageStyle } from './page-style.js';
  * hash; the one script (passkeys need WebAuthn: src/pages/passkey-script.ts) by its hash, so no
  * other script of any kind runs, and requests to this origin only (the script's options and
  * callback), so nothing leaves for another; images only from where the configured logo lives;
- * forms only to this origin (Chrome also holds the sign-in's redirect to it, and Auth.js only
- * redirects to this origin). Framing is refused as on every other answer.
+ * forms only to this origin and to the configured identity providers' (`formTargets`): Chromium
+ * holds a form's redirects to `form-action` too, and a provider's button is answered with a
+ * redirect to its sign-in. Framing is refused as on every other answer.
  */
-export function pagePolicy(style: PageStyle, logoUrl: string | undefined): string {
+export function pagePolicy(
+  style: PageStyle,
+  logoUrl: string | undefined,
+  formTargets: readonly string[] = [],
+): string {
   const directives = [
     "default-src 'none'",
     `style-src ${style.cspSource}`,
@@ -20,7 +25,7 @@ export function pagePolicy(style: PageStyle, logoUrl: string | undefined): strin
     directives.push(`img-src ${logoUrl.startsWith('/') ? "'self'" : new URL(logoUrl).origin}`);
   }
   directives.push(
-    "form-action 'self'",
+    ["form-action 'self'", ...formTargets].join(' '),
     "frame-ancestors 'none'",
     "base-uri 'none'",
     "object-src 'none'",

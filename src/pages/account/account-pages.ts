@@ -51,7 +51,7 @@ export function createAccountPages(
 ): AccountPages {
   const style = pageStyle(paletteFor(settings.accentColor));
   const shell: PageShell = createShell(settings, style, authBasePath);
-  const policy = pagePolicy(style, settings.logoUrl);
+  const policy = pagePolicy(style, settings.logoUrl, settings.formTargets);
 
   function send(reply: FastifyReply, page: string, answer: PageAnswer): FastifyReply {
     return sendPage(reply, page, {

@@ -176,7 +176,7 @@ export function createAuthPages(
   const pages: Pages = {
     basePath,
     shell: createShell(settings, style, basePath),
-    policy: pagePolicy(style, settings.logoUrl),
+    policy: pagePolicy(style, settings.logoUrl, settings.formTargets),
     signInPath,
     signInPaths: new Set([`${basePath}/callback/credentials`, `${signInPath}/credentials`]),
     signOutPath: `${basePath}/signout`,
