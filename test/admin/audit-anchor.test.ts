@@ -105,9 +105,10 @@ async function startWithAdmin(backend: 'sqlite' | 'postgres', env: Record<string
 
 /** Polls `audit verify` until the entries the service writes after its answers are all in. */
 async function verified(service: AccountService, entries: number) {
-  for (let i = 0; ; i += 1) {
+  for (const deadline = Date.now() + 20_000; ;) {
     const result = await service.cli(['audit', 'verify']);
-    if (Number(/(\d+) entries/.exec(result.stdout)?.[1]) >= entries || i > 100) return result;
+    if (Number(/(\d+) entries/.exec(result.stdout)?.[1]) >= entries || Date.now() > deadline)
+      return result;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
