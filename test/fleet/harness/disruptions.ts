@@ -236,8 +236,10 @@ async function probeAll(
   return Promise.all(
     fleet.instances.map(async (instance) => ({
       name: instance.name,
-      ready: (await request(`${instance.url}/api/health/ready`, { timeoutMs: 3000 })).status,
-      live: (await request(`${instance.url}/api/health`, { timeoutMs: 3000 })).status,
+      // What each answers, however slowly a busy machine gets there (readiness gives the
+      // database 1 s): a probe that times out here would read as a wrong answer.
+      ready: (await request(`${instance.url}/api/health/ready`, { timeoutMs: 10_000 })).status,
+      live: (await request(`${instance.url}/api/health`, { timeoutMs: 10_000 })).status,
       alive: instance.alive(),
     })),
   );
