@@ -215,7 +215,7 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
         await phone.signIn(email, password);
         await new Client(server.url).signIn(email, 'not the password');
         // Sign-in's events are written just after its answer: wait for the three.
-        for (let i = 0; i < 100; i += 1) {
+        for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
           const listed = (await (await phone.get('/api/account/events')).json()) as {
             events: unknown[];
           };

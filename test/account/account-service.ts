@@ -99,13 +99,15 @@ export async function startBuiltService(
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i += 1) {
+  // A start (migrations included) may take seconds on a loaded machine: a deadline, not a count.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
     try {
       if ((await fetch(`${url}/api/health/ready`)).status === 200) break;
     } catch {
       // Not listening yet: poll again.
     }
-    if (i > 400 || child.exitCode !== null)
+    if (Date.now() > deadline || child.exitCode !== null)
       throw new Error(`the service did not start:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

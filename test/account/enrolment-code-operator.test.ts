@@ -6,9 +6,8 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseBackends } from '../helpers/backends.js';
 import { Client } from '../helpers/client.js';
-import { connects } from '../helpers/metrics.js';
 import { firstPass } from '../helpers/passes.js';
-import { freePort } from '../helpers/processes.js';
+import { freePort, untilAccepts } from '../helpers/processes.js';
 import { runNode } from '../helpers/spawn.js';
 import { refusalCode } from '../helpers/totp-codes.js';
 import {
@@ -58,8 +57,7 @@ describe.each(databaseBackends('enrolment-code'))(
         users: ['cli@example.com', 'api@example.com', 'none@example.com'],
         password,
       });
-      for (let i = 0; i < 100 && !(await connects('127.0.0.1', adminPort)); i += 1)
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      await untilAccepts(adminPort);
     }, 60_000);
     afterAll(async () => {
       if (skip) return;

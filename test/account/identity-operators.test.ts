@@ -3,10 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../helpers/client.js';
-import { connects } from '../helpers/metrics.js';
 import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
 import { firstPass } from '../helpers/passes.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import {
+  freePort,
+  startServerProcess,
+  untilAccepts,
+  untilOutput,
+  type ServerProcess,
+} from '../helpers/processes.js';
 import { distDir, runNode } from '../helpers/spawn.js';
 
 /*
@@ -67,8 +72,7 @@ describe.runIf(firstPass)('identities, as operators see them', () => {
         LOG_LEVEL: 'info',
       },
     });
-    for (let i = 0; i < 100 && !(await connects('127.0.0.1', adminPort)); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilAccepts(adminPort);
   });
   afterAll(async () => {
     await server?.stop();
@@ -78,8 +82,7 @@ describe.runIf(firstPass)('identities, as operators see them', () => {
 
   it('the start line names the providers; the secret never appears in the output', async () => {
     // Written once the service listens.
-    for (let i = 0; i < 100 && !server.output().includes('started in'); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilOutput(server.output, 'started in');
     expect(server.output()).toContain('sign-in with oidc');
     expect(server.output()).not.toContain(clientSecret);
   });

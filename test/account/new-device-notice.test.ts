@@ -41,10 +41,11 @@ async function eventTypes(owner: Client): Promise<string[]> {
  * the sign-in, whether it was new is settled.
  */
 async function recorded(owner: Client, type: string, count: number): Promise<string[]> {
-  for (let tries = 0; ; tries += 1) {
+  for (const deadline = Date.now() + 20_000; ;) {
     const types = await eventTypes(owner);
     if (types.filter((seen) => seen === type).length >= count) return types;
-    if (tries > 200) throw new Error(`no ${count} ${type} events in: ${types.join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`no ${count} ${type} events in: ${types.join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -55,8 +55,9 @@ describe.each([
     });
     expect(asked.status).toBe(202);
     // Queued after the answer (the paced queue): wait for it.
-    for (let i = 0; i < 200 && mail.to(email, 'password-reset').length === before; i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect
+      .poll(() => mail.to(email, 'password-reset').length, { timeout: 20_000, interval: 10 })
+      .toBeGreaterThan(before);
     const link = mail.to(email, 'password-reset').at(-1)?.values.link ?? '';
     return new URL(link).searchParams.get('token') ?? '';
   }

@@ -2,9 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connects } from '../helpers/metrics.js';
 import { firstPass } from '../helpers/passes.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import {
+  freePort,
+  startServerProcess,
+  untilAccepts,
+  type ServerProcess,
+} from '../helpers/processes.js';
 import { distDir } from '../helpers/spawn.js';
 
 const token = 'ops-token-0123456789abcdef0123456789abcdef';
@@ -42,8 +46,7 @@ describe.runIf(firstPass)('the admin API import', () => {
         ADMIN_TOKEN_FILE: tokenFile,
       },
     });
-    for (let i = 0; i < 100 && !(await connects('127.0.0.1', adminPort)); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilAccepts(adminPort);
   });
   afterAll(async () => {
     await server?.stop();

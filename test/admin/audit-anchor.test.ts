@@ -14,10 +14,9 @@ import {
 } from '../account/account-service.js';
 import { cutOldestAuditEntries, rewriteAuditChain } from '../helpers/audit-chain.js';
 import { Client } from '../helpers/client.js';
-import { connects } from '../helpers/metrics.js';
 import { firstPass } from '../helpers/passes.js';
 import { hasPostgres } from '../helpers/postgres.js';
-import { canRun, freePort } from '../helpers/processes.js';
+import { canRun, freePort, untilAccepts } from '../helpers/processes.js';
 
 /*
  * Issue 35, item 5, black-box: the built service with its admin API, the CLI, and the anchor
@@ -61,8 +60,7 @@ async function startWithAdmin(backend: 'sqlite' | 'postgres', env: Record<string
     ADMIN_PORT: String(adminPort),
     ADMIN_TOKEN_FILE: path.join(dir, 'admin-tokens'),
   });
-  for (let i = 0; i < 100 && !(await connects('127.0.0.1', adminPort)); i += 1)
-    await new Promise((resolve) => setTimeout(resolve, 20));
+  await untilAccepts(adminPort);
   const api = `http://127.0.0.1:${adminPort}/api/admin`;
   fs.writeFileSync(path.join(dir, 'anchor.sh'), anchorScript);
   const url = shared.DATABASE_URL ?? `file:${path.join(shared.DATA_DIR as string, 'gatehouse.db')}`;
@@ -107,9 +105,10 @@ async function startWithAdmin(backend: 'sqlite' | 'postgres', env: Record<string
 
 /** Polls `audit verify` until the entries the service writes after its answers are all in. */
 async function verified(service: AccountService, entries: number) {
-  for (let i = 0; ; i += 1) {
+  for (const deadline = Date.now() + 20_000; ;) {
     const result = await service.cli(['audit', 'verify']);
-    if (Number(/(\d+) entries/.exec(result.stdout)?.[1]) >= entries || i > 100) return result;
+    if (Number(/(\d+) entries/.exec(result.stdout)?.[1]) >= entries || Date.now() > deadline)
+      return result;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

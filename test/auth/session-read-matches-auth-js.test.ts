@@ -122,6 +122,7 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
   });
 
   it('a fresh session is not re-issued; expires is the cookie real expiry', async () => {
+    const signingIn = Date.now();
     const client = await signedIn();
     const issued = client.sessionCookie();
     const at = Date.now() + 60_000;
@@ -135,7 +136,8 @@ describe('the session and CSRF read path answers exactly as Auth.js does', () =>
     // The cookie was issued with 30 days; a minute later it still expires when it said.
     const cookieExpiry = Date.parse(body.expires);
     expect(cookieExpiry).toBeLessThanOrEqual(at + 30 * day - 59_000);
-    expect(cookieExpiry).toBeGreaterThan(at + 30 * day - 70_000);
+    // Issued during the sign-in (to the second), however long that took on a loaded machine.
+    expect(cookieExpiry).toBeGreaterThanOrEqual(signingIn + 30 * day - 1_000);
     expect(issued).toBeDefined();
   });
 

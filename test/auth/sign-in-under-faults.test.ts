@@ -134,10 +134,7 @@ describe('faults during sign-in', () => {
     });
     await addUser(server, 'ada@example.com', password);
     const inFlight = new Client(server.url).signIn('ada@example.com', password);
-    for (let i = 0; i < 200 && gate.active === 0; i += 1) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    expect(gate.active).toBe(1);
+    await expect.poll(() => gate.active, { timeout: 20_000, interval: 5 }).toBe(1);
 
     // Not even its CSRF token is looked at: with the door full, Auth.js never sees it.
     const shed = await new Client(server.url).postForm(
@@ -186,9 +183,7 @@ describe('faults during sign-in', () => {
     const inside = ['ada', 'cy'].map((name) =>
       new Client(server!.url).signIn(`${name}@example.com`, password),
     );
-    for (let i = 0; i < 200 && gate.queued === 0; i += 1) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await expect.poll(() => gate.queued, { timeout: 20_000, interval: 5 }).toBe(1);
     expect([gate.active, gate.queued]).toEqual([1, 1]);
 
     // Dan's sign-in waits at the door; then Dan closes the tab.

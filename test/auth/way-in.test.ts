@@ -151,15 +151,18 @@ describe.each([
       expect(right.headers.getSetCookie()).toContain('example.spent=1; Path=/api/auth; HttpOnly');
       expect(await client.session()).toMatchObject({ user: { email: 'ada@example.com' } });
       await expect
-        .poll(async () =>
-          (
-            await server.db
-              .selectFrom('account_events')
-              .select('detail')
-              .where('user_id', '=', userId)
-              .where('type', '=', 'signin')
-              .execute()
-          ).map((event) => event.detail),
+        .poll(
+          async () =>
+            (
+              await server.db
+                .selectFrom('account_events')
+                .select('detail')
+                .where('user_id', '=', userId)
+                .where('type', '=', 'signin')
+                .execute()
+            ).map((event) => event.detail),
+          // Written after the answer: a loaded machine may take longer than the 1 s default.
+          { timeout: 20_000 },
         )
         .toContain(JSON.stringify({ method: 'example' }));
     },

@@ -37,7 +37,8 @@ async function startToFile(dataDir: string, logFile: string) {
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 400; i += 1) {
+  // A deadline, not a count of tries: a start on a loaded machine may take many seconds.
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
     try {
       if ((await fetch(`${url}/api/health`)).status === 200) break;
     } catch {

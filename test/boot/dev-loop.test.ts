@@ -131,7 +131,9 @@ describe('npm run dev', () => {
     await waitForOutput(/build failed \(\d+ ms\); the last good build keeps running/);
     expect(output).toContain('Unexpected ";"');
     expect(output).toMatch(/src\/health\/version\.ts:\d+:\d+:/);
-    expect(await waitForVersion('edited-once', 1000)).toBe('edited-once');
+    // The last good build still answers (a generous wait only for a loaded machine's reply:
+    // a failed build starts nothing, so no other version can come).
+    expect(await waitForVersion('edited-once', 10_000)).toBe('edited-once');
     expect(pids()).toHaveLength(started);
 
     editVersion('edited-twice');

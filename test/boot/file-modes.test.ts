@@ -35,7 +35,8 @@ async function startAndStop(env: Record<string, string>) {
     }),
   );
   let healthy = false;
-  for (let i = 0; i < 400 && !exited && !healthy; i += 1) {
+  // A deadline, not a count of tries: a start on a loaded machine may take many seconds.
+  for (const deadline = Date.now() + 30_000; !exited && !healthy && Date.now() < deadline;) {
     try {
       healthy = (await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200;
     } catch {

@@ -28,10 +28,14 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** Starts the built service and waits for its start-up line(s); stops it afterwards. */
+/**
+ * Starts the built service and waits for its start-up line(s), and for `ready` of its output
+ * when given; stops it afterwards.
+ */
 async function started(
   env: Record<string, string>,
   expectLines = 1,
+  ready: (output: string) => boolean = () => true,
 ): Promise<{ lines: StartLine[]; output: string }> {
   const port = await freePort();
   const server: ServerProcess = await startServerProcess(
@@ -47,8 +51,10 @@ async function started(
       .map((line) => JSON.parse(line) as StartLine)
       .filter((line) => line.msg.startsWith('started in '));
   try {
-    // pino writes asynchronously: the line may land just after the port accepts.
-    for (let i = 0; i < 300 && lines().length < expectLines; i += 1)
+    // pino writes asynchronously: the line may land just after the port accepts, or, on a
+    // loaded machine, seconds after.
+    const deadline = Date.now() + 20_000;
+    while ((lines().length < expectLines || !ready(server.output())) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 10));
     // A second line would come from a second worker: give it the time to show.
     if (expectLines > 0) await new Promise((resolve) => setTimeout(resolve, 300));
@@ -121,9 +127,11 @@ describe('the start-up line', () => {
   });
 
   it('WORKERS=2: one line, from the primary, with the worker count', async () => {
+    // The first worker to listen opens the port; the second may take a while longer.
     const { lines, output } = await started(
       { DATA_DIR: path.join(dir, 'cluster'), AUTH_SECRET: secret, WORKERS: '2' },
       1,
+      (text) => (text.match(/Server listening at/g)?.length ?? 0) >= 2,
     );
     expect(lines).toHaveLength(1);
     expect(lines[0]?.workers).toBe(2);

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { freePort, startServerProcess } from './processes.js';
+import { freePort, startServerProcess, untilAccepts } from './processes.js';
 import { distDir, runNode } from './spawn.js';
 
 export const password = 'a long and fine password';
@@ -102,8 +102,6 @@ export async function startGatehouse(dataDir: string, env: Record<string, string
     },
   });
   // The public port accepts first; the metrics listener opens right after it.
-  for (let i = 0; i < 100 && !(await connects('127.0.0.1', metricsPort)); i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await untilAccepts(metricsPort);
   return { server, port, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, metricsPort };
 }

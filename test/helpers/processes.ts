@@ -62,6 +62,40 @@ export function accepts(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Waits until something accepts connections on 127.0.0.1:`port` (a second listener that opens
+ * after the public one, as the admin and metrics ports do); throws after `timeoutMs`. Generous:
+ * a loaded machine may take seconds between the two.
+ */
+export async function untilAccepts(port: number, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await accepts(port))) {
+    if (Date.now() > deadline) throw new Error(`nothing accepts on ${port} after ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+/**
+ * Waits until `output()` (a process's output so far) has `pattern`, written asynchronously (a
+ * log line may land well after the answer that caused it); throws, with the output, after
+ * `timeoutMs`. Returns the output then.
+ */
+export async function untilOutput(
+  output: () => string,
+  pattern: string | RegExp,
+  timeoutMs = 20_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  const has = () =>
+    typeof pattern === 'string' ? output().includes(pattern) : pattern.test(output());
+  while (!has()) {
+    if (Date.now() > deadline)
+      throw new Error(`no ${String(pattern)} in ${timeoutMs} ms:\n${output()}`);
+    await sleep(20);
+  }
+  return output();
+}
+
 export interface ServerProcess {
   pid: number;
   /** Everything it wrote to stdout and stderr so far. */

@@ -245,8 +245,10 @@ describe('docs/openapi.yaml', () => {
       const inbox = '/api/auth/verify-request';
       await conforms(await client.get(`${inbox}?provider=email&type=email`), 'GET', inbox);
       const link = '/api/auth/callback/email';
-      for (let i = 0; i < 40 && mail.mails.length === 0; i += 1)
-        await new Promise((resolve) => setTimeout(resolve, 25));
+      // Queued after the answer: polled for, as a loaded machine may take more than a moment.
+      await expect
+        .poll(() => mail.mails.length, { timeout: 20_000, interval: 25 })
+        .toBeGreaterThan(0);
       const mailed = new URL(mail.mails[0]?.values.link ?? '');
       await conforms(await client.get(`${link}${mailed.search}`), 'GET', link);
       await conforms(await client.get(`${link}?token=spent`), 'GET', link);

@@ -1,13 +1,14 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { prettyLine } from '../../src/log/pretty-line.js';
-import { freePort, startServerProcess } from '../helpers/processes.js';
+import { freePort, startServerProcess, untilOutput } from '../helpers/processes.js';
 import { distDir } from '../helpers/spawn.js';
 
 // Development logs a person can read (LOG_FORMAT=pretty, the default at a development
 // terminal); JSON lines otherwise, as a log system reads them.
 
-async function output(env: Record<string, string>): Promise<string> {
+/** The service's output once it has `written` (its lines are written asynchronously). */
+async function output(env: Record<string, string>, written: RegExp): Promise<string> {
   const port = await freePort();
   const server = await startServerProcess(process.execPath, [path.join(distDir, 'gatehouse.mjs')], {
     port,
@@ -22,8 +23,7 @@ async function output(env: Record<string, string>): Promise<string> {
   });
   try {
     await fetch(`http://127.0.0.1:${port}/api/auth/session`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    return server.output();
+    return await untilOutput(server.output, written);
   } finally {
     await server.stop();
   }
@@ -31,7 +31,10 @@ async function output(env: Record<string, string>): Promise<string> {
 
 describe('LOG_FORMAT', () => {
   it('pretty: time, level, message, then the fields; no JSON line', async () => {
-    const text = await output({ LOG_FORMAT: 'pretty' });
+    const text = await output(
+      { LOG_FORMAT: 'pretty' },
+      /path=\/api\/auth\/session|"msg":"request"/,
+    );
     expect(text).toMatch(
       /^\d\d:\d\d:\d\d\.\d{3} INFO {2}started in development mode: store sqlite /m,
     );
@@ -42,7 +45,7 @@ describe('LOG_FORMAT', () => {
   });
 
   it('auto, with output to a pipe (not a terminal): JSON lines, as before', async () => {
-    const text = await output({});
+    const text = await output({}, /started in/);
     expect(text).toMatch(/^\{"level":30,.*"msg":"started in development mode/m);
   });
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { registeredMails } from '../../src/account/upkeep-registry.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Dialect } from '../../src/db/open.js';
 import type { Database } from '../../src/db/schema.js';
 import type { DeliverySettings } from '../../src/mail/mail-worker.js';
@@ -10,6 +10,17 @@ import { createMail, type Mail, type MailSettings } from '../../src/mail/start.j
 import { databaseBackends, openMigrated } from '../helpers/backends.js';
 import { firstPass } from '../helpers/passes.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
+
+/** The row once an attempt has failed and said why (retries are from 100 ms here). */
+async function waitForError(mail: Mail, id: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = (await mail.store.get(id)) as OutboxMail;
+    if (row.lastError !== null) return row;
+    if (Date.now() > deadline) throw new Error(`mail ${id} is ${row.state}, with no error yet`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /**
  * The outbox and its worker in this process, over a real database (SQLite, and PostgreSQL when
@@ -77,7 +88,7 @@ async function startMail(
   return harness;
 }
 
-async function waitForState(mail: Mail, id: string, states: OutboxState[], timeoutMs = 8_000) {
+async function waitForState(mail: Mail, id: string, states: OutboxState[], timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = (await mail.store.get(id)) as OutboxMail;
@@ -183,8 +194,7 @@ for (const backend of backends) {
       h.mail.worker.start();
       const before = smtp.received.length;
       const id = await h.mail.queue.enqueueWithId(db, resetMail('down@example.com'));
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      const queued = (await h.mail.store.get(id))!;
+      const queued = await waitForError(h.mail, id);
       expect(['queued', 'sending']).toContain(queued.state);
       expect(queued.attempts).toBeGreaterThanOrEqual(1);
       expect(queued.lastError).toMatch(/ECONNREFUSED|ECONNECTION/);
@@ -202,16 +212,8 @@ for (const backend of backends) {
       const h = await startMail(db, dialect, settings(smtp));
       h.mail.worker.start();
       const id = await h.mail.queue.enqueueWithId(db, resetMail('stall@example.com'));
-      const started = Date.now();
-      for (;;) {
-        const row = (await h.mail.store.get(id))!;
-        if (row.lastError !== null) {
-          expect(row.lastError).toMatch(/ETIMEDOUT|timeout|Greeting/i);
-          break;
-        }
-        expect(Date.now() - started).toBeLessThan(5_000);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // Its timeouts are under a second; a worker held by the stall would never say why.
+      expect((await waitForError(h.mail, id)).lastError).toMatch(/ETIMEDOUT|timeout|Greeting/i);
       await smtp.setMode('up');
       await waitForState(h.mail, id, ['sent']);
       await h.mail.worker.stop();
@@ -323,8 +325,7 @@ for (const backend of backends) {
       const h = await startMail(db, dialect, settings(smtp));
       h.mail.worker.start();
       const busy = await h.mail.queue.enqueueWithId(db, resetMail('busy@example.com'));
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      const retrying = (await h.mail.store.get(busy))!;
+      const retrying = await waitForError(h.mail, busy);
       expect(retrying.state).not.toBe('failed');
       expect(retrying.lastError).toMatch(/^EENVELOPE: 451/);
       await smtp.setMode('up');
@@ -407,13 +408,16 @@ for (const backend of backends) {
     });
 
     it('development without SMTP_URL holds each mail, logs its link and code once, and erases it when it expires', async () => {
-      const h = await startMail(db, dialect, settings(undefined));
+      // The worker's clock: the mail cannot expire before it is looked at, however slow the
+      // machine, and expires when the clock says.
+      let clock = Date.now();
+      const h = await startMail(db, dialect, settings(undefined), { now: () => clock });
       expect(h.mail.mode).toBe('hold');
       expect(h.mail.queue.enabled).toBe(true);
       h.mail.worker.start();
       const id = await h.mail.queue.enqueueWithId(
         db,
-        resetMail('dev@example.com', new Date(Date.now() + 300)),
+        resetMail('dev@example.com', new Date(clock + 300)),
       );
       const held = (await h.mail.store.get(id))!;
       expect(held).toMatchObject({ state: 'held', attempts: 0 });
@@ -428,8 +432,18 @@ for (const backend of backends) {
           to: 'dev@example.com',
         },
       });
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      const erased = (await h.mail.store.get(id))!;
+      // Swept every 50 ms of real time, against the worker's clock.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await h.mail.store.get(id))?.bodyText).toContain('K7Q-4M2');
+      clock += 600;
+      const erased = await vi.waitFor(
+        async () => {
+          const row = (await h.mail.store.get(id))!;
+          expect(row.bodyText).toBeNull();
+          return row;
+        },
+        { timeout: 20_000, interval: 20 },
+      );
       await h.mail.worker.stop();
       expect(erased).toMatchObject({ state: 'held', bodyText: null, bodyHtml: null });
     });
@@ -492,7 +506,11 @@ for (const backend of backends) {
       // A database of its own: mail other tests left due would take slots of the cap.
       const own = await openMigrated(backend);
       const windowMs = 1_500;
+      // The window moves on only when this clock does: a real wait for "not yet" cannot be
+      // overtaken by a window running out on a slow machine.
+      let clock = Date.now();
       const h = await startMail(own.db, own.dialect, settings(smtp), {
+        now: () => clock,
         delivery: { rateLimit: { count: 2, windowMs } },
       });
       try {
@@ -505,16 +523,19 @@ for (const backend of backends) {
           });
         h.mail.worker.start();
         await smtp.waitFor(before + 2);
-        const capped = Date.now();
         await h.mail.queue.enqueue(own.db, resetMail('urgent@example.com'));
-        await new Promise((resolve) => setTimeout(resolve, windowMs / 2));
+        // Longer than the worker's own wait for the window (it polls again when it would lift).
+        await new Promise((resolve) => setTimeout(resolve, windowMs + 500));
         expect(smtp.received.length).toBe(before + 2);
-        await smtp.waitFor(before + 4, 5_000);
+        clock += windowMs;
+        h.mail.worker.wake();
+        await smtp.waitFor(before + 4, 20_000);
         // The window's first two starts left it; the next two went together, the reset among them.
-        expect(Date.now() - capped).toBeGreaterThanOrEqual(windowMs / 2);
         const next = smtp.received.slice(before + 2, before + 4).map((m) => m.envelopeTo[0]);
         expect(next).toContain('urgent@example.com');
-        await smtp.waitFor(before + 5, 5_000);
+        clock += windowMs;
+        h.mail.worker.wake();
+        await smtp.waitFor(before + 5, 20_000);
         const got = smtp.received.slice(before).map((m) => m.envelopeTo[0]);
         expect(new Set(got).size).toBe(5);
       } finally {

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { expect, it } from 'vitest';
-import { freePort } from '../helpers/processes.js';
+import { freePort, untilOutput } from '../helpers/processes.js';
 
 // `npm run mail-catcher`, the catcher the guides name: it installs with the checkout (no Mailpit
 // to download), and a mail Gatehouse would send shows in its terminal with its link whole.
@@ -16,8 +16,8 @@ it('prints each mail it takes, link whole', async () => {
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   try {
-    for (let i = 0; i < 200 && !out.includes('listening'); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    // Deadlines, not counts of tries: a loaded machine may take seconds to start it.
+    await untilOutput(() => out, 'listening');
     expect(out).toContain(`listening on 127.0.0.1:${port}`);
     const link = 'http://localhost:3000/account/password/reset?token=abc_DEF-123&x=1';
     await nodemailer
@@ -28,8 +28,7 @@ it('prints each mail it takes, link whole', async () => {
         subject: 'Reset your password',
         text: `Open this link:\n${link}\n`,
       });
-    for (let i = 0; i < 200 && !out.includes(link); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    await untilOutput(() => out, link);
     expect(out).toContain('To:      ada@example.com');
     expect(out).toContain('Subject: Reset your password');
     expect(out).toContain(link);

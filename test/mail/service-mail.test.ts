@@ -9,7 +9,12 @@ import { openDatabase } from '../../src/db/open.js';
 import { createMail } from '../../src/mail/start.js';
 import { scrape, startGatehouse } from '../helpers/metrics.js';
 import { createTestDatabase, describeIfPostgres, type TestDatabase } from '../helpers/postgres.js';
-import { freePort, startServerProcess, type ServerProcess } from '../helpers/processes.js';
+import {
+  freePort,
+  startServerProcess,
+  untilOutput,
+  type ServerProcess,
+} from '../helpers/processes.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { distDir, runNode } from '../helpers/spawn.js';
 
@@ -43,7 +48,7 @@ async function startService(env: Record<string, string>, port?: number): Promise
  * (what startService waits for) a moment before its start-up lines are out.
  */
 async function untilStarted(server: ServerProcess): Promise<void> {
-  for (let i = 0; i < 200 && !server.output().includes('started in'); i += 1) await sleep(25);
+  await untilOutput(server.output, 'started in');
 }
 
 const logLines = (output: string) =>
@@ -56,12 +61,7 @@ describe('start-up says once what becomes of mail', () => {
   it('production without SMTP_URL: "mail is off" once, as a warning, even with two workers', async () => {
     const server = await startService({ ...production, DATA_DIR: tempDir(), WORKERS: '2' });
     // Both workers listening (each logs that it is), and a moment for a second line, were there one.
-    for (
-      let i = 0;
-      i < 200 && (server.output().match(/Server listening/g) ?? []).length < 2;
-      i += 1
-    )
-      await sleep(25);
+    await untilOutput(server.output, /Server listening[^]*Server listening/);
     await sleep(300);
     await server.stop();
     const off = logLines(server.output()).filter((line) => line.msg.startsWith('mail is off'));
@@ -213,10 +213,18 @@ describeIfPostgres('two instances on one PostgreSQL', () => {
       DATA_DIR: tempDir(),
     };
     const [a, b] = await Promise.all([startService(env), startService(env)]);
-    await smtp.waitFor(50, 20_000);
+    await smtp.waitFor(50, 30_000);
+    // Each recorded as sent after the server took it: polled, not a fixed wait.
+    const rowsOf = () => db.selectFrom('mail_outbox').select(['state', 'attempts']).execute();
+    await expect
+      .poll(async () => (await rowsOf()).filter((row) => row.state === 'sent').length, {
+        timeout: 20_000,
+      })
+      .toBe(50);
+    // Long enough for a second delivery of any of them to come too.
     await sleep(1_000);
     await Promise.all([a.stop(), b.stop()]);
-    const rows = await db.selectFrom('mail_outbox').select(['state', 'attempts']).execute();
+    const rows = await rowsOf();
     await db.destroy();
     const to = smtp.received.map((received) => received.envelopeTo[0]);
     expect(to).toHaveLength(50);
@@ -269,8 +277,14 @@ describe('mail metrics', () => {
     expect(metrics.value('gatehouse_mail_oldest_queued_age_seconds')).toBeGreaterThan(1);
 
     await smtp.setMode('up');
-    await smtp.waitFor(1, 10_000);
-    await sleep(1_100);
+    await smtp.waitFor(1, 20_000);
+    // The backlog gauges are read from the outbox at most once a second, after the mail is
+    // recorded as sent: polled until they show it.
+    await expect
+      .poll(async () => (await scrape(started.metricsUrl)).value('gatehouse_mail_queued'), {
+        timeout: 20_000,
+      })
+      .toBe(0);
     metrics = await scrape(started.metricsUrl);
     expect(metrics.value('gatehouse_mail_queued')).toBe(0);
     expect(metrics.value('gatehouse_mail_oldest_queued_age_seconds')).toBe(0);
@@ -283,8 +297,13 @@ describe('mail metrics', () => {
       env,
     );
     expect(refused.code).toBe(1);
+    // Counted just after the outbox says failed, which is what the command waited for.
+    await expect
+      .poll(async () => (await scrape(started.metricsUrl)).value('gatehouse_mail_failed_total'), {
+        timeout: 10_000,
+      })
+      .toBe(1);
     metrics = await scrape(started.metricsUrl);
-    expect(metrics.value('gatehouse_mail_failed_total')).toBe(1);
     expect(metrics.value('gatehouse_mail_sent_total')).toBe(1);
   });
 });

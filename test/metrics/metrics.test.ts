@@ -186,7 +186,10 @@ describe('metrics of a running instance', () => {
     const events = (s: typeof before, type: string) =>
       s.value('gatehouse_account_events_total', { type }) ?? 0;
     let later = after;
-    for (let i = 0; i < 30 && events(later, 'signout') - events(before, 'signout') < 1; i += 1) {
+    for (
+      const deadline = Date.now() + 20_000;
+      events(later, 'signout') - events(before, 'signout') < 1 && Date.now() < deadline;
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       later = await scrape(metricsUrl);
     }
@@ -230,9 +233,9 @@ describe('metrics of a cluster (WORKERS=2)', () => {
       // Both workers answer once both listen; until then a scrape leaves the other out.
       let first = await scrape(metricsUrl);
       for (
-        let i = 0;
-        i < 100 && first.labelValues('gatehouse_hasher_concurrency', 'worker').length < 2;
-        i += 1
+        const deadline = Date.now() + 30_000;
+        first.labelValues('gatehouse_hasher_concurrency', 'worker').length < 2 &&
+        Date.now() < deadline;
       ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         first = await scrape(metricsUrl);
@@ -256,5 +259,5 @@ describe('metrics of a cluster (WORKERS=2)', () => {
     } finally {
       await server.stop();
     }
-  }, 30_000);
+  }, 60_000);
 });

@@ -20,8 +20,9 @@ describe('the pages of a sign-in by e-mail', () => {
   const mail = capturedMail();
   /** The newest sign-in mail's link (path and query) and code, once its work has run. */
   async function mailed(to: string) {
-    for (let i = 0; i < 80 && mail.to(to, 'email-signin').length === 0; i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    await expect
+      .poll(() => mail.to(to, 'email-signin').length, { timeout: 20_000, interval: 25 })
+      .toBeGreaterThan(0);
     const values = mail.to(to, 'email-signin').at(-1)?.values;
     if (values === undefined) throw new Error(`no sign-in mail to ${to}`);
     mail.mails.length = 0;

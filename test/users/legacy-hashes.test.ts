@@ -105,9 +105,10 @@ describe('hashes refused, with why', () => {
   ])('%s', (_, hash, problem) => {
     const reading = readHash(hash);
     expect(reading).toMatchObject({ ok: false, problem });
-    // Nothing refused is ever verified: it costs nothing and matches nothing.
+    // Nothing refused is ever verified: it costs nothing and matches nothing. The bound only
+    // catches the work being done (seconds, at these costs), not a loaded machine's pause.
     const started = performance.now();
     expect(verifyHash(hash, password)).toBe(false);
-    expect(performance.now() - started).toBeLessThan(50);
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });

@@ -5,10 +5,9 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postWithCsrf } from '../helpers/account-requests.js';
 import { Client } from '../helpers/client.js';
-import { connects } from '../helpers/metrics.js';
 import { firstPass } from '../helpers/passes.js';
 import { createTestDatabase, hasPostgres, type TestDatabase } from '../helpers/postgres.js';
-import { freePort } from '../helpers/processes.js';
+import { freePort, untilAccepts } from '../helpers/processes.js';
 import { softPasskey } from '../helpers/soft-passkey.js';
 import { runNode } from '../helpers/spawn.js';
 import { refusalCode } from '../helpers/totp-codes.js';
@@ -70,8 +69,7 @@ describe.each([
       ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN_FILE: tokenFile,
     });
-    for (let i = 0; i < 100 && !(await connects('127.0.0.1', adminPort)); i += 1)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await untilAccepts(adminPort);
   }, 60_000);
   afterAll(async () => {
     if (skip) return;

@@ -153,6 +153,12 @@ export const kill9 = scenario(
     await fleet.controller.waitForUpstreams(others);
     const removedMs = Date.now() - killedAt;
     await sleep(downMs);
+    // Enough requests while it is down to tell that nginx routes around it: on a busy machine the
+    // load is slower, so this stays down up to 10 s more until more than 50 have started.
+    for (let waited = 0; waited < 10_000; waited += 100) {
+      if (traffic.records.filter((r) => r.start > exitedAt).length > 50) break;
+      await sleep(100);
+    }
     const servedWhileDown = summarise(traffic.records.filter((r) => r.start > exitedAt));
     await fleet.startAgain(index);
     await sleep(500);
@@ -230,8 +236,10 @@ async function probeAll(
   return Promise.all(
     fleet.instances.map(async (instance) => ({
       name: instance.name,
-      ready: (await request(`${instance.url}/api/health/ready`, { timeoutMs: 3000 })).status,
-      live: (await request(`${instance.url}/api/health`, { timeoutMs: 3000 })).status,
+      // What each answers, however slowly a busy machine gets there (readiness gives the
+      // database 1 s): a probe that times out here would read as a wrong answer.
+      ready: (await request(`${instance.url}/api/health/ready`, { timeoutMs: 10_000 })).status,
+      live: (await request(`${instance.url}/api/health`, { timeoutMs: 10_000 })).status,
       alive: instance.alive(),
     })),
   );
@@ -284,7 +292,8 @@ export const postgresRestart = scenario(
     await fleet.postgres.stop();
     const stoppedAt = Date.now();
     const down: { name: string; ready: number; live: number; alive: boolean; at: number }[] = [];
-    while (Date.now() - stoppedAt < downMs) {
+    // At least five rounds of probes, however long a busy machine takes over each.
+    while (Date.now() - stoppedAt < downMs || down.length < 5 * fleet.instances.length) {
       down.push(...(await probeAll(fleet)).map((p) => ({ ...p, at: Date.now() })));
       await sleep(100);
     }
@@ -298,6 +307,13 @@ export const postgresRestart = scenario(
       else await sleep(50);
     }
     await sleep(tailMs);
+    // Enough requests after recovery to tell that none fails: on a busy machine the load is
+    // slower, so this waits up to 10 s more until more than 20 have started.
+    for (let waited = 0; recoveredAt !== undefined && waited < 10_000; waited += 100) {
+      const since = recoveredAt;
+      if (traffic.records.filter((r) => r.start >= since).length > 20) break;
+      await sleep(100);
+    }
     const summary = await traffic.stop();
     const firstSuccess = summary.records.find(
       (r) => r.ok && r.kind === 'session' && r.start >= startAt,
