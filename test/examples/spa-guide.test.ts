@@ -388,6 +388,7 @@ describe.skipIf(missing.length > 0)(
       const since = smtp.received.length;
       await sam.getByRole('button', { name: 'Email me a sign-in link' }).click();
       await sam.waitForURL(`${site}/api/auth/verify-request?provider=email&type=email`);
+      expect(await sam.locator('body').innerText()).toContain('My app');
       const mail = await smtp.mailTo('sam@example.com', since, /Sign in to My app/);
       const code = /enter this code on the page: ([A-Z0-9]+)/.exec(mail.parsed.text ?? '')?.[1];
       await sam.getByLabel('Code from the mail').fill(code ?? '');
