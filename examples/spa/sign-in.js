@@ -14,37 +14,36 @@ import {
 /** Gatehouse's own origin, its AUTH_URL's, read from its providers' list: for the words below. */
 let gatehouseOrigin = null;
 
-/** What a refusal says, by Gatehouse's `code`. */
+const enterMailedCode = 'Enter the code we mailed you (or your administrator gave you) too.';
+
+/** What each refusal says, by Gatehouse's `code`. */
+const refusals = {
+  // One answer for an unknown email and a wrong password.
+  credentials: 'Wrong email or password.',
+  rate_limited: 'Too many attempts: wait a few minutes, then try again.',
+  email_unverified: 'Confirm your address first: we have sent you a new link.',
+  second_factor_required:
+    'Your account has two-step sign-in: enter the code your authenticator app shows (or a recovery code) too.',
+  second_factor_invalid:
+    'That code is not right, or was used already: try the next one your app shows.',
+  email_code_required: enterMailedCode,
+  enrolment_code_required: enterMailedCode,
+  email_code_invalid:
+    'That is not the code we mailed you (or your administrator gave you). After five wrong tries it stops working: then sign in again for a new one.',
+  email_code_limited:
+    'We have mailed you several codes in the last few minutes: wait a few minutes, then sign in again for a new one.',
+  passkey_required:
+    'Your account signs in with a passkey: use "Sign in with a passkey" on Gatehouse\'s sign-in page (/api/auth/signin).',
+};
+
+/** What a refusal says, in words. */
 export function explain(code) {
-  switch (code) {
-    case 'credentials':
-      // One answer for an unknown email and a wrong password.
-      return 'Wrong email or password.';
-    case 'rate_limited':
-      return 'Too many attempts: wait a few minutes, then try again.';
-    case 'email_unverified':
-      return 'Confirm your address first: we have sent you a new link.';
-    case 'second_factor_required':
-      return 'Your account has two-step sign-in: enter the code your authenticator app shows (or a recovery code) too.';
-    case 'second_factor_invalid':
-      return 'That code is not right, or was used already: try the next one your app shows.';
-    case 'email_code_invalid':
-      return 'That is not the code we mailed you (or your administrator gave you). After five wrong tries it stops working: then sign in again for a new one.';
-    case 'email_code_required':
-    case 'enrolment_code_required':
-      return 'Enter the code we mailed you (or your administrator gave you) too.';
-    case 'email_code_limited':
-      return 'We have mailed you several codes in the last few minutes: wait a few minutes, then sign in again for a new one.';
-    case 'passkey_required':
-      return 'Your account signs in with a passkey: use "Sign in with a passkey" on Gatehouse\'s sign-in page (/api/auth/signin).';
-    case 'cross_site':
-      // The page is open on another origin than Gatehouse's AUTH_URL (127.0.0.1 for localhost).
-      return gatehouseOrigin && gatehouseOrigin !== location.origin
-        ? `Gatehouse refused this as coming from another site: open this app at ${gatehouseOrigin}, the origin Gatehouse's AUTH_URL names, not ${location.origin}.`
-        : `Gatehouse refused this as coming from another site: start it with AUTH_URL=${location.origin}, the origin this page is open on.`;
-    default:
-      return `Sign-in failed (${code}): try again.`;
-  }
+  // The page is open on another origin than Gatehouse's AUTH_URL (127.0.0.1 for localhost).
+  if (code === 'cross_site')
+    return gatehouseOrigin && gatehouseOrigin !== location.origin
+      ? `Gatehouse refused this as coming from another site: open this app at ${gatehouseOrigin}, the origin Gatehouse's AUTH_URL names, not ${location.origin}.`
+      : `Gatehouse refused this as coming from another site: start it with AUTH_URL=${location.origin}, the origin this page is open on.`;
+  return refusals[code] ?? `Sign-in failed (${code}): try again.`;
 }
 
 /** The sign-in form of each step: the password, the second step's code, the enrolment. */
