@@ -32,6 +32,8 @@ const refusals = {
     'That is not the code we mailed you (or your administrator gave you). After five wrong tries it stops working: then sign in again for a new one.',
   email_code_limited:
     'We have mailed you several codes in the last few minutes: wait a few minutes, then sign in again for a new one.',
+  // The e-mail form's: an address that cannot be one.
+  email_invalid: 'That is not an email address we can send to.',
   passkey_required:
     'Your account signs in with a passkey: use "Sign in with a passkey" on Gatehouse\'s sign-in page (/api/auth/signin).',
 };
