@@ -36,6 +36,8 @@ const exampleDir = 'examples/spa';
 const chromiumPath = '/usr/bin/chromium';
 const password = 'correct horse battery staple';
 const artifacts = path.join(root, 'test-artifacts/spa-guide');
+/** The app's client at the OpenID Connect provider the test runs. */
+const oidcClient = { clientId: 'my-app', clientSecret: 'my-app-client-secret-0123456789' };
 const missing = [chromiumPath, nginxPath].filter((file) => !fs.existsSync(file));
 
 describe(`${guidePath} shows ${exampleDir}`, () => {
@@ -117,8 +119,8 @@ describe.skipIf(missing.length > 0)(
           MAIL_FROM: 'My app <no-reply@example.com>',
           // The guide's "Sign in with Google, GitHub or any OpenID Connect provider", set here.
           AUTH_OIDC_ISSUER: idp.issuer,
-          AUTH_OIDC_ID: 'my-app',
-          AUTH_OIDC_SECRET: 'my-app-client-secret-0123456789',
+          AUTH_OIDC_ID: oidcClient.clientId,
+          AUTH_OIDC_SECRET: oidcClient.clientSecret,
           AUTH_OIDC_NAME: 'Acme SSO',
           // The guide's "Sign in by e-mail", set here.
           EMAIL_SIGNIN: 'on',
@@ -126,8 +128,7 @@ describe.skipIf(missing.length > 0)(
       });
       idp.setClients([
         {
-          clientId: 'my-app',
-          clientSecret: 'my-app-client-secret-0123456789',
+          ...oidcClient,
           redirectUris: [5173, 8080].map((at) => `${guide.origin(at)}/api/auth/callback/oidc`),
         },
       ]);
@@ -146,6 +147,7 @@ describe.skipIf(missing.length > 0)(
       await smtp?.close();
       await idp?.close();
     });
+
     /** Signs in and out on the page at `origin`, checking what the guide says on the way. */
     async function signInAndOut(origin: string, start: string) {
       const context: BrowserContext = await browser.newContext();
