@@ -309,7 +309,7 @@ describe.skipIf(missing.length > 0)(
       await own.context().close();
     });
 
-    it("with TOTP on, Ada's sign-in asks for her app's code: a wrong one refused in words, the right one signs in, the password sent once", async (context) => {
+    it("with TOTP on, Ada's sign-in asks for her app's code: a wrong one refused in words, one sent too late sends her back to the password, the right one signs in, the password never sent with a code", async (context) => {
       if (guide.unavailable) return context.skip(guide.unavailable);
       // Ada turns TOTP on through Gatehouse's API, and makes recovery codes.
       const api = new Client(`http://127.0.0.1:${guide.port(3000)}`, { origin: site });
@@ -332,11 +332,21 @@ describe.skipIf(missing.length > 0)(
       await ada.getByRole('button', { name: 'Email me a sign-in link' }).waitFor();
       await shots(ada, '1-ways-in');
       const form = ada.locator('#sign-in');
-      await form.getByLabel('Email').fill('ada@example.com');
-      await form.getByLabel('Password').fill(password);
-      await form.getByRole('button', { name: 'Sign in', exact: true }).click();
+      const withPassword = async () => {
+        await form.getByLabel('Email').fill('ada@example.com');
+        await form.getByLabel('Password').fill(password);
+        await form.getByRole('button', { name: 'Sign in', exact: true }).click();
+      };
+      await withPassword();
       const step = ada.locator('#second-step');
       const code = step.getByLabel('Code from your authenticator app');
+      // The second step's cookie gone (its five minutes passed): back to the password.
+      await code.waitFor();
+      await ada.context().clearCookies({ name: 'gatehouse.second-step' });
+      await code.fill(wrongCodeNow(secret));
+      await step.getByRole('button', { name: 'Verify' }).click();
+      await ada.getByRole('alert').filter({ hasText: 'That took too long' }).waitFor();
+      await withPassword();
       await code.fill(wrongCodeNow(secret));
       await step.getByRole('button', { name: 'Verify' }).click();
       await ada.getByRole('alert').filter({ hasText: 'That code is not right' }).waitFor();
@@ -347,6 +357,8 @@ describe.skipIf(missing.length > 0)(
       expect(await ada.getByRole('alert').count()).toBe(0);
       ada.removeAllListeners('request');
       expect(posts.map((post) => [...new URLSearchParams(post).keys()].sort())).toEqual([
+        ['csrfToken', 'email', 'password'],
+        ['csrfToken', 'otp'],
         ['csrfToken', 'email', 'password'],
         ['csrfToken', 'otp'],
         ['csrfToken', 'otp'],
