@@ -95,9 +95,6 @@ onSubmit('#change-password', async ({ currentPassword, newPassword, repeat }) =>
 // when the link mailed to the new one is opened.
 onSubmit('#change-email', async ({ email, password, code }) => {
   const proved = await postAccount('/reauthenticate', { password, ...secondFactorFields(code) });
-  // Gatehouse's message for a missing or wrong code names its API's fields: say it in words.
-  if (!proved.ok && proved.code?.startsWith('second_factor_'))
-    return { ok: false, message: explain(proved.code) };
   if (!proved.ok) return proved;
   const answer = await postAccount('/email/change', { email });
   return answer.ok

@@ -93,9 +93,9 @@ export function secondFactorFields(code) {
 
 /**
  * POST /api/account/<route> (Gatehouse's account API, JSON) with the CSRF token in
- * `X-CSRF-Token`. Gives back { ok: true, body } or { ok: false, code, message }: Gatehouse
- * writes the message for the person (a weak password, a wrong current password, too many
- * requests); `code` is stable, for the page's own words.
+ * `X-CSRF-Token`. Gives back { ok: true, body } or { ok: false, message }: Gatehouse writes the
+ * message for the person (a weak password, a wrong current password, a code missing or wrong,
+ * too many requests).
  */
 export async function postAccount(route, fields = {}) {
   const response = await fetch(`/api/account${route}`, {
@@ -105,6 +105,5 @@ export async function postAccount(route, fields = {}) {
   });
   const body = await response.json().catch(() => ({}));
   if (response.ok) return { ok: true, body };
-  const message = body.error?.message ?? `Gatehouse answered ${response.status}.`;
-  return { ok: false, code: body.error?.code, message };
+  return { ok: false, message: body.error?.message ?? `Gatehouse answered ${response.status}.` };
 }
