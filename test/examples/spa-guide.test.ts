@@ -368,15 +368,23 @@ describe.skipIf(missing.length > 0)(
     it("Ada's change of address asks for her code: without it the form says why, with a recovery code it is done", async (context) => {
       if (guide.unavailable) return context.skip(guide.unavailable);
       await ada.getByRole('link', { name: 'Your account' }).click();
-      const address = ada.locator('#change-email');
-      await address.getByLabel('New address').fill('ada.lovelace@example.com');
-      await address.getByLabel('Password').fill(password);
-      await address.getByRole('button', { name: 'Change address' }).click();
+      const form = ada.locator('#change-email');
+      /** Sends the page's form with Ada's new address, her password and `code` (or none). */
+      const changeAddress = async (code: string) => {
+        const fields: [label: string, value: string][] = [
+          ['New address', 'ada.lovelace@example.com'],
+          ['Your password', password],
+          ['Code from your authenticator app, if you use two-step sign-in', code],
+        ];
+        for (const [label, value] of fields) await form.getByLabel(label).fill(value);
+        await form.getByRole('button', { name: 'Change address' }).click();
+      };
+      // Gatehouse's refusal, as it words it, on the form.
+      await changeAddress('');
       await said(ada, 'Your account has two-step sign-in: enter the code');
       await shots(ada, '3-change-address-without-code');
-      const code = address.getByLabel('Code from your authenticator app, if you use');
-      await code.fill(recoveryCodes[0]!);
-      await address.getByRole('button', { name: 'Change address' }).click();
+      // Her app's codes of this step are spent: one of her recovery codes.
+      await changeAddress(recoveryCodes[0]!);
       await said(ada, 'We have mailed a link to ada.lovelace@example.com');
       await ada.context().close();
     });
