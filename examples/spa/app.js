@@ -1,107 +1,67 @@
-// The whole client: Gatehouse's JSON answers, read with fetch on this page's own origin
-// (the dev server's proxy or nginx forwards /api/auth/* and /api/account/* to Gatehouse). The session cookie is
-// HttpOnly: this script never sees it, the browser sends it.
+// The page: who is signed in, the sign-in steps (sign-in.js), the self-service forms for a
+// signed-out visitor and, on /account (a route of this app), the account forms. Every request
+// is gatehouse.js's; whatever it answers, or if nothing answers, ends in words on the page.
+import { postAccount, secondFactorFields, session, signOut } from './gatehouse.js';
+import { codeStep, enrolStep, explain, offerWaysIn, passwordStep } from './sign-in.js';
 
-/** GET /api/auth/csrf: a token for the next post; Gatehouse sets its CSRF cookie alongside. */
-async function csrfToken() {
-  const response = await fetch('/api/auth/csrf');
-  const { csrfToken: token } = await response.json();
-  return token;
-}
+const $ = (selector) => document.querySelector(selector);
 
-/** GET /api/auth/session: null, or { user: { id, email, name }, expires }. */
-async function session() {
-  const response = await fetch('/api/auth/session');
-  if (!response.ok) throw new Error(`session read answered ${response.status}`);
-  return response.json();
-}
+/** A request that got no answer at all, in words. */
+const unanswered = (error) => `Gatehouse did not answer: ${error.message}`;
 
-/**
- * POST /api/auth/callback/credentials with `X-Auth-Return-Redirect: 1`: Gatehouse answers
- * 200 {"url": …} instead of a redirect. A refusal's url carries `error=` and `code=`.
- */
-async function signIn(email, password) {
-  const response = await fetch('/api/auth/callback/credentials', {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      'X-Auth-Return-Redirect': '1',
-    },
-    body: new URLSearchParams({ csrfToken: await csrfToken(), email, password }),
-  });
-  if (!response.ok) throw new Error(`sign-in answered ${response.status}`);
-  const { url } = await response.json();
-  const answer = new URL(url, location.href).searchParams;
-  return answer.get('error') ? (answer.get('code') ?? answer.get('error')) : null;
-}
-
-/** POST /api/auth/signout: clears the cookie and ends the session on Gatehouse. */
-async function signOut() {
-  await fetch('/api/auth/signout', {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/x-www-form-urlencoded',
-      'X-Auth-Return-Redirect': '1',
-    },
-    body: new URLSearchParams({ csrfToken: await csrfToken() }),
-  });
-}
-
-/**
- * POST /api/account/<route> (Gatehouse's account API, JSON) with the CSRF token in
- * `X-CSRF-Token`. Answers { ok: true, body } or { ok: false, message }: Gatehouse writes the
- * message for the person (a weak password, a wrong current password, too many requests).
- */
-async function postAccount(route, fields = {}) {
-  const response = await fetch(`/api/account${route}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': await csrfToken() },
-    body: JSON.stringify(fields),
-  });
-  const body = await response.json().catch(() => ({}));
-  if (response.ok) return { ok: true, body };
-  return { ok: false, message: body.error?.message ?? `Gatehouse answered ${response.status}.` };
-}
-
-const problems = {
-  credentials: 'Wrong email or password.',
-  rate_limited: 'Too many attempts: wait a few minutes, then try again.',
-  email_unverified: 'Confirm your address first: we have sent you a new link.',
+/** The refusal line under the sign-in forms. */
+const say = (text) => {
+  $('#problem').textContent = text;
 };
 
 async function render() {
   const current = await session();
   const user = current?.user;
-  document.querySelector('#who').textContent = user
+  $('#who').textContent = user
     ? `Signed in as ${user.name ?? user.email} (id ${user.id})`
     : 'Not signed in';
-  document.querySelector('#sign-in').hidden = Boolean(user);
-  document.querySelector('#signed-in').hidden = !user;
-  document.querySelector('#dashboard').textContent = user
+  $('#signed-out').hidden = Boolean(user);
+  $('#signed-in').hidden = !user;
+  $('#dashboard').textContent = user
     ? `Only for signed-in people: ${user.name ?? user.email}, this part is yours.`
     : '';
-  document.querySelector('#self-service').hidden = Boolean(user);
   // /account is a route of this app (Gatehouse's account page is at /api/auth/account).
-  document.querySelector('#account').hidden = !user || location.pathname !== '/account';
-  document.querySelector('#account-email').textContent = user
-    ? `${user.name ?? ''} · ${user.email}`
-    : '';
+  $('#account').hidden = !user || location.pathname !== '/account';
+  $('#account-email').textContent = user ? `${user.name ?? ''} · ${user.email}` : '';
+}
+
+/** Shows the recovery codes an enrolment's answer carries: they are never shown again. */
+function showRecoveryCodes(codes) {
+  $('#recovery-codes').textContent = codes.join('\n');
+  $('#recovery').hidden = codes.length === 0;
 }
 
 /**
- * Runs `action` with a submitted form's fields; a message it returns goes to the form's status
- * line, and the form is cleared after a success.
+ * Runs `action` with a submitted form's fields: the message it gives back goes to the status
+ * line (`status`, else the form's own), the form is cleared after a success, and the page is
+ * rendered again after a sign-in. A request that got no answer is said there too.
  */
-function onSubmit(selector, action) {
-  const form = document.querySelector(selector);
+function onSubmit(selector, action, status = `${selector} [role=status]`) {
+  const form = $(selector);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const fields = Object.fromEntries(new FormData(form));
-    const { ok, message } = await action(fields);
-    form.querySelector('[role=status]').textContent = message;
-    if (ok) form.reset();
+    try {
+      const answer = await action(Object.fromEntries(new FormData(form)));
+      $(status).textContent = answer.message;
+      if (answer.ok) form.reset();
+      if (answer.signedIn) {
+        showRecoveryCodes(answer.recoveryCodes);
+        await render();
+      }
+    } catch (error) {
+      $(status).textContent = unanswered(error);
+    }
   });
 }
+
+onSubmit('#sign-in', passwordStep, '#problem');
+onSubmit('#second-step', codeStep, '#problem');
+onSubmit('#enrol', enrolStep, '#problem');
 
 // Gatehouse answers the same for every address (nobody learns who has an account) and mails a
 // link to its own page for the new password, on this origin.
@@ -130,10 +90,11 @@ onSubmit('#change-password', async ({ currentPassword, newPassword, repeat }) =>
     : answer;
 });
 
-// A change of address needs a recent sign-in: the password proves it again first. The address
-// changes when the link mailed to the new one is opened.
-onSubmit('#change-email', async ({ email, password }) => {
-  const proved = await postAccount('/reauthenticate', { password });
+// A change of address needs a recent sign-in: the password proves it again first, with the
+// app's code (or a recovery code) when the account has two-step sign-in. The address changes
+// when the link mailed to the new one is opened.
+onSubmit('#change-email', async ({ email, password, code }) => {
+  const proved = await postAccount('/reauthenticate', { password, ...secondFactorFields(code) });
   if (!proved.ok) return proved;
   const answer = await postAccount('/email/change', { email });
   return answer.ok
@@ -141,25 +102,20 @@ onSubmit('#change-email', async ({ email, password }) => {
     : answer;
 });
 
-document.querySelector('#sign-in').addEventListener('submit', async (event) => {
-  event.preventDefault();
-  const form = new FormData(event.currentTarget);
-  const code = await signIn(String(form.get('email')), String(form.get('password')));
-  document.querySelector('#problem').textContent = code
-    ? (problems[code] ?? 'Sign-in failed: try again.')
-    : '';
-  render().catch((error) => {
-    document.querySelector('#problem').textContent = `Gatehouse did not answer: ${error}`;
-  });
+$('#sign-out').addEventListener('click', async () => {
+  const status = $('#signed-in [role=status]');
+  try {
+    const { code } = await signOut();
+    status.textContent = code === null ? '' : explain(code);
+    showRecoveryCodes([]);
+    await render();
+  } catch (error) {
+    status.textContent = unanswered(error);
+  }
 });
 
-document.querySelector('#sign-out').addEventListener('click', async () => {
-  await signOut();
-  render().catch((error) => {
-    document.querySelector('#problem').textContent = `Gatehouse did not answer: ${error}`;
-  });
-});
-
+// Until the session is read, only the line that says whose it is shows.
 render().catch((error) => {
-  document.querySelector('#problem').textContent = `Gatehouse did not answer: ${error}`;
+  $('#who').textContent = unanswered(error);
 });
+offerWaysIn(say).catch((error) => say(unanswered(error)));
