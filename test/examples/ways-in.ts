@@ -159,14 +159,14 @@ export async function passEnrolmentStep(
 }
 
 /**
- * From the app's page with the ways in (`openSignIn`): a new person signs in with the provider's
+ * From the app's pages with the ways in (`openSignIn`, for each way): a new person signs in with the provider's
  * button (the provider has logged "Sam Provider" in), then, in a fresh context, another by the
  * code mailed to `mailedTo`, typed in the form field labelled `mailField`, then on Gatehouse's
  * "check your inbox" page. Each lands back on the app, where `signedIn` sees them.
  */
 export async function signInOtherWays(
   browser: Browser,
-  openSignIn: (page: Page) => Promise<void>,
+  openSignIn: (page: Page, way: 'provider' | 'mail') => Promise<void>,
   signedIn: (page: Page, name: string) => Promise<void>,
   {
     smtp,
@@ -177,14 +177,14 @@ export async function signInOtherWays(
 ): Promise<void> {
   const sso = await (await browser.newContext()).newPage();
   sso.setDefaultTimeout(10_000);
-  await openSignIn(sso);
+  await openSignIn(sso, 'provider');
   await sso.getByRole('button', { name: 'Continue with Acme SSO' }).click();
   await signedIn(sso, 'Sam Provider');
   await sso.context().close();
 
   const mailed = await (await browser.newContext()).newPage();
   mailed.setDefaultTimeout(10_000);
-  await openSignIn(mailed);
+  await openSignIn(mailed, 'mail');
   await mailed.getByLabel(mailField).fill(mailedTo);
   const since = smtp.received.length;
   await mailed.getByRole('button', { name: 'Email me a sign-in link' }).click();
