@@ -188,7 +188,7 @@ async function accountPage(req, res, { said = '', problem = '', status = 200 } =
       'Your account',
       `<h1>Your account</h1>
 <p id="account-email">${escape(user.name ?? '')} · ${escape(user.email)}</p>
-${said ? `<p role="status">${escape(said)}</p>` : ''}${problem ? `<p role="alert">${escape(problem)}</p>` : ''}
+${said ? `<p role="status"><strong>${escape(said)}</strong></p>` : ''}${problem ? `<p role="alert"><strong>${escape(problem)}</strong></p>` : ''}
 <h2>Password</h2>
 <form id="change-password" method="post" action="/account/password">
   <input type="hidden" name="csrfToken" value="${escape(token)}">

@@ -6,9 +6,9 @@ GET /api/auth/session to learn who is signed in. Sign-up, "Forgot your password?
 account settings are Gatehouse's pages, linked; this app's own /account has one form of its
 own, the password change, which it posts on to Gatehouse's account API. Every request to
 Gatehouse on a person's behalf carries their device and address, and a Gatehouse that does not
-answer is a page that says so. GET /api/me answers
-callers that send a token from Gatehouse's /api/auth/token instead of the cookie, checked with
-PyJWT against Gatehouse's public keys. The standard library does the rest.
+answer is a page that says so. GET /api/me answers callers that send a token from Gatehouse's
+/api/auth/token instead of the cookie, checked with PyJWT against Gatehouse's public keys. The
+standard library does the rest.
 """
 
 import html

@@ -346,6 +346,7 @@ describe.skipIf(!fs.existsSync(chromiumPath))(
       // The link to Gatehouse's sign-in page offers every way in, passkeys too, and comes back.
       const other = await (await browser.newContext()).newPage();
       await other.goto(app);
+      await shot(other, 'home-ways-in');
       await other.getByRole('link', { name: 'Other ways to sign in' }).click();
       await other.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
       expect(new URL(other.url()).searchParams.get('callbackUrl')).toBe('/');
