@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,19 +22,7 @@ import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-id
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { examplePaths, followGuide, guideShape, type GuideRun } from './follow-guide.js';
 import * as tokens from './token-checks.js';
-import {
-  browserThroughNetwork,
-  expectRecordedAsVisitor,
-  oidcSecret,
-  passCodeStep,
-  passEnrolmentStep,
-  productName,
-  shots,
-  signInOtherWays,
-  stopGatehouse,
-  turnOnTotpFor,
-  waysInEnv,
-} from './ways-in.js';
+import * as ways from './ways-in.js';
 
 // docs/integrate-python.md, followed as written (test/examples/follow-guide.ts says how): a
 // Python app (the standard library, and PyJWT for its token API) and Gatehouse behind one nginx,
@@ -107,8 +94,8 @@ describe.skipIf(missing.length > 0)(
     let adaToken = '';
     const pathFirst = pythonFirst();
     let idp: IdentityProvider;
-    const chromiumLook = browserThroughNetwork(chromiumPath);
-    const shot = (on: Page, name: string) => shots(on, 'python-guide', name);
+    const chromiumLook = ways.browserThroughNetwork(chromiumPath);
+    const shot = (on: Page, name: string) => ways.shots(on, 'python-guide', name);
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
@@ -124,7 +111,7 @@ describe.skipIf(missing.length > 0)(
           SMTP_URL: smtp.url,
           MAIL_FROM: 'My app <no-reply@example.com>',
           ...keys.gatehouseEnv,
-          ...waysInEnv(idp.issuer),
+          ...ways.waysInEnv(idp.issuer),
         },
         ...(pathFirst && { appPathFirst: pathFirst }),
       });
@@ -132,7 +119,7 @@ describe.skipIf(missing.length > 0)(
       idp.setClients([
         {
           clientId: 'my-app',
-          clientSecret: oidcSecret,
+          clientSecret: ways.oidcSecret,
           redirectUris: [`${site}/api/auth/callback/oidc`],
         },
       ]);
@@ -165,9 +152,9 @@ describe.skipIf(missing.length > 0)(
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByText('Wrong email or password').first().waitFor();
       // The guide's PAGE_PRODUCT_NAME and APP_URL: the app's name, and the way back to it.
-      await page.getByRole('heading', { name: `Sign in to ${productName}` }).waitFor();
+      await page.getByRole('heading', { name: `Sign in to ${ways.productName}` }).waitFor();
       expect(
-        await page.getByRole('link', { name: `Back to ${productName}` }).getAttribute('href'),
+        await page.getByRole('link', { name: `Back to ${ways.productName}` }).getAttribute('href'),
       ).toBe('/');
     });
 
@@ -305,7 +292,7 @@ describe.skipIf(missing.length > 0)(
       // Her sign-in (Gatehouse's page, through nginx), password change (the app's post_account)
       // and address confirmation, as Gatehouse recorded them: her browser and her network, not
       // the app's "Python-urllib" and loopback.
-      await expectRecordedAsVisitor(
+      await ways.expectRecordedAsVisitor(
         own,
         ['signin', 'password_changed', 'email_changed'],
         chromiumLook.network,
@@ -348,7 +335,7 @@ describe.skipIf(missing.length > 0)(
       // The provider's button is the home page's; the mail form is Gatehouse's sign-in page's.
       const openSignIn = (on: Page, way: 'provider' | 'mail') =>
         way === 'provider' ? on.goto(site).then(() => undefined) : gatehouseSignIn(on);
-      await signInOtherWays(browser, openSignIn, signedInAs, {
+      await ways.signInOtherWays(browser, openSignIn, signedInAs, {
         smtp,
         mailedTo: 'lin@example.com',
         mailField: 'Email',
@@ -356,41 +343,27 @@ describe.skipIf(missing.length > 0)(
       });
     });
 
-    let ada: Awaited<ReturnType<typeof turnOnTotpFor>>;
+    let ada: Awaited<ReturnType<typeof ways.turnOnTotpFor>>;
 
     it("with two-step sign-in on, Gatehouse's sign-in page asks for the code: a wrong one is refused in words, the right one brings Ada back home signed in", async () => {
       const gatehouse = `http://127.0.0.1:${guide.port(3000)}`;
-      ada = await turnOnTotpFor(gatehouse, site, 'ada@example.com', password);
+      ada = await ways.turnOnTotpFor(gatehouse, site, 'ada@example.com', password);
       await gatehouseSignIn(page);
       await page.getByLabel('Email').fill('ada@example.com');
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await passCodeStep(page, ada.secret, 'python-guide');
+      await ways.passCodeStep(page, ada.secret, 'python-guide');
       await signedInAs(page, 'Ada Lovelace');
       expect(page.url()).toBe(`${site}/`);
     });
 
     it('while Gatehouse is down the app and nginx answer 503 with a page that says so; Gatehouse starts again with SECOND_FACTOR=required', async () => {
-      await stopGatehouse(guide.gatehouseDir, guide.port(3000));
-      const down = await (await browser.newContext()).newPage();
-      for (const path of ['/', '/dashboard', '/api/auth/signin']) {
-        const answer = await down.goto(`${site}${path}`);
-        expect(answer?.status()).toBe(503);
-        await down
-          .getByRole('alert')
-          .filter({
-            hasText: 'Gatehouse, the sign-in service, is not answering: try again in a moment.',
-          })
-          .waitFor();
-      }
-      await down.goto(site);
-      await shot(down, 'gatehouse-down');
-      await down.context().close();
-      // The app's log says why, with the cause.
-      expect(guide.output()).toMatch(/GET \/: Gatehouse is not answering: .*Connection refused/);
-      await guide.restartGatehouse({
-        SECOND_FACTOR: 'required',
-        FACTOR_KEY: randomBytes(33).toString('base64'),
+      await ways.downThenRequired(guide, browser, {
+        origin: site,
+        paths: ['/', '/dashboard', '/api/auth/signin'],
+        // The app's log says why, with the cause.
+        logged: /GET \/: Gatehouse is not answering: .*Connection refused/,
+        name: 'python-guide',
       });
     });
 
@@ -402,7 +375,11 @@ describe.skipIf(missing.length > 0)(
       await own.getByLabel('Password').fill(grace.reset);
       const since = smtp.received.length;
       await own.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await passEnrolmentStep(own, smtp, { email: grace.newEmail, since, guide: 'python-guide' });
+      await ways.passEnrolmentStep(own, smtp, {
+        email: grace.newEmail,
+        since,
+        guide: 'python-guide',
+      });
       await signedInAs(own, 'Grace Hopper');
       expect(own.url()).toBe(`${site}/`);
       await own.context().close();

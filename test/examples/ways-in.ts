@@ -2,6 +2,7 @@
 // own page (the code step, the enrolment step), the other ways in (a provider, a mailed code),
 // Gatehouse stopped under a running app, the person's device and network as Gatehouse records
 // them, and screenshots in three looks.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import { Client } from '../helpers/client.js';
 import { accepts } from '../helpers/processes.js';
 import type { LoopbackSmtp } from '../helpers/smtp.js';
 import { turnOnTotpNow, unspentCode } from '../helpers/totp-codes.js';
-import { root } from './follow-guide.js';
+import { root, type GuideRun } from './follow-guide.js';
 
 /** The guides' product name (PAGE_PRODUCT_NAME in their Gatehouse start command). */
 export const productName = 'My app';
@@ -35,6 +36,9 @@ export function waysInEnv(issuer: string): NodeJS.ProcessEnv {
     EMAIL_SIGNIN: 'on',
   };
 }
+
+/** How Gatehouse shows a loopback address's network (src/util/ip-prefix.ts). */
+export const loopbackNetwork = 'this computer (loopback)';
 
 /**
  * An address of this machine that is not loopback (the first IPv4 one), or undefined. Chromium
@@ -58,8 +62,7 @@ export function browserThroughNetwork(executablePath: string): {
 } {
   const address = visitorAddress();
   const args = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'];
-  if (address === undefined)
-    return { launch: { executablePath, args }, network: 'this computer (loopback)' };
+  if (address === undefined) return { launch: { executablePath, args }, network: loopbackNetwork };
   return {
     launch: { executablePath, args: [...args, `--host-resolver-rules=MAP localhost ${address}`] },
     network: `${address.split('.').slice(0, 3).join('.')}.0/24`,
@@ -247,4 +250,40 @@ export async function stopGatehouse(gatehouseDir: string, port: number): Promise
   const deadline = Date.now() + 10_000;
   while ((await accepts(port)) && Date.now() < deadline) await sleep(50);
   expect(await accepts(port)).toBe(false);
+}
+
+/** What the examples' pages say while Gatehouse does not answer. */
+export const downWords = 'Gatehouse, the sign-in service, is not answering: try again in a moment.';
+
+/**
+ * Stops the guide's Gatehouse under the running app: each of `paths` on `origin` answers 503 with
+ * the page's words (screenshot `gatehouse-down`), and the servers' output matches `logged` (the
+ * app's log of the cause). Then Gatehouse starts again as the guide started it, with
+ * SECOND_FACTOR=required and a FACTOR_KEY: the test's one restart.
+ */
+export async function downThenRequired(
+  guide: GuideRun,
+  browser: Browser,
+  {
+    origin,
+    paths,
+    logged,
+    name,
+  }: { origin: string; paths: string[]; logged: RegExp; name: string },
+): Promise<void> {
+  await stopGatehouse(guide.gatehouseDir, guide.port(3000));
+  const down = await (await browser.newContext()).newPage();
+  for (const path of paths) {
+    const answer = await down.goto(`${origin}${path}`);
+    expect(answer?.status()).toBe(503);
+    await down.getByRole('alert').filter({ hasText: downWords }).waitFor();
+  }
+  await down.goto(origin);
+  await shots(down, name, 'gatehouse-down');
+  await down.context().close();
+  expect(guide.output()).toMatch(logged);
+  await guide.restartGatehouse({
+    SECOND_FACTOR: 'required',
+    FACTOR_KEY: randomBytes(33).toString('base64'),
+  });
 }
