@@ -45,12 +45,14 @@ const messages: Record<ErrorCode, string> = {
   invalid_token: 'This link or code is not valid: it may have expired or been used already.',
   invalid_code: 'This code is not right, or was used already.',
   unauthenticated: 'Sign in first.',
+  // Shown by apps' own forms as it is (the guides' examples): words for the person, not the API.
   second_factor_required:
-    'This account has two-step sign-in: send a code of its app (otp) or a recovery code.',
+    'Your account has two-step sign-in: enter the code your authenticator app shows, or a recovery code.',
   reauthentication_required: 'Confirm your password again to do this.',
   csrf: 'The request did not come from this site, or its CSRF token was missing or wrong.',
   invalid_credentials: 'The password is not correct.',
-  second_factor_invalid: 'The code is not right, or was used already.',
+  second_factor_invalid:
+    'That code is not right, or was used already: try the next one your app shows.',
   signup_closed: 'This service does not take sign-ups.',
   // The admin API (src/admin/): the target is not in a state that allows the call.
   conflict: 'This cannot be done in the current state.',

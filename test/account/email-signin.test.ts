@@ -154,6 +154,15 @@ describe.each(backends)('sign-in by e-mail on $name', ({ dialect: backend, skip 
       const right = await typeCode(asking, 'code@example.com', code.toLowerCase());
       expect(await urlOf(right)).toEqual(new URL(`${service.url}/app`));
       expect(await sessionEmail(asking)).toBe('code@example.com');
+      // The wrong codes are in the account's history, in words (written after their answers).
+      await expect
+        .poll(
+          async () => (await (await asking.get('/account')).text()).match(/Wrong code[^<]*/)?.[0],
+          {
+            timeout: 10_000,
+          },
+        )
+        .toBe('Wrong code from a sign-in mail entered');
 
       // A fresh mail: five wrong tries spend its code, the right one then too.
       const again = mailed.smtp.received.length;

@@ -163,7 +163,12 @@ async function withCode(
     context.accountEvent = { type: 'throttled', email };
     return throttled(deps, context, checked.retryAfterSeconds);
   }
-  if (!checked.right) return refuse(deps, context, mailProofRefusals.code, {});
+  if (!checked.right) {
+    // Recorded only if an account has the address, as a throttled one is.
+    const detail = { reason: mailProofRefusals.code, method: 'email' };
+    context.accountEvent = { type: 'signin_failed', email, detail };
+    return refuse(deps, context, mailProofRefusals.code, {});
+  }
   deps.log.info(
     { userId: checked.value.id, clientIp: context.clientIp },
     'mailed sign-in code used',

@@ -52,6 +52,21 @@ export interface AccountEvent {
   at: number;
   ip: string;
   device: string;
+  /** What else was recorded (a refusal's `reason`, the way in's `method`), when anything. */
+  detail?: Record<string, unknown>;
+}
+
+/** A stored `detail` column (JSON text), as an object; anything else as none. */
+function detailOf(stored: string | null): Record<string, unknown> | undefined {
+  if (stored === null) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -138,7 +153,7 @@ export async function listEvents(db: Kysely<Database>, userId: string): Promise<
   const query = (refusal: boolean, limit: number) =>
     db
       .selectFrom('account_events')
-      .select(['id', 'type', 'at', 'ip', 'device'])
+      .select(['id', 'type', 'at', 'ip', 'device', 'detail'])
       .where('user_id', '=', userId)
       .where('at', '>', since)
       .where('type', refusal ? 'in' : 'not in', refusals)
@@ -152,9 +167,10 @@ export async function listEvents(db: Kysely<Database>, userId: string): Promise<
   ]);
   const newestFirst = (a: { at: number | string; id: string }, b: typeof a) =>
     Number(b.at) - Number(a.at) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-  return [...refused, ...rest]
-    .sort(newestFirst)
-    .map(({ type, at, ip, device }) => ({ type, at: Number(at), ip, device }));
+  return [...refused, ...rest].sort(newestFirst).map(({ type, at, ip, device, detail }) => {
+    const recorded = detailOf(detail);
+    return { type, at: Number(at), ip, device, ...(recorded && { detail: recorded }) };
+  });
 }
 
 /** Deletes events older than the list reaches (the audit log keeps its own, longer). */

@@ -248,6 +248,7 @@ export function createSignInEnrolment(deps: SignInEnrolmentDeps): {
         return {
           ok: false,
           code: refused === 'email_code' ? 'email_code_invalid' : 'second_factor_invalid',
+          wrong: true,
         };
       return { ok: true, proof: 'otp', addition: showCodes(result.value), challengeSpent: true };
     },

@@ -42,7 +42,7 @@ export function createTotpWayIn(deps: {
               case 'missing':
                 return { ok: false, code: 'second_factor_required' };
               case 'wrong':
-                return { ok: false, code: 'second_factor_invalid' };
+                return { ok: false, code: 'second_factor_invalid', wrong: true };
               case 'throttled':
                 return {
                   ok: false,

@@ -100,7 +100,9 @@ async function refuse(
   const reason = verdict.code;
   deps.log.info({ reason, check: check.name, clientIp, userId: user.id }, 'sign-in refused');
   context.signInResult = 'invalid';
-  context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
+  if (verdict.wrong) {
+    context.accountEvent = { type: 'signin_failed', userId: user.id, detail: { reason } };
+  }
   const challenges = deps.challenges;
   const purpose = deps.challengeOpenedBy?.get(reason);
   if (verdict.challenge !== undefined) context.issuedChallenge = verdict.challenge;

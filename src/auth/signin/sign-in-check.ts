@@ -39,6 +39,12 @@ export type SignInVerdict =
       /** A limit is reached: answered as a throttled sign-in (429 with Retry-After). */
       retryAfterSeconds?: number;
       /**
+       * A code this post carried was wrong: the account's record notes a failed sign-in. Without
+       * it the refusal asks for a further step (a code, an enrolment, a passkey, a confirmed
+       * address) after a right password, and the record notes nothing: nothing failed.
+       */
+      wrong?: true;
+      /**
        * The challenge this refusal leaves in the browser, when the check opened it itself
        * (with what goes with it, such as a mailed code); else sign-in issues one.
        */

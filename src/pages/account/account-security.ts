@@ -12,6 +12,9 @@ export interface HistoryItem {
   device: string;
   /** An operator did it (their label), not the person. */
   by?: string | undefined;
+  /** A refused sign-in's recorded reason and way in, for its words. */
+  reason?: string | undefined;
+  method?: string | undefined;
 }
 
 /** What the sessions and history sections are drawn from (part of the account page's view). */
@@ -38,7 +41,6 @@ function when(iso: string): SafeHtml {
 /** Each event type in the person's words; a type not listed here is shown as it is. */
 const eventWords: Record<string, string> = {
   signin: 'Signed in',
-  signin_failed: 'Wrong password entered',
   throttled: 'Password checks paused after too many wrong passwords',
   signout: 'Signed out',
   session_revoked: 'Sessions signed out',
@@ -60,6 +62,28 @@ const eventWords: Record<string, string> = {
   access_token_revoked: 'Access token revoked',
   signin_new_device: 'Signed in from a new device and network',
 };
+
+/**
+ * A refused sign-in in the person's words: what was wrong, as its record says. A wrong code
+ * after a right password says so: whoever typed it knows the password.
+ */
+function failedSignInWords(event: HistoryItem): string {
+  if (event.method === 'passkey') return 'A passkey was not accepted';
+  if (event.method === 'email') return 'Wrong code from a sign-in mail entered';
+  switch (event.reason) {
+    case 'second_factor_invalid':
+      return 'Right password, but a wrong authenticator code';
+    case 'email_code_invalid':
+      return 'Right password, but a wrong mailed code to set up two-step sign-in';
+    default:
+      return 'Wrong password entered';
+  }
+}
+
+const wordsOf = (event: HistoryItem) =>
+  event.type === 'signin_failed'
+    ? failedSignInWords(event)
+    : (eventWords[event.type] ?? event.type);
 
 const csrfField = (view: SecurityView) =>
   markup`<input type="hidden" name="csrfToken" value="${view.csrfToken}">`;
@@ -105,7 +129,7 @@ export function historySection(view: SecurityView): SafeHtml {
         ? markup`by ${event.by}`
         : markup`${event.device}${event.ip !== '' && markup` · ${event.ip}`}`;
     return markup`<li>
-<p class="what">${eventWords[event.type] ?? event.type}</p>
+<p class="what">${wordsOf(event)}</p>
 <p class="hint">${when(event.at)} · ${from}</p>
 </li>
 `;

@@ -76,15 +76,26 @@ export function ResendVerificationButton() {
   );
 }
 
+/**
+ * What proves a second factor beside the password, where the account has one: six digits are
+ * the authenticator app's code (`otp`), anything else a recovery code; nothing when left empty.
+ */
+function secondFactorFields(code = ''): Record<string, string> {
+  const typed = code.trim();
+  if (typed === '') return {};
+  return /^\d{6}$/.test(typed) ? { otp: typed } : { recoveryCode: typed };
+}
+
 export function ChangeEmailForm() {
   const [said, setSaid] = useState('');
 
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
-    const { password = '', email = '' } = fieldsOf(event);
-    // A change of address needs a recent sign-in: the password proves it again first.
-    const proved = await postAccount('/reauthenticate', { password });
+    const { password = '', code, email = '' } = fieldsOf(event);
+    // A change of address needs a recent sign-in: the password proves it again first, and the
+    // code too where the account has two-step sign-in (Gatehouse says so when it is missing).
+    const proved = await postAccount('/reauthenticate', { password, ...secondFactorFields(code) });
     if (!proved.ok) return setSaid(proved.message);
     const answer = await postAccount('/email/change', { email });
     if (!answer.ok) return setSaid(answer.message);
@@ -103,6 +114,12 @@ export function ChangeEmailForm() {
         <label>
           Password{' '}
           <input name="password" type="password" autoComplete="current-password" required />
+        </label>
+      </p>
+      <p>
+        <label>
+          Code from your authenticator app, or a recovery code (with two-step sign-in){' '}
+          <input name="code" autoComplete="one-time-code" />
         </label>
       </p>
       <button type="submit">Change address</button>
