@@ -118,9 +118,8 @@ export async function waysIn(req) {
  * Posts to Gatehouse's account API (/api/account/*, JSON) from this server, for a form of the
  * app's own: with the browser's cookies (its session, and the CSRF cookie the form's page set)
  * and the form's CSRF token in `X-CSRF-Token`. A cookie Gatehouse sets (a password change gives
- * the session a new one) is passed on. Answers Gatehouse's JSON on success, else its refusal's
- * code and the message it wrote (a weak password, a wrong current password or code, too many
- * requests).
+ * the session a new one) is passed on. Answers Gatehouse's JSON on success, else the message it
+ * wrote for the person (a weak password, a wrong current password or code, too many requests).
  */
 export async function postAccount(req, res, route, token, fields = {}) {
   const response = await askGatehouse(req, `/api/account${route}`, {
@@ -131,6 +130,5 @@ export async function postAccount(req, res, route, token, fields = {}) {
   for (const cookie of response.headers.getSetCookie()) res.append('Set-Cookie', cookie);
   const body = await response.json().catch(() => ({}));
   if (response.ok) return { ok: true, body };
-  const { code, message = `Gatehouse answered ${response.status}.` } = body.error ?? {};
-  return { ok: false, code, message };
+  return { ok: false, message: body.error?.message ?? `Gatehouse answered ${response.status}.` };
 }

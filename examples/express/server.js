@@ -242,15 +242,6 @@ app.post('/account/password', form, async (req, res, next) => {
   }
 });
 
-// Gatehouse's words for a refusal, but where the app's form asks something Gatehouse's API
-// names in its own terms (by the refusal's code, never its text).
-const refusals = {
-  second_factor_required:
-    'Your account uses two-step sign-in: enter the code from your authenticator app, or a recovery code.',
-};
-const refusal = (answer) =>
-  Object.hasOwn(refusals, answer.code) ? refusals[answer.code] : answer.message;
-
 // The code field as Gatehouse takes it: six digits are the app's code (otp), anything else a
 // recovery code; nothing when it is empty (an account without two-step sign-in).
 function secondFactor(code = '') {
@@ -271,7 +262,7 @@ app.post('/account/email', form, async (req, res, next) => {
     const answer = proved.ok
       ? await postAccount(req, res, '/email/change', token, { email })
       : proved;
-    if (!answer.ok) return await accountPage(req, res, { problem: refusal(answer), status: 400 });
+    if (!answer.ok) return await accountPage(req, res, { problem: answer.message, status: 400 });
     res.redirect(303, '/account?done=email');
   } catch (error) {
     next(error);

@@ -95,7 +95,6 @@ describe.skipIf(missing.length > 0)(
     const pathFirst = pythonFirst();
     let idp: IdentityProvider;
     const chromiumLook = ways.browserThroughNetwork(chromiumPath);
-    const shot = (on: Page, name: string) => ways.shots(on, 'python-guide', name);
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
