@@ -220,6 +220,9 @@ export async function expectRecordedAsVisitor(
   network: string,
 ): Promise<void> {
   const userAgent = await page.evaluate(() => navigator.userAgent);
+  // Events are written once their answer is out: the last may take a moment.
+  const has = (events: { type: string }[]) => types.every((t) => events.some((e) => e.type === t));
+  await expect.poll(async () => has(await ownEvents(page))).toBe(true);
   const events = await ownEvents(page);
   for (const type of types)
     expect(events.find((event) => event.type === type)).toMatchObject({
