@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:examples`: the guides for Express, a single-page app and Python, each followed
-// from empty folders (test/examples/). Kept out of `npm test` (vitest.config.ts) for its time;
-// CI runs it after `npm test` (.ci/run).
+// `npm run test:examples`: the guides for Express, a single-page app and Python, and the move
+// from Auth.js (its app installed by `npm test`'s set-up), each followed from empty folders
+// (test/examples/). Kept out of `npm test` (vitest.config.ts) for its time; CI runs it after
+// `npm test` (.ci/run).
 export default defineConfig({
   test: {
     include: ['test/examples/**/*.test.ts'],

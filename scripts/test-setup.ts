@@ -8,7 +8,7 @@
 //   examples/nextjs-authjs/before/
 //                    the same Next.js, next-auth and React with the Drizzle adapter, libSQL and
 //                    bcryptjs: the Auth.js app docs/migrate-from-authjs.md moves onto Gatehouse
-//                    (test/clients/migrate-guide.test.ts links it into the app it follows)
+//                    (test/examples/migrate-guide.test.ts links it into the app it follows)
 //
 // Each folder gets `npm ci` only when its package.json or lock differs from the last install's
 // (a stamp in its node_modules holding their hash), with one line either way. An install that

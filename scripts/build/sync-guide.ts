@@ -4,7 +4,7 @@
 // (examples/nextjs-authjs):
 //   node scripts/build/sync-guide.ts          rewrite every guide
 //   node scripts/build/sync-guide.ts --check  exit 1, naming the blocks, when they differ
-// test/clients/integrate-guide.test.ts, test/clients/migrate-guide.test.ts and test/examples/
+// test/clients/integrate-guide.test.ts and test/examples/ (migrate-guide.test.ts among them)
 // fail on any difference as well.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -21,7 +21,7 @@ interface Replica {
   kill(): void;
 }
 
-/** Distinct ports the kernel picked as free (a random pick could land on a port in use). */
+/** Distinct free ports (two picks could be the same port). */
 async function freePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < count) ports.add(await freePort());

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -8,19 +9,45 @@ export function canRun(command: string, args: string[]): boolean {
   return probe.error === undefined && probe.status === 0;
 }
 
-/** A port free on 127.0.0.1 right now (the kernel's pick), for a server configured by file. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The kernel's range of ephemeral ports (Linux), else the IANA dynamic range. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = fs
+      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return [low as number, high as number];
+  } catch {
+    // Not Linux: assume the IANA dynamic range.
+  }
+  return [49152, 65535];
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address === null || typeof address === 'string') reject(new Error('no port'));
-        else resolve(address.port);
-      });
-    });
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A port free on 127.0.0.1 right now, for a server told its port (by environment or file), taken
+ * below the kernel's ephemeral range. A port of that range (the kernel's pick for port 0) may be
+ * handed meanwhile to any socket on the machine: another suite's server on port 0, or any
+ * outgoing connection's local end. Under `npm test`'s four workers that happened between the
+ * pick and a guide's `npm start` (EADDRINUSE). Ports below the range are never handed out so.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const floor = Math.min(20000, Math.max(1024, low - 10000));
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = floor + Math.floor(Math.random() * (low - floor));
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port found between ${floor} and ${low - 1}`);
 }
 
 /** Whether something accepts connections on 127.0.0.1:`port`. */

@@ -40,8 +40,8 @@ export type SignInVerdict =
       retryAfterSeconds?: number;
       /**
        * A code this post carried was wrong: the account's record notes a failed sign-in. Without
-       * it the refusal asks for a further step (a code, an enrolment, a passkey, a confirmed
-       * address) after a right password, and the record notes nothing: nothing failed.
+       * it the refusal asks for a further step after a right password (a code, a confirmed
+       * address, another way in), and the record notes nothing: nothing failed.
        */
       wrong?: true;
       /**

@@ -7,7 +7,6 @@
 // kill -9 scenario measures. Its `freePort` differs too (see below).
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export { sleep };
@@ -124,45 +123,11 @@ export function killAllNow(): void {
 }
 
 /** The kernel's ephemeral port range: what `listen(0)` and outgoing connections use. */
-function ephemeralRange(): [number, number] {
-  try {
-    const [low, high] = fs
-      .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
-      .trim()
-      .split(/\s+/)
-      .map(Number);
-    if (Number.isInteger(low) && Number.isInteger(high)) return [low as number, high as number];
-  } catch {
-    // Not Linux: assume the IANA dynamic range.
-  }
-  return [49152, 65535];
-}
-
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
 /**
- * A port free on 127.0.0.1 right now, below the kernel's ephemeral range. The fleet binds its
- * ports again after each restart (an instance, PostgreSQL); a port from the ephemeral range
- * (test/helpers/processes.ts's `freePort`, the kernel's pick) could meanwhile be handed to
- * anyone asking for port 0 (another test suite), and one of the two would fail with
- * EADDRINUSE. Ports below the range are never handed out that way.
+ * The fleet binds its ports again after each restart (an instance, PostgreSQL): ports below the
+ * kernel's ephemeral range, which nothing else is handed meanwhile.
  */
-export async function freePort(): Promise<number> {
-  const [low] = ephemeralRange();
-  const floor = Math.min(20000, Math.max(1024, low - 10000));
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    const port = floor + Math.floor(Math.random() * (low - floor));
-    if (await bindable(port)) return port;
-  }
-  throw new Error(`no free port found between ${floor} and ${low - 1}`);
-}
+export { freePort } from '../../helpers/processes.ts';
 
 /** Live PIDs whose parent is `pid` (Linux /proc): nginx's workers, for reloads and cleanup. */
 export function childPids(pid: number | undefined): number[] {

@@ -4,13 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { decode } from '@auth/core/jwt';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  examplePaths,
-  followGuide,
-  guideShape,
-  root,
-  type GuideRun,
-} from '../examples/follow-guide.js';
+import { examplePaths, followGuide, guideShape, root, type GuideRun } from './follow-guide.js';
 import { hasChromium, launchChromium } from '../helpers/chromium.js';
 import { firstPass } from '../helpers/passes.js';
 
