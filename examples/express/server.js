@@ -78,7 +78,7 @@ function signInForm(token, ways) {
   const providers = ways.providers.map(
     ({ id, name }) => `<form method="post" action="/api/auth/signin/${encodeURIComponent(id)}">
   ${hidden}
-  <button type="submit">Continue with ${escape(name)}</button>
+  <p><button type="submit">Continue with ${escape(name)}</button></p>
 </form>`,
   );
   const email = ways.email
