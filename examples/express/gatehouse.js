@@ -3,17 +3,58 @@ import http from 'node:http';
 // Where Gatehouse listens, as this server reaches it.
 export const gatehouseUrl = process.env.GATEHOUSE_URL ?? 'http://127.0.0.1:3000';
 
+/** Gatehouse did not answer (not running, or out of reach): the app says so, with a 503. */
+export class GatehouseDown extends Error {
+  constructor(cause) {
+    super(`Gatehouse (${gatehouseUrl}) is not answering`, { cause });
+  }
+}
+
+/**
+ * The visitor's address as this app sees it: `req.ip`, which honours Express's `trust proxy`
+ * (off by default: the address that connected), an IPv4 address mapped into IPv6
+ * (`::ffff:203.0.113.7`, from a server listening on `::`) given as IPv4.
+ */
+function clientAddress(req) {
+  return (req.ip ?? '').replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+}
+
+/**
+ * What every request on a person's behalf tells Gatehouse about them: their device (the
+ * browser's User-Agent) and network (X-Forwarded-For, set, never appended: Gatehouse believes
+ * it from the addresses in TRUST_PROXY), for the account's history, its sessions and the
+ * new-device notice; without them each would show this server ("node", 127.0.0.1).
+ */
+function visitor(req) {
+  return {
+    'user-agent': req.get('user-agent') ?? '',
+    'x-forwarded-for': clientAddress(req),
+    'x-forwarded-proto': req.protocol,
+  };
+}
+
+/** `fetch` to Gatehouse for `req`'s visitor, with their cookies; GatehouseDown when it is down. */
+async function askGatehouse(req, path, init = {}) {
+  try {
+    return await fetch(`${gatehouseUrl}${path}`, {
+      ...init,
+      headers: { ...init.headers, ...visitor(req), cookie: req.get('cookie') ?? '' },
+    });
+  } catch (error) {
+    throw new GatehouseDown(error);
+  }
+}
+
 /**
  * Express handler that passes a request to Gatehouse unchanged and streams the answer back:
  * status, headers (Set-Cookie and Location included) and body. Mounted before any body parser,
- * so the body is still unread. It sets X-Forwarded-For to the visitor's address (set, never
- * appended) and X-Forwarded-Proto; Gatehouse believes them from the addresses in TRUST_PROXY.
+ * so the body is still unread. The visitor's User-Agent goes on as it came, X-Forwarded-For and
+ * X-Forwarded-Proto are set as `visitor` says. Gatehouse out of reach: GatehouseDown, to the
+ * app's error handler.
  */
-export function forwardToGatehouse(req, res) {
-  const headers = { ...req.headers };
+export function forwardToGatehouse(req, res, next) {
+  const headers = { ...req.headers, ...visitor(req) };
   delete headers.connection;
-  headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
-  headers['x-forwarded-proto'] = req.protocol;
   const upstream = http.request(
     new URL(req.originalUrl, gatehouseUrl),
     { method: req.method, headers },
@@ -24,9 +65,9 @@ export function forwardToGatehouse(req, res) {
       answer.pipe(res);
     },
   );
-  upstream.on('error', () => {
+  upstream.on('error', (error) => {
     if (res.headersSent) res.destroy();
-    else res.status(502).type('text').send('Gatehouse is not reachable');
+    else next(new GatehouseDown(error));
   });
   req.pipe(upstream);
 }
@@ -37,9 +78,7 @@ export function forwardToGatehouse(req, res) {
  * session's refresh is due (once a day), Gatehouse answers with a new cookie: passed on.
  */
 export async function sessionFromGatehouse(req, res) {
-  const response = await fetch(`${gatehouseUrl}/api/auth/session`, {
-    headers: { cookie: req.headers.cookie ?? '' },
-  });
+  const response = await askGatehouse(req, '/api/auth/session');
   if (!response.ok) throw new Error(`Gatehouse answered the session read with ${response.status}`);
   for (const cookie of response.headers.getSetCookie()) res.append('Set-Cookie', cookie);
   return response.json();
@@ -50,9 +89,7 @@ export async function sessionFromGatehouse(req, res) {
  * against its CSRF cookie, so a cookie it sets for this browser is passed on in the answer.
  */
 export async function csrfToken(req, res) {
-  const response = await fetch(`${gatehouseUrl}/api/auth/csrf`, {
-    headers: { cookie: req.headers.cookie ?? '' },
-  });
+  const response = await askGatehouse(req, '/api/auth/csrf');
   if (!response.ok) throw new Error(`Gatehouse answered the CSRF read with ${response.status}`);
   for (const cookie of response.headers.getSetCookie()) res.append('Set-Cookie', cookie);
   const { csrfToken: token } = await response.json();
@@ -60,22 +97,34 @@ export async function csrfToken(req, res) {
 }
 
 /**
+ * The ways in Gatehouse offers besides the password, from `GET /api/auth/providers`: the
+ * identity providers it is configured with (`{ id, name }`, a "Continue with …" button each) and
+ * whether it signs in by e-mail (EMAIL_SIGNIN=on).
+ */
+export async function waysIn(req) {
+  const response = await askGatehouse(req, '/api/auth/providers');
+  if (!response.ok)
+    throw new Error(`Gatehouse answered the providers read with ${response.status}`);
+  const listed = Object.values(await response.json());
+  return {
+    providers: listed
+      .filter((p) => p.type === 'oidc' || p.type === 'oauth')
+      .map(({ id, name }) => ({ id, name })),
+    email: listed.some((p) => p.type === 'email'),
+  };
+}
+
+/**
  * Posts to Gatehouse's account API (/api/account/*, JSON) from this server, for a form of the
  * app's own: with the browser's cookies (its session, and the CSRF cookie the form's page set)
  * and the form's CSRF token in `X-CSRF-Token`. A cookie Gatehouse sets (a password change gives
  * the session a new one) is passed on. Answers Gatehouse's JSON on success, else the message it
- * wrote for the person (a weak password, a wrong current password, too many requests).
+ * wrote for the person (a weak password, a wrong current password or code, too many requests).
  */
 export async function postAccount(req, res, route, token, fields = {}) {
-  const response = await fetch(`${gatehouseUrl}/api/account${route}`, {
+  const response = await askGatehouse(req, `/api/account${route}`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      cookie: req.headers.cookie ?? '',
-      'x-csrf-token': token,
-      'x-forwarded-for': req.socket.remoteAddress ?? '',
-      'x-forwarded-proto': req.protocol,
-    },
+    headers: { 'content-type': 'application/json', 'x-csrf-token': token },
     body: JSON.stringify(fields),
   });
   for (const cookie of response.headers.getSetCookie()) res.append('Set-Cookie', cookie);

@@ -1,6 +1,13 @@
 import { getSession } from '@auth/express';
 import express from 'express';
-import { csrfToken, forwardToGatehouse, postAccount, sessionFromGatehouse } from './gatehouse.js';
+import {
+  csrfToken,
+  forwardToGatehouse,
+  GatehouseDown,
+  postAccount,
+  sessionFromGatehouse,
+  waysIn,
+} from './gatehouse.js';
 import { requireToken } from './verify-token.js';
 
 const port = Number(process.env.PORT ?? 3001);
@@ -30,6 +37,8 @@ app.use(['/api/auth', '/api/account'], forwardToGatehouse);
 // this app behind them. They work without script and mail their links to pages beside them.
 const gatehousePages = {
   account: '/api/auth/account',
+  // Gatehouse's sign-in page, with every way in (passkeys too), and back here.
+  signIn: '/api/auth/signin?callbackUrl=%2F',
   forgotPassword: '/api/auth/account/password/forgot',
   signUp: '/api/auth/account/signup',
 };
@@ -43,24 +52,54 @@ function describe(user) {
 function page(title, body) {
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>${escape(title)}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${escape(title)}</title>
+</head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem">
 ${body}
 </body>
 </html>`;
 }
 
 // Plain HTML forms that post to Gatehouse through this app: they work without JavaScript.
-// Gatehouse answers a sign-in with a redirect to callbackUrl (a refusal: to its own sign-in
-// page, which says why), and a sign-out with a redirect to callbackUrl.
-function signInForm(token) {
-  return `<form method="post" action="/api/auth/callback/credentials">
-  <input type="hidden" name="csrfToken" value="${escape(token)}">
-  <input type="hidden" name="callbackUrl" value="/">
+// Gatehouse answers a sign-in with a redirect to callbackUrl, and a sign-out with a redirect to
+// callbackUrl. Anything else goes to its own sign-in page, which finishes it without script: a
+// wrong password (it says why), the code of a person's authenticator app (two-step sign-in),
+// or setting one up where Gatehouse requires it; then back to callbackUrl, signed in.
+function signInForm(token, ways) {
+  const hidden = `<input type="hidden" name="csrfToken" value="${escape(token)}">
+  <input type="hidden" name="callbackUrl" value="/">`;
+  // Gatehouse's other ways in, as configured there: a button per identity provider (to the
+  // provider, and back to callbackUrl signed in), and the sign-in mail's form (on to Gatehouse's
+  // "check your inbox" page, which takes the mailed code).
+  const providers = ways.providers.map(
+    ({ id, name }) => `<form method="post" action="/api/auth/signin/${encodeURIComponent(id)}">
+  ${hidden}
+  <p><button type="submit">Continue with ${escape(name)}</button></p>
+</form>`,
+  );
+  const email = ways.email
+    ? [
+        `<form method="post" action="/api/auth/signin/email">
+  ${hidden}
+  <p><label>Or send a sign-in link to <input name="email" type="email" autocomplete="username" required></label></p>
+  <button type="submit">Email me a sign-in link</button>
+</form>`,
+      ]
+    : [];
+  return [
+    `<form method="post" action="/api/auth/callback/credentials">
+  ${hidden}
   <p><label>Email <input name="email" type="email" autocomplete="username" required></label></p>
   <p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
   <button type="submit">Sign in</button>
-</form>`;
+</form>`,
+    ...providers,
+    ...email,
+  ].join('\n');
 }
 
 function signOutForm(token) {
@@ -73,10 +112,11 @@ function signOutForm(token) {
 
 app.get('/', async (req, res, next) => {
   try {
-    const [decoded, asked, token] = await Promise.all([
+    const [decoded, asked, token, ways] = await Promise.all([
       getSession(req, authConfig),
       sessionFromGatehouse(req, res),
       csrfToken(req, res),
+      waysIn(req),
     ]);
     res.send(
       page(
@@ -87,8 +127,8 @@ app.get('/', async (req, res, next) => {
 ${
   asked
     ? `<p><a href="/dashboard">Dashboard</a> · <a href="/account">Your account</a></p>\n${signOutForm(token)}`
-    : `${signInForm(token)}
-<p><a href="${gatehousePages.forgotPassword}">Forgot your password?</a> · <a href="${gatehousePages.signUp}">Create an account</a></p>`
+    : `${signInForm(token, ways)}
+<p><a href="${gatehousePages.signIn}">Other ways to sign in</a> · <a href="${gatehousePages.forgotPassword}">Forgot your password?</a> · <a href="${gatehousePages.signUp}">Create an account</a></p>`
 }`,
       ),
     );
@@ -148,7 +188,7 @@ async function accountPage(req, res, { said = '', problem = '', status = 200 } =
       'Your account',
       `<h1>Your account</h1>
 <p id="account-email">${escape(user.name ?? '')} · ${escape(user.email)}</p>
-${said ? `<p role="status">${escape(said)}</p>` : ''}${problem ? `<p role="alert">${escape(problem)}</p>` : ''}
+${said ? `<p role="status"><strong>${escape(said)}</strong></p>` : ''}${problem ? `<p role="alert"><strong>${escape(problem)}</strong></p>` : ''}
 <h2>Password</h2>
 <form id="change-password" method="post" action="/account/password">
   <input type="hidden" name="csrfToken" value="${escape(token)}">
@@ -162,6 +202,7 @@ ${said ? `<p role="status">${escape(said)}</p>` : ''}${problem ? `<p role="alert
   <input type="hidden" name="csrfToken" value="${escape(token)}">
   <p><label>New address <input name="email" type="email" autocomplete="email" required></label></p>
   <p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
+  <p><label>Code from your authenticator app, if you use two-step sign-in <input name="code" autocomplete="one-time-code" spellcheck="false" size="20"></label></p>
   <button type="submit">Change address</button>
 </form>
 <h2>Security</h2>
@@ -201,11 +242,23 @@ app.post('/account/password', form, async (req, res, next) => {
   }
 });
 
+// The code field as Gatehouse takes it: six digits are the app's code (otp), anything else a
+// recovery code; nothing when it is empty (an account without two-step sign-in).
+function secondFactor(code = '') {
+  const typed = code.trim();
+  if (typed === '') return {};
+  return /^\d{3} ?\d{3}$/.test(typed) ? { otp: typed.replace(' ', '') } : { recoveryCode: typed };
+}
+
 app.post('/account/email', form, async (req, res, next) => {
   try {
-    const { csrfToken: token, email, password } = req.body;
-    // A change of address needs a recent sign-in: the password proves it again first.
-    const proved = await postAccount(req, res, '/reauthenticate', token, { password });
+    const { csrfToken: token, email, password, code } = req.body;
+    // A change of address needs a recent sign-in: the password proves it again first, with the
+    // code of an account that has two-step sign-in.
+    const proved = await postAccount(req, res, '/reauthenticate', token, {
+      password,
+      ...secondFactor(code),
+    });
     const answer = proved.ok
       ? await postAccount(req, res, '/email/change', token, { email })
       : proved;
@@ -214,6 +267,23 @@ app.post('/account/email', form, async (req, res, next) => {
   } catch (error) {
     next(error);
   }
+});
+
+// Gatehouse down (stopped, restarting, out of reach): a page that says so, not a bare 500.
+app.use((error, req, res, next) => {
+  if (!(error instanceof GatehouseDown)) return next(error);
+  console.error(`${req.method} ${req.originalUrl}: ${error.message}:`, error.cause);
+  res
+    .status(503)
+    .set('Retry-After', '5')
+    .send(
+      page(
+        'Try again in a moment',
+        `<h1>Try again in a moment</h1>
+<p role="alert">Gatehouse, the sign-in service, is not answering: try again in a moment.</p>
+<p><a href="${escape(req.method === 'GET' ? req.originalUrl : '/')}">Try again</a></p>`,
+      ),
+    );
 });
 
 app.listen(port, () => console.log(`My app on http://localhost:${port}`));

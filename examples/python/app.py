@@ -4,15 +4,18 @@ nginx (nginx.conf) puts this app and Gatehouse on one origin: the browser signs 
 Gatehouse's own page, and this app forwards the browser's cookies to Gatehouse's
 GET /api/auth/session to learn who is signed in. Sign-up, "Forgot your password?" and the
 account settings are Gatehouse's pages, linked; this app's own /account has one form of its
-own, the password change, which it posts on to Gatehouse's account API. GET /api/me answers
-callers that send a token from Gatehouse's /api/auth/token instead of the cookie, checked with
-PyJWT against Gatehouse's public keys. The standard library does the rest.
+own, the password change, which it posts on to Gatehouse's account API. Every request to
+Gatehouse on a person's behalf carries their device and address, and a Gatehouse that does not
+answer is a page that says so. GET /api/me answers callers that send a token from Gatehouse's
+/api/auth/token instead of the cookie, checked with PyJWT against Gatehouse's public keys. The
+standard library does the rest.
 """
 
 import html
 import json
 import os
 import re
+import sys
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,30 +51,52 @@ FORGOT_PASSWORD_PAGE = "/api/auth/account/password/forgot"
 SIGN_UP_PAGE = "/api/auth/account/signup"
 
 
-def session_from_gatehouse(cookie):
+def on_behalf_of(browser):
+    """What a request to Gatehouse for the browser's request (its headers, `browser`) carries:
+    its cookies, and who the person is as far as Gatehouse's record goes, their device (the
+    User-Agent) and their address (X-Forwarded-For, which nginx set: Gatehouse believes it from
+    this app's address, in TRUST_PROXY). Without them the account's history, its sessions and the
+    new-device notice would show this app ("Python-urllib", 127.0.0.1)."""
+    return {
+        "Cookie": browser.get("Cookie") or "",
+        "User-Agent": browser.get("User-Agent") or "",
+        "X-Forwarded-For": browser.get("X-Forwarded-For") or "",
+        "X-Forwarded-Proto": browser.get("X-Forwarded-Proto") or "http",
+    }
+
+
+def ask_gatehouse(path, browser):
+    """GET `path` from Gatehouse for the browser's request: its JSON, and the cookies it sets.
+    Raises URLError when Gatehouse does not answer (the handler's 503 page)."""
+    request = urllib.request.Request(f"{GATEHOUSE_URL}{path}", headers=on_behalf_of(browser))
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.load(response), response.headers.get_all("Set-Cookie") or []
+
+
+def session_from_gatehouse(browser):
     """Gatehouse's answer for the browser's cookies, and the cookies it sets.
 
     The session is None, or {"user": {"id", "email", "name"}, "expires"}: None as soon as it
     was signed out or revoked, or the user disabled or removed. When the session's refresh is
     due (once a day), Gatehouse sets a new cookie: the caller passes it on to the browser."""
-    request = urllib.request.Request(
-        f"{GATEHOUSE_URL}/api/auth/session", headers={"Cookie": cookie or ""}
-    )
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return json.load(response), response.headers.get_all("Set-Cookie") or []
+    return ask_gatehouse("/api/auth/session", browser)
 
 
-def csrf_token(cookie):
+def csrf_token(browser):
     """A CSRF token for a form of this app that posts to Gatehouse, and the cookies Gatehouse
     sets with it (its CSRF cookie, which the token is checked against: passed on)."""
-    request = urllib.request.Request(
-        f"{GATEHOUSE_URL}/api/auth/csrf", headers={"Cookie": cookie or ""}
-    )
-    with urllib.request.urlopen(request, timeout=5) as response:
-        return json.load(response)["csrfToken"], response.headers.get_all("Set-Cookie") or []
+    answer, cookies = ask_gatehouse("/api/auth/csrf", browser)
+    return answer["csrfToken"], cookies
 
 
-def post_account(route, fields, cookie, token, forwarded_for):
+def identity_providers(browser):
+    """The identity providers Gatehouse is configured with (AUTH_OIDC_*, AUTH_GITHUB_*…), from
+    GET /api/auth/providers: [{"id", "name"}], a "Continue with …" button each."""
+    listed, _ = ask_gatehouse("/api/auth/providers", browser)
+    return [p for p in listed.values() if p.get("type") in ("oidc", "oauth")]
+
+
+def post_account(route, fields, browser, token):
     """POST /api/account/<route> (Gatehouse's account API, JSON) with the browser's cookies and
     the form's CSRF token. Returns (ok, message, cookies): on a refusal, the message Gatehouse
     wrote for the person; the cookies it sets (a password change gives the session a new one)
@@ -81,10 +106,9 @@ def post_account(route, fields, cookie, token, forwarded_for):
         data=json.dumps(fields).encode(),
         method="POST",
         headers={
+            **on_behalf_of(browser),
             "Content-Type": "application/json",
-            "Cookie": cookie or "",
             "X-CSRF-Token": token,
-            "X-Forwarded-For": forwarded_for or "",
         },
     )
     try:
@@ -149,8 +173,13 @@ DONE = {"password": "Password changed. Your other sessions are signed out."}
 def page(title, body):
     return f"""<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>{html.escape(title)}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{html.escape(title)}</title>
+</head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem">
 {body}
 </body>
 </html>"""
@@ -158,11 +187,36 @@ def page(title, body):
 
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
+        self.unless_gatehouse_is_down(self.get)
+
+    def do_POST(self):
+        self.unless_gatehouse_is_down(self.post)
+
+    def unless_gatehouse_is_down(self, handle):
+        """Answers with `handle`, or, when Gatehouse does not answer (stopped, restarting, out of
+        reach), with a 503 page that says so, logged with the cause: not a dropped connection."""
+        self.cookies = []
+        try:
+            handle()
+        except (URLError, TimeoutError) as error:
+            cause = getattr(error, "reason", error)
+            print(f"{self.command} {self.path}: Gatehouse is not answering: {cause}")
+            self.cookies = []
+            again = self.path if self.command == "GET" else "/"
+            body = (
+                "<h1>Try again in a moment</h1>\n"
+                '<p role="alert">Gatehouse, the sign-in service, is not answering: '
+                "try again in a moment.</p>\n"
+                f'<p><a href="{html.escape(again)}">Try again</a></p>'
+            )
+            self.answer(503, page("Try again in a moment", body), headers={"Retry-After": "5"})
+
+    def get(self):
         path = urlsplit(self.path).path
         if path == "/api/me":
             self.api_me()
             return
-        session, self.cookies = session_from_gatehouse(self.headers.get("Cookie"))
+        session, self.cookies = session_from_gatehouse(self.headers)
         if path == "/":
             if session:
                 links = (
@@ -172,10 +226,12 @@ class Handler(BaseHTTPRequestHandler):
                     '<p><a href="/api/auth/signout?callbackUrl=%2F">Sign out</a></p>'
                 )
             else:
-                # Gatehouse's pages, on this origin through nginx: sign-in (back here after),
-                # "Forgot your password?" and sign-up.
+                # Gatehouse's pages, on this origin through nginx: sign-in (back here after;
+                # every way in: the password, two-step sign-in, a mailed link, passkeys),
+                # "Forgot your password?" and sign-up; and a button per identity provider.
                 links = (
                     '<p><a href="/api/auth/signin?callbackUrl=%2F">Sign in</a></p>\n'
+                    f"{self.provider_buttons()}"
                     f'<p><a href="{FORGOT_PASSWORD_PAGE}">Forgot your password?</a> · '
                     f'<a href="{SIGN_UP_PAGE}">Create an account</a></p>'
                 )
@@ -207,16 +263,14 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.answer(404, page("Not found", "<h1>Not found</h1>"))
 
-    def do_POST(self):
+    def post(self):
         # This app's own form: the password change, posted on to Gatehouse's account API.
         if urlsplit(self.path).path != "/account/password":
-            self.cookies = []
             self.answer(404, page("Not found", "<h1>Not found</h1>"))
             return
         length = int(self.headers.get("Content-Length") or 0)
         form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-        cookie = self.headers.get("Cookie")
-        session, self.cookies = session_from_gatehouse(cookie)
+        session, self.cookies = session_from_gatehouse(self.headers)
         if not session:
             self.send_sign_in("/account")
             return
@@ -230,9 +284,8 @@ class Handler(BaseHTTPRequestHandler):
                 "currentPassword": form.get("currentPassword", ""),
                 "newPassword": form.get("newPassword", ""),
             },
-            cookie,
+            self.headers,
             form.get("csrfToken", ""),
-            self.headers.get("X-Forwarded-For"),
         )
         self.cookies += cookies
         if not ok:
@@ -247,7 +300,6 @@ class Handler(BaseHTTPRequestHandler):
     def api_me(self):
         """GET /api/me, for callers without the cookie (a mobile app, a script, another service,
         a page's fetch): who the token in `Authorization: Bearer` speaks for."""
-        self.cookies = []
         try:
             claims, refused = token_claims(self.headers.get("Authorization"))
         except jwt.PyJWKClientError as error:
@@ -271,7 +323,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def account_page(self, session, said="", problem="", status=200):
         """This app's own /account (Gatehouse's is at /api/auth/account, linked)."""
-        token, cookies = csrf_token(self.headers.get("Cookie"))
+        token, cookies = csrf_token(self.headers)
         self.cookies += cookies
         user = session["user"]
         notices = (f'<p role="status">{html.escape(said)}</p>\n' if said else "") + (
@@ -292,6 +344,23 @@ class Handler(BaseHTTPRequestHandler):
 <a href="{ACCOUNT_PAGE}">Gatehouse's account page</a>.</p>
 <p><a href="/">Home</a></p>"""
         self.answer(status, page("Your account", body))
+
+    def provider_buttons(self):
+        """A "Continue with …" form per identity provider Gatehouse has, posting Auth.js's fields
+        to /api/auth/signin/<id> (through nginx): to the provider, and back here signed in."""
+        providers = identity_providers(self.headers)
+        if not providers:
+            return ""
+        token, cookies = csrf_token(self.headers)
+        self.cookies += cookies
+        return "".join(
+            f'<form method="post" action="/api/auth/signin/{quote(p["id"], safe="")}">\n'
+            f'  <input type="hidden" name="csrfToken" value="{html.escape(token)}">\n'
+            '  <input type="hidden" name="callbackUrl" value="/">\n'
+            f'  <button type="submit">Continue with {html.escape(p["name"])}</button>\n'
+            "</form>\n"
+            for p in providers
+        )
 
     def send_sign_in(self, back):
         """No session: Gatehouse's sign-in page, then back to `back`."""
@@ -322,5 +391,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    print(f"My app on http://127.0.0.1:{PORT} (open it through nginx)", flush=True)
+    # Each line of the log as it is written, not when a buffer fills.
+    sys.stdout.reconfigure(line_buffering=True)
+    print(f"My app on http://127.0.0.1:{PORT} (open it through nginx)")
     ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()

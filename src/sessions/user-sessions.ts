@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { ipPrefix } from '../util/ip-prefix.js';
+import { shownNetwork } from '../util/ip-prefix.js';
 import { deviceLabel } from './device-label.js';
 import { revokeUserSessions } from './session-store.js';
 import { emitUserWebhook } from '../webhooks/emit.js';
@@ -72,7 +72,7 @@ export async function listUserSessions(
       createdAt: iso(createdAt),
       lastSeenAt: iso(row.last_seen_at === null ? createdAt : Number(row.last_seen_at)),
       device: deviceLabel(row.user_agent),
-      ip: ipPrefix(row.ip),
+      ip: shownNetwork(row.ip),
       method: signInMethod(row.proofs),
     };
   });

@@ -226,14 +226,14 @@ describe.skipIf(!screensRun)('the account page in Chromium, no script', () => {
         const sessions = page.locator('section[aria-labelledby="sessions-title"] li');
         await expect(sessions.count()).resolves.toBe(2);
         await expect(sessions.first().innerText()).resolves.toMatch(
-          /^Safari 17 on iOS\n+127\.0\.0\.0\/24 · signed in /,
+          /^Safari 17 on iOS\n+this computer \(loopback\) · signed in /,
         );
         await expect(sessions.nth(1).innerText()).resolves.toContain('This one');
         await expect(
           page.locator('section[aria-labelledby="history-title"] li').allInnerTexts(),
         ).resolves.toEqual([
           expect.stringMatching(/^Wrong password entered\n+/),
-          expect.stringMatching(/^Signed in\n+.* · Safari 17 on iOS · 127\.0\.0\.0\/24$/),
+          expect.stringMatching(/^Signed in\n+.* · Safari 17 on iOS · this computer \(loopback\)$/),
           expect.stringMatching(/^Signed in\n+/),
         ]);
         await page.screenshot({

@@ -315,7 +315,7 @@ describe.each(backends)('/api/account on $name', ({ backend, skip }) => {
         expect(event).toEqual({
           type: event.type,
           at: event.at,
-          ip: '127.0.0.0/24',
+          ip: 'this computer (loopback)',
           device: userAgent,
         });
       }

@@ -18,15 +18,20 @@ import {
   signUpOnGatehousePage,
 } from '../helpers/account-journey.js';
 import { nginxPath } from '../helpers/nginx.js';
+import { startIdentityProvider, type IdentityProvider } from '../helpers/oidc-idp.js';
 import { LoopbackSmtp } from '../helpers/smtp.js';
 import { examplePaths, followGuide, guideShape, type GuideRun } from './follow-guide.js';
 import * as tokens from './token-checks.js';
+import * as ways from './ways-in.js';
 
 // docs/integrate-python.md, followed as written (test/examples/follow-guide.ts says how): a
 // Python app (the standard library, and PyJWT for its token API) and Gatehouse behind one nginx,
 // driven in Chromium: Ada signs in and out, and the app's /api/me takes her session's token
 // (test/examples/token-checks.ts); Grace uses the linked Gatehouse pages and the app's own
-// /account, her mail read from a loopback catcher.
+// /account, her mail read from a loopback catcher; then issue 41's: two-step sign-in on
+// Gatehouse's page (the code step, the enrolment step under SECOND_FACTOR=required), the other
+// ways in, the visitor's device and network as Gatehouse records them, and the app's page while
+// Gatehouse is down (test/examples/ways-in.ts).
 
 const guidePath = 'docs/integrate-python.md';
 const exampleDir = 'examples/python';
@@ -88,10 +93,13 @@ describe.skipIf(missing.length > 0)(
     let keys: tokens.TokenKeys;
     let adaToken = '';
     const pathFirst = pythonFirst();
+    let idp: IdentityProvider;
+    const chromiumLook = ways.browserThroughNetwork(chromiumPath);
 
     beforeAll(async () => {
       smtp = await LoopbackSmtp.start();
       keys = tokens.tokenKeys();
+      idp = await startIdentityProvider();
       guide = await followGuide({
         name: 'python',
         guidePath,
@@ -102,15 +110,20 @@ describe.skipIf(missing.length > 0)(
           SMTP_URL: smtp.url,
           MAIL_FROM: 'My app <no-reply@example.com>',
           ...keys.gatehouseEnv,
+          ...ways.waysInEnv(idp.issuer),
         },
         ...(pathFirst && { appPathFirst: pathFirst }),
       });
-      await guide.run();
       site = guide.origin(8080);
-      browser = await chromium.launch({
-        executablePath: chromiumPath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-      });
+      idp.setClients([
+        {
+          clientId: 'my-app',
+          clientSecret: ways.oidcSecret,
+          redirectUris: [`${site}/api/auth/callback/oidc`],
+        },
+      ]);
+      await guide.run();
+      browser = await chromium.launch(chromiumLook.launch);
       page = await browser.newPage();
       console.log(`python guide steps, ms: ${JSON.stringify(guide.timings)}`);
     }, 120_000);
@@ -119,6 +132,7 @@ describe.skipIf(missing.length > 0)(
       await browser?.close();
       await guide?.stop();
       await smtp?.close();
+      await idp?.close();
       keys?.dispose();
       if (pathFirst) fs.rmSync(pathFirst, { recursive: true, force: true });
     });
@@ -136,6 +150,11 @@ describe.skipIf(missing.length > 0)(
       await page.getByLabel('Password').fill('not the password at all');
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByText('Wrong email or password').first().waitFor();
+      // The guide's PAGE_PRODUCT_NAME and APP_URL: the app's name, and the way back to it.
+      await page.getByRole('heading', { name: `Sign in to ${ways.productName}` }).waitFor();
+      expect(
+        await page.getByRole('link', { name: `Back to ${ways.productName}` }).getAttribute('href'),
+      ).toBe('/');
     });
 
     it('signs Ada in and brings her back to the dashboard; the home page shows her id', async () => {
@@ -268,6 +287,15 @@ describe.skipIf(missing.length > 0)(
       expect(await own.locator('#account-email').innerText()).toBe(
         `${grace.name} · ${grace.newEmail}`,
       );
+
+      // Her sign-in (Gatehouse's page, through nginx), password change (the app's post_account)
+      // and address confirmation, as Gatehouse recorded them: her browser and her network, not
+      // the app's "Python-urllib" and loopback.
+      await ways.expectRecordedAsVisitor(
+        own,
+        ['signin', 'password_changed', 'email_changed'],
+        chromiumLook.network,
+      );
     });
 
     it("resets Grace's forgotten password from the app's link to Gatehouse's page and the mailed link; she signs in with the new one", async () => {
@@ -285,6 +313,74 @@ describe.skipIf(missing.length > 0)(
         grace.reset,
       );
       await signIn(grace.newEmail, grace.reset);
+      await own.context().close();
+    });
+
+    const signedInAs = (on: Page, name: string) =>
+      on.locator('#server-gatehouse', { hasText: `Signed in as ${name}` }).waitFor();
+    /** The home page's "Sign in": Gatehouse's sign-in page, on this origin. */
+    const gatehouseSignIn = async (on: Page) => {
+      await on.goto(site);
+      await on.getByRole('link', { name: 'Sign in', exact: true }).click();
+    };
+
+    it("signs new people in the other ways: the home page's OpenID Connect provider button, and a mailed code from Gatehouse's sign-in page", async () => {
+      idp.login({
+        sub: 'sam-at-acme',
+        email: 'sam@example.com',
+        emailVerified: true,
+        name: 'Sam Provider',
+      });
+      // The provider's button is the home page's; the mail form is Gatehouse's sign-in page's.
+      const openSignIn = (on: Page, way: 'provider' | 'mail') =>
+        way === 'provider' ? on.goto(site).then(() => undefined) : gatehouseSignIn(on);
+      await ways.signInOtherWays(browser, openSignIn, signedInAs, {
+        smtp,
+        mailedTo: 'lin@example.com',
+        mailField: 'Email',
+        guide: 'python-guide',
+      });
+    });
+
+    let ada: Awaited<ReturnType<typeof ways.turnOnTotpFor>>;
+
+    it("with two-step sign-in on, Gatehouse's sign-in page asks for the code: a wrong one is refused in words, the right one brings Ada back home signed in", async () => {
+      const gatehouse = `http://127.0.0.1:${guide.port(3000)}`;
+      ada = await ways.turnOnTotpFor(gatehouse, site, 'ada@example.com', password);
+      await gatehouseSignIn(page);
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await ways.passCodeStep(page, ada.secret, 'python-guide');
+      await signedInAs(page, 'Ada Lovelace');
+      expect(page.url()).toBe(`${site}/`);
+    });
+
+    it('while Gatehouse is down the app and nginx answer 503 with a page that says so; Gatehouse starts again with SECOND_FACTOR=required', async () => {
+      await ways.downThenRequired(guide, browser, {
+        origin: site,
+        paths: ['/', '/dashboard', '/api/auth/signin'],
+        // The app's log says why, with the cause.
+        logged: /GET \/: Gatehouse is not answering: .*Connection refused/,
+        name: 'python-guide',
+      });
+    });
+
+    it("with SECOND_FACTOR=required, Grace (no second factor) sets up her app on Gatehouse's enrolment step with the mailed code; her recovery codes follow, then home, signed in", async () => {
+      own = await (await browser.newContext()).newPage();
+      own.setDefaultTimeout(10_000);
+      await gatehouseSignIn(own);
+      await own.getByLabel('Email').fill(grace.newEmail);
+      await own.getByLabel('Password').fill(grace.reset);
+      const since = smtp.received.length;
+      await own.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await ways.passEnrolmentStep(own, smtp, {
+        email: grace.newEmail,
+        since,
+        guide: 'python-guide',
+      });
+      await signedInAs(own, 'Grace Hopper');
+      expect(own.url()).toBe(`${site}/`);
       await own.context().close();
     });
   },

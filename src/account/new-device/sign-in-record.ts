@@ -4,6 +4,7 @@ import { databaseNow } from '../../db/clock.js';
 import type { Database } from '../../db/schema.js';
 import type { MailQueue } from '../../mail/mail-queue.js';
 import { deviceLabel } from '../../sessions/device-label.js';
+import { shownNetwork } from '../../util/ip-prefix.js';
 import { record } from '../model/events.js';
 import { noticedAccount, queueSecurityNotice } from '../model/security-notice.js';
 import type { PagePaths } from '../paths.js';
@@ -97,7 +98,7 @@ async function noticeNewDevice(
     values: {
       signedInAt: utcTime(now),
       deviceName: deviceLabel(client.device),
-      network: place.network,
+      network: shownNetwork(client.ip),
     },
   });
 }

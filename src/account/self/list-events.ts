@@ -1,5 +1,5 @@
 import { listEvents } from '../model/events.js';
-import { ipPrefix } from '../../util/ip-prefix.js';
+import { shownNetwork } from '../../util/ip-prefix.js';
 import { answer, type AccountAction, type AccountDeps } from '../action.js';
 import type { HistoryItem } from '../../pages/account/account-security.js';
 import { deviceLabel } from '../../sessions/device-label.js';
@@ -11,7 +11,7 @@ export async function ownHistory(deps: AccountDeps, userId: string): Promise<His
   return events.map((event) => ({
     type: event.type,
     at: new Date(event.at).toISOString(),
-    ip: ipPrefix(event.ip),
+    ip: shownNetwork(event.ip),
     // An operator's event has no address; its device is the operator's label.
     ...(event.ip === '' ? { device: '', by: event.device } : { device: deviceLabel(event.device) }),
     reason: said(event.detail?.reason),
@@ -26,7 +26,7 @@ export const listOwnEvents: AccountAction = async (deps, { signedIn }) => {
     events: events.map((event) => ({
       type: event.type,
       at: new Date(event.at).toISOString(),
-      ip: ipPrefix(event.ip),
+      ip: shownNetwork(event.ip),
       device: event.device,
     })),
   });
