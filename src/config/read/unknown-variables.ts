@@ -1,4 +1,4 @@
-import { editDistance } from '../../util/edit-distance.js';
+import { editsWithin } from '../../util/edit-distance.js';
 
 /**
  * Variables of ours read outside the config schemas: by the process machinery
@@ -78,10 +78,9 @@ function nearest(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
-    // Each letter of length between them is an edit: most pairs are out of reach before the
-    // table is made (every variable of the environment against every name, at every start).
-    if (Math.abs(candidate.length - name.length) > limit) continue;
-    const distance = editDistance(name, candidate);
+    // Only whether it is within reach, worked out no further than that (every variable of the
+    // environment against every name, at every start).
+    const distance = editsWithin(name, candidate, limit);
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
   }
   return bestDistance <= limit ? best : undefined;
