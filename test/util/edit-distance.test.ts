@@ -18,9 +18,9 @@ function random(seed: number) {
 describe('editsWithin', () => {
   it('is editDistance up to its limit, and limit + 1 beyond it, on 20,000 random pairs', () => {
     const next = random(41);
-    // Three letters make near misses, swaps and repeats common; lengths 0 to 12.
+    // Three letters (one beyond ASCII) make near misses, swaps and repeats common; lengths 0 to 12.
     const word = () =>
-      Array.from({ length: Math.floor(next() * 13) }, () => 'ABC'[Math.floor(next() * 3)]).join('');
+      Array.from({ length: Math.floor(next() * 13) }, () => 'ABÉ'[Math.floor(next() * 3)]).join('');
     for (let n = 0; n < 20_000; n += 1) {
       const [a, b, limit] = [word(), word(), 1 + Math.floor(next() * 2)];
       expect(editsWithin(a, b, limit), `${a} ${b} ${limit}`).toBe(
@@ -33,5 +33,8 @@ describe('editsWithin', () => {
     expect(editsWithin('DATABSAE_URL', 'DATABASE_URL', 2)).toBe(1);
     expect(editsWithin('DATABSE_URL', 'DATABASE_URL', 2)).toBe(1);
     expect(editsWithin('HOME', 'HOST', 1)).toBe(2);
+    // Letters beyond ASCII are compared as any others.
+    expect(editsWithin('ÉÉÉ', 'ÉÉÉ', 1)).toBe(0);
+    expect(editsWithin('ÉTÉ', 'ÉTÈ', 1)).toBe(1);
   });
 });
