@@ -1,4 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { issue } from '../../src/account/model/secrets.js';
+import { enableUser } from '../../src/operator/operations.js';
+import type { AppDeps } from '../../src/app.js';
+import { capturedMail } from '../helpers/captured-mail.js';
 import { Client } from '../helpers/client.js';
 import { createTestDatabase, hasPostgres } from '../helpers/postgres.js';
 import { addUser, fakeClock, startServer, type TestServer } from '../helpers/server.js';
@@ -45,11 +49,12 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     current = undefined;
   });
 
-  async function start(config: { authUrl?: string } = {}) {
+  async function start(config: { authUrl?: string } = {}, wrap?: (deps: AppDeps) => AppDeps) {
     const clock = fakeClock();
     current = await startServer({
       now: clock.now,
       config: { trustProxy: ['127.0.0.1'], ...config },
+      ...(wrap !== undefined && { wrap }),
     });
     await addUser(current, 'ada@example.com', password);
     await addUser(current, 'bob@example.com', password);
@@ -191,6 +196,39 @@ describe('guesses from elsewhere do not lock an account’s owner out', () => {
     // The cookie an intruder kept from before the change: refused like any stranger.
     const kept = browser(server, elsewhere, known);
     expect((await kept.signIn('ada@example.com', 'a new and longer passphrase')).status).toBe(429);
+  });
+
+  it("a lock (\"this wasn't me\") ends that trust too: re-enabled by the operator, the account's lock still stops the intruder's old device cookie", async () => {
+    const { queue } = capturedMail();
+    const { server, clock } = await start({}, (deps) => ({ ...deps, mail: queue }));
+    // The intruder signed in once, and kept the device cookie (and the password).
+    const kept = await signedInBefore(server, elsewhere);
+    const ada = await server.services.users.findByEmail('ada@example.com');
+    if (ada === null) throw new Error('no ada');
+    const { token } = await issue(
+      server.db,
+      {
+        purpose: 'lock',
+        userId: ada.id,
+        email: ada.email,
+        credentialVersion: ada.credentialVersion,
+        ttlSeconds: 3600,
+        withCode: false,
+      },
+      clock.now(),
+    );
+    expect((await postAccount(browser(server, home), '/api/account/lock', { token })).status).toBe(
+      200,
+    );
+    const ports = { db: server.db, now: clock.now, throttle: server.services.throttle };
+    expect(await enableUser(ports, { userId: ada.id, actor: { label: 'test' } })).toMatchObject({
+      disabled: false,
+    });
+    await lockFrom(server, attacker);
+    // Refused like any stranger's browser, though the password is right.
+    expect(
+      (await browser(server, elsewhere, kept).signIn('ada@example.com', password)).status,
+    ).toBe(429);
   });
 
   it('a session is not a device: re-authentication past a per-email lock needs the device cookie', async () => {

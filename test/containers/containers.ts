@@ -61,6 +61,10 @@ export function sh(
         reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.trim()}`));
       } else resolve({ code, stdout: stdout.trim(), stderr: stderr.trim() });
     });
+    // A command that reads no input may exit before its stdin is written (EPIPE).
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(input ?? '');
   });
 }

@@ -27,6 +27,11 @@ export function runNode(
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A command that reads no input may exit before its stdin is written (EPIPE, seen under a
+    // loaded full run): its exit code and output say what happened, not the unread input.
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error);
+    });
     child.stdin.end(stdin ?? '');
   });
 }
